@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+//
+// swift-async-socket: asynchronous TCP sockets in GCDAsyncSocket's words, framing against sticky packets,
+// heartbeats and reconnects, and an instant-messaging server and client built on them.
+import PackageDescription
+
+let package = Package(
+    name: "swift-async-socket",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AsyncSocket", targets: ["AsyncSocket"]),
+        .library(name: "SocketFraming", targets: ["SocketFraming"]),
+        .library(name: "LongLink", targets: ["LongLink"]),
+        .library(name: "IMChat", targets: ["IMChat"]),
+        .executable(name: "im-server", targets: ["im-server"]),
+        .executable(name: "im-client", targets: ["im-client"]),
+    ],
+    targets: [
+        // C shims only where Swift cannot call the OS directly.
+        .target(name: "CAsyncSocketShims"),
+        // Debian's zlib (zlib1g-dev), installed by scripts/setup.sh.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
+        .target(name: "SocketFraming", dependencies: ["CZlib"]),
+        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming"]),
+        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
+        .executableTarget(name: "im-server", dependencies: ["IMChat"]),
+        .executableTarget(name: "im-client", dependencies: ["IMChat"]),
+
+        .target(name: "TestSupport", dependencies: ["SocketFraming"], path: "Tests/TestSupport"),
+        .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
+        .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
+        .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
+        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// AsyncSocket: event loops and GCDAsyncSocket-style TCP sockets.

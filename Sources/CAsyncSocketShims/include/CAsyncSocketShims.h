@@ -1,0 +1,42 @@
+// C shims for what Swift cannot call directly: constants that Glibc imports as enums or macros,
+// and the Linux-only headers (epoll, eventfd) that the Glibc module does not export.
+#ifndef C_ASYNC_SOCKET_SHIMS_H
+#define C_ASYNC_SOCKET_SHIMS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+/// socket(2) type for a nonblocking, close-on-exec TCP socket.
+static inline int cass_sock_stream_nonblock(void) { return SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC; }
+/// socket(2) type for a nonblocking, close-on-exec UDP socket.
+static inline int cass_sock_dgram_nonblock(void) { return SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC; }
+/// accept4(2) flags: nonblocking, close-on-exec.
+static inline int cass_accept_flags(void) { return SOCK_NONBLOCK | SOCK_CLOEXEC; }
+/// accept4(2), declared by glibc only under _GNU_SOURCE.
+int cass_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+#endif
+
+/// send(2) flags that turn SIGPIPE into EPIPE where the platform supports it.
+static inline int cass_msg_nosignal(void) {
+#ifdef MSG_NOSIGNAL
+    return MSG_NOSIGNAL;
+#else
+    return 0;
+#endif
+}
+
+/// The thread-local errno, readable from Swift on every platform.
+static inline int cass_errno(void) { return errno; }
+
+#endif

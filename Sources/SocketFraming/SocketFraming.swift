@@ -1,0 +1,1 @@
+// SocketFraming: codecs over bytes.

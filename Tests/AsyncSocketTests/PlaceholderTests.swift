@@ -1,0 +1,4 @@
+import Testing
+@testable import AsyncSocket
+
+@Test func placeholder() { #expect(1 + 1 == 2) }

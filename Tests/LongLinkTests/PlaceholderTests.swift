@@ -1,0 +1,4 @@
+import Testing
+@testable import LongLink
+
+@Test func placeholder() { #expect(1 + 1 == 2) }
