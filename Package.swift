@@ -31,7 +31,7 @@ let package = Package(
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
 
-        .target(name: "TestSupport", dependencies: ["SocketFraming"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),

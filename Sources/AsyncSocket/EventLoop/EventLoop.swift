@@ -1,0 +1,268 @@
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One thread that waits for readiness of many descriptors (epoll on Linux, kqueue on Apple platforms),
+/// runs tasks other threads hand it, and fires timers from a heap. Every ``TCPSocket`` lives on one loop:
+/// all of its state is touched on that loop's thread only.
+///
+/// Create loops through an ``EventLoopGroup``. Each iteration of the loop waits for events (or the next
+/// timer, or a task), then handles the ready descriptors, then the timers that are due, then the tasks.
+public final class EventLoop: @unchecked Sendable {
+    private struct TaskQueue {
+        var tasks: [@Sendable () -> Void] = []
+        /// A wake-up is pending: the loop will look at `tasks` before it next blocks.
+        var wakeupPending = false
+        var stopping = false
+    }
+
+    private struct Registration {
+        var handler: (any Selectable)?
+        var generation: UInt32 = 0
+        var interest: SelectorInterest = []
+    }
+
+    private let selector: Selector
+    private let taskQueue = Mutex(TaskQueue())
+    private let clock: ManualClock?
+    private var timers = TimerHeap()
+    private var timerSequence: UInt64 = 0
+    private var registrations: [Registration] = []
+    private var threadID = pthread_self()
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// A read buffer shared by the sockets of this loop: each readable event reads into it once, so an
+    /// idle connection holds no buffer of its own. Used only on the loop thread, within one handler call.
+    let scratch: UnsafeMutableRawBufferPointer
+
+    /// The size of ``scratch`` in bytes: the most one `read(2)` takes from a socket.
+    static let scratchBytes = 64 * 1024
+
+    init(name: String, clock: ManualClock?) throws(SocketError) {
+        selector = try Selector()
+        self.clock = clock
+        scratch = .allocate(byteCount: EventLoop.scratchBytes, alignment: 16)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            started.signal()
+            run()
+            stopped.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+        clock?.attach(self)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// True when called on this loop's thread.
+    public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
+
+    /// Runs `task` on the loop thread, after the events and timers of the current iteration, in the
+    /// order tasks were submitted. Safe from any thread, including the loop's own.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let wake = taskQueue.withLock { queue -> Bool in
+            queue.tasks.append(task)
+            if queue.wakeupPending { return false }
+            queue.wakeupPending = true
+            return true
+        }
+        if wake && !inEventLoop { selector.wakeup() }
+    }
+
+    /// Runs `task` on the loop thread after `delay` (measured from now on the loop's clock). Safe from any
+    /// thread. Cancel it with ``Scheduled/cancel()``.
+    @discardableResult
+    public func scheduleTask(in delay: Duration, _ task: @escaping @Sendable () -> Void) -> Scheduled {
+        let deadline = now() &+ delay.nanosecondsClamped
+        let scheduled = Scheduled(loop: self)
+        let guarded: @Sendable () -> Void = { if !scheduled.isCancelled { task() } }
+        if inEventLoop {
+            scheduled.entry = insertTimer(deadline: deadline, guarded)
+        } else {
+            execute { [self] in
+                guard !scheduled.isCancelled else { return }
+                scheduled.entry = insertTimer(deadline: deadline, guarded)
+            }
+        }
+        return scheduled
+    }
+
+    /// Nanoseconds on the loop's monotonic clock (`CLOCK_MONOTONIC`, or the ``ManualClock``).
+    func now() -> UInt64 {
+        if let clock { return clock.nanoseconds }
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    private func insertTimer(deadline: UInt64, _ task: @escaping () -> Void) -> TimerEntry {
+        timerSequence &+= 1
+        let entry = TimerEntry(deadline: deadline, sequence: timerSequence, task: task)
+        timers.insert(entry)
+        return entry
+    }
+
+    /// Removes a timer. Loop thread only.
+    func cancelTimer(_ entry: TimerEntry) {
+        entry.task = nil
+        timers.remove(entry)
+    }
+
+    /// Wakes the loop so it looks at the clock again (used by ``ManualClock``).
+    func wakeup() { selector.wakeup() }
+
+    /// Stops the loop after the current iteration and waits for its thread to end. Sockets still
+    /// registered are not closed. Call from outside the loop.
+    func stop() {
+        taskQueue.withLock { $0.stopping = true }
+        selector.wakeup()
+        stopped.wait()
+    }
+
+    // MARK: Registrations (loop thread only)
+
+    private func token(_ fd: Int32) -> UInt64 {
+        UInt64(registrations[Int(fd)].generation) << 32 | UInt64(UInt32(bitPattern: fd))
+    }
+
+    /// Starts delivering readiness of `fd` to `handler`, which the loop holds strongly until ``deregister(_:)``.
+    func register(_ fd: Int32, handler: any Selectable, interest: SelectorInterest) throws(SocketError) {
+        let index = Int(fd)
+        if index >= registrations.count {
+            registrations.append(contentsOf: repeatElement(Registration(), count: index + 1 - registrations.count))
+        }
+        registrations[index].handler = handler
+        registrations[index].generation &+= 1
+        registrations[index].interest = []
+        try setInterest(fd, interest)
+    }
+
+    /// Changes what `fd` is watched for. An empty interest removes it from the selector entirely, so
+    /// not even a hang-up wakes the loop (a paused reader with a full buffer stays quiet).
+    func setInterest(_ fd: Int32, _ interest: SelectorInterest) throws(SocketError) {
+        let index = Int(fd)
+        guard index < registrations.count, registrations[index].handler != nil else { return }
+        let old = registrations[index].interest
+        guard old != interest else { return }
+        registrations[index].interest = interest
+        if interest.isEmpty {
+            selector.deregister(fd)
+        } else if old.isEmpty {
+            try selector.register(fd, token: token(fd), interest: interest)
+        } else {
+            try selector.reregister(fd, token: token(fd), interest: interest)
+        }
+    }
+
+    /// Stops delivering events for `fd` and releases its handler. Call before closing the descriptor.
+    func deregister(_ fd: Int32) {
+        let index = Int(fd)
+        guard index < registrations.count, registrations[index].handler != nil else { return }
+        if !registrations[index].interest.isEmpty { selector.deregister(fd) }
+        registrations[index].handler = nil
+        registrations[index].interest = []
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        while true {
+            let (hasTasks, stopping) = taskQueue.withLock { ($0.tasks.isEmpty == false, $0.stopping) }
+            if stopping { return }
+            var timeout: UInt64? = nil
+            if hasTasks {
+                timeout = 0
+            } else if let next = timers.first {
+                let current = now()
+                if clock != nil {
+                    timeout = next.deadline <= current ? 0 : nil
+                } else {
+                    timeout = next.deadline > current ? next.deadline - current : 0
+                }
+            }
+            do {
+                try selector.wait(timeoutNanoseconds: timeout) { event in dispatch(event) }
+            } catch {
+                fatalError("AsyncSocket: the event loop's selector failed: \(error)")
+            }
+            runExpiredTimers()
+            runTasks()
+        }
+    }
+
+    private func dispatch(_ event: SelectorEvent) {
+        let index = Int(UInt32(truncatingIfNeeded: event.token))
+        guard index < registrations.count else { return }
+        let registration = registrations[index]
+        guard let handler = registration.handler, UInt32(event.token >> 32) == registration.generation else { return }
+        if event.writable && registration.interest.contains(.write) { handler.selectorWritable() }
+        // The write handler may have closed the descriptor or another handler may own it now.
+        guard registrations[index].handler === handler, registrations[index].interest.contains(.read) else { return }
+        if event.readable { handler.selectorReadable() }
+    }
+
+    private func runExpiredTimers() {
+        guard !timers.isEmpty else { return }
+        let current = now()
+        while let entry = timers.popExpired(now: current) {
+            let task = entry.task
+            entry.task = nil
+            task?()
+        }
+    }
+
+    private func runTasks() {
+        let tasks = taskQueue.withLock { queue -> [@Sendable () -> Void] in
+            queue.wakeupPending = false
+            guard !queue.tasks.isEmpty else { return [] }
+            let tasks = queue.tasks
+            queue.tasks.removeAll(keepingCapacity: true)
+            return tasks
+        }
+        for task in tasks { task() }
+    }
+}
+
+/// A task scheduled on an ``EventLoop`` with ``EventLoop/scheduleTask(in:_:)``.
+public final class Scheduled: @unchecked Sendable {
+    private let loop: EventLoop
+    private let cancelled = Atomic(false)
+    /// Set and read on the loop thread only.
+    fileprivate var entry: TimerEntry?
+
+    fileprivate init(loop: EventLoop) { self.loop = loop }
+
+    fileprivate var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Cancels the task if it has not run yet. Safe from any thread; from the loop's own thread the task
+    /// is guaranteed not to run after this returns.
+    public func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        if loop.inEventLoop {
+            if let entry { loop.cancelTimer(entry) }
+        } else {
+            loop.execute { [self] in if let entry { loop.cancelTimer(entry) } }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped to 0…UInt64.max (negative durations count as zero).
+    var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        return whole &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

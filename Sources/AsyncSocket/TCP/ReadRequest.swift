@@ -1,0 +1,87 @@
+import Foundation
+
+/// One queued read: what ends it, its timeout and its tag (GCDAsyncSocket's `GCDAsyncReadPacket`).
+struct ReadRequest {
+    enum Kind {
+        /// Whatever is available, at most `maxLength` bytes (0 = no limit).
+        case available(maxLength: Int)
+        /// Exactly `length` bytes.
+        case toLength(Int)
+        /// Up to and including `delimiter`, failing when `maxLength` bytes (0 = no limit) hold none.
+        case toData(delimiter: [UInt8], maxLength: Int)
+    }
+
+    /// What the request needs from the unread bytes.
+    enum Match: Equatable {
+        /// Not enough bytes yet; `scanned` bytes from the start hold no delimiter.
+        case needMore(scanned: Int)
+        /// The first `length` bytes complete the read.
+        case complete(length: Int)
+        /// `maxLength` bytes hold no delimiter.
+        case maxedOut(maxLength: Int)
+    }
+
+    let kind: Kind
+    /// Seconds; negative means no timeout.
+    let timeout: Double
+    let tag: Int
+    /// Identifies the request to its timeout timer; assigned when queued.
+    var id: UInt64 = 0
+    /// Bytes at the start of the unread data already searched for the delimiter, so no byte is
+    /// searched twice (a delimiter may straddle the boundary, so the search resumes a little earlier).
+    var scanned = 0
+
+    /// Checks `unread` (the bytes not yet handed to a read, oldest first) against this request.
+    func match(_ unread: UnsafeRawBufferPointer) -> Match {
+        switch kind {
+        case .available(let maxLength):
+            guard unread.count > 0 else { return .needMore(scanned: 0) }
+            return .complete(length: maxLength > 0 ? min(maxLength, unread.count) : unread.count)
+        case .toLength(let length):
+            return unread.count >= length ? .complete(length: length) : .needMore(scanned: unread.count)
+        case .toData(let delimiter, let maxLength):
+            let limit = maxLength > 0 ? min(maxLength, unread.count) : unread.count
+            let start = max(0, scanned - (delimiter.count - 1))
+            if let end = ReadRequest.find(delimiter, in: unread, from: start, upTo: limit) {
+                return .complete(length: end)
+            }
+            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+            return .needMore(scanned: limit)
+        }
+    }
+
+    /// The index just past the first `delimiter` within `bytes[from..<upTo]`, or nil.
+    static func find(_ delimiter: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int, upTo: Int) -> Int? {
+        let length = delimiter.count
+        guard let base = bytes.baseAddress, length > 0, upTo - from >= length else { return nil }
+        let first = delimiter[0]
+        var index = from
+        let lastStart = upTo - length
+        return delimiter.withUnsafeBytes { raw -> Int? in
+            guard let needle = raw.baseAddress else { return nil }
+            while index <= lastStart {
+                guard let hit = memchr(base + index, Int32(first), lastStart - index + 1) else { return nil }
+                let position = base.distance(to: UnsafeRawPointer(hit))
+                if length == 1 || memcmp(base + position, needle, length) == 0 {
+                    return position + length
+                }
+                index = position + 1
+            }
+            return nil
+        }
+    }
+}
+
+/// One queued write: its bytes, how many are sent, its timeout and its tag (`GCDAsyncWritePacket`).
+struct WriteRequest {
+    let data: Data
+    /// Seconds; negative means no timeout.
+    let timeout: Double
+    let tag: Int
+    /// Identifies the request to its timeout timer; assigned when queued.
+    var id: UInt64 = 0
+    /// Bytes of `data` already sent.
+    var sent = 0
+
+    var remaining: Int { data.count - sent }
+}

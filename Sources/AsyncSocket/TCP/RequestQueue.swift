@@ -1,0 +1,42 @@
+/// A first-in, first-out queue with O(1) amortised append and removal at the front, that keeps its
+/// storage between uses (read and write requests come and go with every message).
+struct RequestQueue<Element> {
+    private var storage: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
+    var first: Element? { isEmpty ? nil : storage[head] }
+
+    subscript(offset: Int) -> Element {
+        get { storage[head + offset] }
+        set { storage[head + offset] = newValue }
+    }
+
+    mutating func append(_ element: Element) { storage.append(element) }
+
+    /// Modifies the first element in place. The queue must not be empty.
+    mutating func updateFirst(_ body: (inout Element) -> Void) { body(&storage[head]) }
+
+    @discardableResult
+    mutating func removeFirst() -> Element {
+        let element = storage[head]
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: storage.capacity <= 64)
+            head = 0
+        } else if head >= 64 && head * 2 >= storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    /// Empties the queue and returns what it held, in order.
+    mutating func removeAll() -> [Element] {
+        let remaining = Array(storage[head...])
+        storage = []
+        head = 0
+        return remaining
+    }
+}

@@ -1,0 +1,141 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import Testing
+import TestSupport
+
+/// A listener on 127.0.0.1 with a free port, and a client socket, both recording their callbacks.
+struct LoopbackPair {
+    let server: TCPSocket
+    let serverDelegate: RecordingDelegate
+    let client: TCPSocket
+    let clientDelegate: RecordingDelegate
+
+    init(
+        host: String = "127.0.0.1",
+        onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
+        onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
+    ) throws {
+        serverDelegate = RecordingDelegate(onAccept: onAccept, onRead: onServerRead)
+        server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"))
+        try server.accept(onInterface: host, port: 0)
+        clientDelegate = RecordingDelegate()
+        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"))
+    }
+
+    var port: UInt16 { server.localPort }
+
+    /// Connects the client and returns the server's side of the connection.
+    func connect(host: String = "127.0.0.1") async throws -> TCPSocket {
+        try client.connect(toHost: host, onPort: port, withTimeout: 5)
+        guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
+            throw WaitTimedOut(description: "expected an accept first")
+        }
+        guard case .connected = try await clientDelegate.events.next() else {
+            throw WaitTimedOut(description: "expected the client to connect")
+        }
+        return accepted
+    }
+
+    func close() {
+        client.disconnect()
+        server.disconnect()
+        for socket in serverDelegate.accepted { socket.disconnect() }
+    }
+}
+
+@Suite struct TCPSocketTransferTests {
+    @Test func twoMessagesWrittenBackToBackArriveAsTwo() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.write(Data("hello\n".utf8), withTimeout: -1, tag: 1)
+        pair.client.write(Data("world\n".utf8), withTimeout: -1, tag: 2)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 10)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 11)
+        let first = try await pair.serverDelegate.events.next()
+        let second = try await pair.serverDelegate.events.next()
+        #expect(first.description == #"read("hello\n", tag: 10)"#)
+        #expect(second.description == #"read("world\n", tag: 11)"#)
+        let writes = try await pair.clientDelegate.events.next(2)
+        #expect(writes.map(\.description) == ["wrote(tag: 1)", "wrote(tag: 2)"])
+    }
+
+    @Test func headerThenBodyReadsTwoLengthPrefixedMessages() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        // Both frames in one write: a glued "sticky packet".
+        var bytes = Data()
+        for body in ["first", "second!"] {
+            bytes.append(contentsOf: withUnsafeBytes(of: UInt32(body.utf8.count).bigEndian, Array.init))
+            bytes.append(contentsOf: body.utf8)
+        }
+        pair.client.write(bytes, withTimeout: -1, tag: 0)
+        accepted.readData(toLength: 4, withTimeout: 5, tag: 1)
+        var bodies: [String] = []
+        for _ in 0..<2 {
+            guard case .read(let header, 1) = try await pair.serverDelegate.events.next() else { Issue.record("expected header"); return }
+            let length = header.reduce(0) { $0 << 8 | UInt($1) }
+            accepted.readData(toLength: length, withTimeout: 5, tag: 2)
+            guard case .read(let body, 2) = try await pair.serverDelegate.events.next() else { Issue.record("expected body"); return }
+            bodies.append(String(decoding: body, as: UTF8.self))
+            accepted.readData(toLength: 4, withTimeout: 5, tag: 1)
+        }
+        #expect(bodies == ["first", "second!"])
+    }
+
+    @Test func tenThousandMessagesInABurstArriveCompleteAndInOrder() async throws {
+        let count = 10_000
+        let pair = try LoopbackPair(onAccept: { socket in
+            socket.readData(to: TCPSocket.lfData, withTimeout: 30, tag: 0)
+        }, onServerRead: { socket, _, tag in
+            socket.readData(to: TCPSocket.lfData, withTimeout: 30, tag: tag + 1)
+        })
+        defer { pair.close() }
+        _ = try await pair.connect()
+        for index in 0..<count {
+            pair.client.write(Data("message \(index)\n".utf8), withTimeout: -1, tag: index)
+        }
+        for index in 0..<count {
+            let event = try await pair.serverDelegate.events.next()
+            guard case .read(let data, let tag) = event, tag == index,
+                  String(decoding: data, as: UTF8.self) == "message \(index)\n" else {
+                Issue.record("message \(index): got \(event)")
+                return
+            }
+        }
+        let writes = try await pair.clientDelegate.events.next(count)
+        #expect(writes.map(\.description) == (0..<count).map { "wrote(tag: \($0))" })
+    }
+
+    @Test func writesQueuedBeforeConnectArrive() async throws {
+        let pair = try LoopbackPair(onAccept: { socket in
+            socket.readData(toLength: 12, withTimeout: 5, tag: 7)
+        })
+        defer { pair.close() }
+        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: 5)
+        pair.client.write(Data("queued ".utf8), withTimeout: -1, tag: 1)
+        pair.client.write(Data("early".utf8), withTimeout: -1, tag: 2)
+        let events = try await pair.serverDelegate.events.next(2)
+        #expect(events[1].description == #"read("queued early", tag: 7)"#)
+        let clientEvents = try await pair.clientDelegate.events.next(3)
+        #expect(clientEvents.map(\.description) == ["connected(127.0.0.1:\(pair.port))", "wrote(tag: 1)", "wrote(tag: 2)"])
+    }
+
+    @Test func readTimeoutFiresWithTheRightTag() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 1)
+        pair.client.write(Data("line\r\n".utf8), withTimeout: -1, tag: 0)
+        #expect(try await pair.serverDelegate.events.next().description == #"read("line\r\n", tag: 1)"#)
+        accepted.readData(toLength: 10, withTimeout: 0.2, tag: 42)
+        let event = try await pair.serverDelegate.events.next()
+        guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
+        #expect(error == .readTimeout(tag: 42))
+        // The client sees the server close the connection.
+        let clientEvent = try await pair.clientDelegate.events.first { if case .disconnected = $0 { true } else { false } }
+        #expect(clientEvent.description == "disconnected(socket closed by remote peer)")
+    }
+}

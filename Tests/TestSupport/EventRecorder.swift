@@ -1,0 +1,89 @@
+import Dispatch
+import Synchronization
+
+/// The test waited longer than its limit for an event.
+public struct WaitTimedOut: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
+}
+
+/// Collects events from callbacks on any thread and hands them to a test in arrival order, waiting
+/// (with a limit) for ones that have not happened yet. No fixed sleeps: a wait ends as soon as the
+/// event arrives.
+public final class EventRecorder<Event: Sendable>: Sendable {
+    private struct State {
+        var events: [Event] = []
+        var consumed = 0
+        var waiter: (id: Int, continuation: CheckedContinuation<Event?, Never>)?
+        var nextWaiterID = 0
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Records `event`; wakes a test waiting in ``next(within:)``.
+    public func record(_ event: Event) {
+        let waiter = state.withLock { state -> CheckedContinuation<Event?, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                state.consumed += 1
+                state.events.append(event)
+                return waiter.continuation
+            }
+            state.events.append(event)
+            return nil
+        }
+        waiter?.resume(returning: event)
+    }
+
+    /// Every event recorded so far, consumed or not.
+    public var all: [Event] { state.withLock { $0.events } }
+
+    /// Events recorded and not yet returned by ``next(within:)``.
+    public var pending: [Event] { state.withLock { Array($0.events[$0.consumed...]) } }
+
+    /// The next event not yet returned, waiting up to `limit` for it to arrive.
+    public func next(within limit: Duration = .seconds(10)) async throws -> Event {
+        let event: Event? = await withCheckedContinuation { continuation in
+            let id = state.withLock { state -> Int? in
+                if state.consumed < state.events.count {
+                    state.consumed += 1
+                    continuation.resume(returning: state.events[state.consumed - 1])
+                    return nil
+                }
+                state.nextWaiterID += 1
+                state.waiter = (state.nextWaiterID, continuation)
+                return state.nextWaiterID
+            }
+            guard let id else { return }
+            let nanoseconds = Int(limit.components.seconds) * 1_000_000_000 + Int(limit.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                let expired = state.withLock { state -> CheckedContinuation<Event?, Never>? in
+                    guard let waiter = state.waiter, waiter.id == id else { return nil }
+                    state.waiter = nil
+                    return waiter.continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+        guard let event else {
+            throw WaitTimedOut(description: "no event within \(limit); recorded so far: \(all)")
+        }
+        return event
+    }
+
+    /// The next `count` events, each waited for as ``next(within:)`` does.
+    public func next(_ count: Int, within limit: Duration = .seconds(10)) async throws -> [Event] {
+        var events: [Event] = []
+        for _ in 0..<count { events.append(try await next(within: limit)) }
+        return events
+    }
+
+    /// Skips events until one satisfies `predicate` and returns it.
+    public func first(within limit: Duration = .seconds(10), where predicate: (Event) -> Bool) async throws -> Event {
+        while true {
+            let event = try await next(within: limit)
+            if predicate(event) { return event }
+        }
+    }
+}
