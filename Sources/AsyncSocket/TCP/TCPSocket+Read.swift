@@ -111,13 +111,14 @@ extension TCPSocket {
                 buffer.append(incoming)
             }
         }
-        while failure == nil && state == .connected {
-            if !buffer.isEmpty && !readQueue.isEmpty {
+        while state == .connected {
+            if failure == nil && !buffer.isEmpty && !readQueue.isEmpty {
                 let consumed = buffer.withUnsafeReadableBytes { satisfyReads(from: $0, failure: &failure) }
                 buffer.consume(consumed)
             }
             if completedReads.isEmpty { break }
-            // The delegate may queue more reads meanwhile (on the loop thread); the loop goes round for them.
+            // Reads completed before a failure are delivered first. The delegate may queue more reads
+            // meanwhile (on the loop thread); the loop goes round for them.
             deliverCompletedReads()
         }
         isProcessingReads = false

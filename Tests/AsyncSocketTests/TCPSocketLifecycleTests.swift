@@ -1,0 +1,130 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+@Suite struct TCPSocketLifecycleTests {
+    @Test func connectToAClosedPortReportsConnectionRefused() async throws {
+        // Bind a port, then release it, so nothing listens there.
+        let probeDelegate = RecordingDelegate()
+        let probe = TCPSocket(delegate: probeDelegate, delegateQueue: nil)
+        try probe.accept(onInterface: "127.0.0.1", port: 0)
+        let port = probe.localPort
+        probe.disconnect()
+        #expect(try await probeDelegate.events.next().description == "disconnected(nil)")
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
+        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        let event = try await delegate.events.next()
+        guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
+        #expect(error == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(client.isDisconnected)
+    }
+
+    @Test func userDisconnectReportsNilAndThePeerSeesClosedByPeer() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.readData(withTimeout: -1, tag: 3)
+        #expect(pair.client.isConnected)
+        pair.client.disconnect()
+        #expect(try await pair.clientDelegate.events.next().description == "disconnected(nil)")
+        #expect(try await pair.serverDelegate.events.next().description == "disconnected(socket closed by remote peer)")
+        #expect(pair.client.isDisconnected)
+        #expect(!accepted.isConnected)
+    }
+
+    @Test func disconnectAfterWritingSendsEverythingFirst() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+        pair.client.write(payload, withTimeout: -1, tag: 1)
+        pair.client.disconnectAfterWriting()
+        pair.client.write(Data("refused".utf8), withTimeout: -1, tag: 2)
+        accepted.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 5)
+        let read = try await pair.serverDelegate.events.next()
+        #expect(read.readData == payload)
+        let clientEvents = try await pair.clientDelegate.events.next(2)
+        #expect(clientEvents.map(\.description) == ["wrote(tag: 1)", "disconnected(nil)"])
+    }
+
+    @Test func dataThatArrivesWithTheFinIsDeliveredBeforeTheDisconnect() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.write(Data("a\nb\nc\n".utf8), withTimeout: -1, tag: 0)
+        pair.client.disconnectAfterWriting()
+        _ = try await pair.clientDelegate.events.next(2)
+        // Only now queue the reads: the bytes and the FIN are both waiting.
+        for tag in 1...3 { accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: tag) }
+        let events = try await pair.serverDelegate.events.next(4)
+        #expect(events.map(\.description) == [
+            #"read("a\n", tag: 1)"#, #"read("b\n", tag: 2)"#, #"read("c\n", tag: 3)"#,
+            "disconnected(socket closed by remote peer)",
+        ])
+    }
+
+    @Test func readToDataOverItsMaximumLengthFailsWithReadMaxedOut() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, maxLength: 8, tag: 1)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, maxLength: 8, tag: 2)
+        // Exactly 8 bytes with the delimiter is accepted; 9 without one is not.
+        pair.client.write(Data("123456\r\n123456789".utf8), withTimeout: -1, tag: 0)
+        let events = try await pair.serverDelegate.events.next(2)
+        #expect(events.map(\.description) == [#"read("123456\r\n", tag: 1)"#, "disconnected(read reached its maximum length of 8 bytes without the delimiter)"])
+    }
+
+    @Test func connectsOverIPv6AndThroughTheNameLocalhost() async throws {
+        for (interface, host, expectedHost) in [("::1", "::1", "::1"), ("127.0.0.1", "localhost", "127.0.0.1")] {
+            let pair = try LoopbackPair(host: interface)
+            defer { pair.close() }
+            try pair.client.connect(toHost: host, onPort: pair.port, withTimeout: 5)
+            let connected = try await pair.clientDelegate.events.next()
+            #expect(connected.description == "connected(\(expectedHost):\(pair.port))")
+            #expect(pair.client.connectedHost == expectedHost)
+            #expect(pair.client.connectedPort == pair.port)
+            #expect(pair.client.localHost == expectedHost)
+        }
+    }
+
+    @Test func acceptOnPortListensOnIPv4AndIPv6() async throws {
+        let delegate = RecordingDelegate()
+        let server = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "server"))
+        try server.accept(onPort: 0)
+        defer { server.disconnect() }
+        for host in ["127.0.0.1", "::1"] {
+            let clientDelegate = RecordingDelegate()
+            let client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"))
+            try client.connect(toHost: host, onPort: server.localPort, withTimeout: 5)
+            #expect(try await clientDelegate.events.next().description.hasPrefix("connected("))
+            client.disconnect()
+        }
+        let accepted = try await delegate.events.next(2)
+        #expect(accepted.count == 2)
+        for case .accepted(let socket) in accepted { socket.disconnect() }
+    }
+
+    @Test func secondConnectOnAConnectingSocketThrowsBadConfig() throws {
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: nil)
+        try client.connect(toHost: "127.0.0.1", onPort: 9, withTimeout: 5)
+        defer { client.disconnect() }
+        #expect(throws: SocketError.badConfig("Attempting to connect while connected, connecting or accepting. Disconnect first.")) {
+            try client.connect(toHost: "127.0.0.1", onPort: 9)
+        }
+    }
+
+    @Test func unknownHostFailsWithAHostLookupError() async throws {
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: nil)
+        try client.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10)
+        let event = try await delegate.events.next(within: .seconds(15))
+        guard case .disconnected(.hostLookupFailed(let host, _)?) = event else { Issue.record("got \(event)"); return }
+        #expect(host == "no-such-host.invalid")
+    }
+}
