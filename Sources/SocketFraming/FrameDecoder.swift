@@ -24,6 +24,8 @@ public protocol FrameDecoder {
 }
 
 extension FrameDecoder {
+    /// Decodes one frame after the stream has ended: `decode(_:)`, then `.truncatedFrame(bufferedBytes:)`
+    /// if it returned nil while bytes remain.
     public mutating func decodeLast(_ buffer: inout FrameBuffer) throws(FramingError) -> Frame? {
         if let frame = try decode(&buffer) { return frame }
         if buffer.readableBytes > 0 { throw .truncatedFrame(bufferedBytes: buffer.readableBytes) }

@@ -19,6 +19,8 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An encoder cannot write a message of `length` bytes: its length field holds at most `maxLength`.
     case messageTooLong(length: Int, maxLength: Int)
 
+    /// A one-line English description with the numbers, e.g. "frame of 15 bytes exceeds the maximum frame
+    /// length of 14 bytes".
     public var description: String {
         switch self {
         case let .frameTooLong(length, maxFrameLength):

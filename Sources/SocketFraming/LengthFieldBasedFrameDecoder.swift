@@ -105,6 +105,9 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
         LengthFieldBasedFrameDecoder(maxFrameLength: maxFrameLength, lengthFieldLength: 4, initialBytesToStrip: 4)
     }
 
+    /// Decodes the next frame: its bytes after the first `initialBytesToStrip`, or nil, consuming nothing,
+    /// until all `frame length` bytes have arrived. While a too-long frame is being discarded, bytes are
+    /// consumed and nil returned. Throws as the type's documentation says.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> Data? {
         if case let .discardingTooLongFrame(remainingBytes, frameLength) = state {
             let discarded = min(remainingBytes, buffer.readableBytes)

@@ -50,6 +50,8 @@ public struct LengthFieldPrepender: FrameEncoder, Sendable {
         lengthFieldLength == 8 ? Int.max : Int(clamping: (UInt64(1) << UInt64(8 * lengthFieldLength)) - 1)
     }
 
+    /// Appends the length field, then `message`, to `out`. Throws as the type's documentation says;
+    /// `out` is unchanged then.
     public func encode(_ message: Data, into out: inout Data) throws(FramingError) {
         let extra = lengthIncludesLengthFieldLength ? lengthFieldLength : 0
         let (adjusted, overflow1) = message.count.addingReportingOverflow(lengthAdjustment)

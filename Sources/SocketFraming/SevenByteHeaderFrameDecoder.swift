@@ -33,6 +33,8 @@ public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
         self.compressionFormat = compressionFormat
     }
 
+    /// Decodes the next frame, its body decompressed when the flag is 1, or returns nil, consuming nothing,
+    /// until the header and all body bytes have arrived. Throws as the type's documentation says.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> SevenByteHeaderFrame? {
         guard let version = buffer.getInteger(at: 0, as: UInt16.self, byteOrder: .bigEndian),
               let functionCode = buffer.getInteger(at: 2, as: UInt16.self, byteOrder: .bigEndian),

@@ -29,6 +29,8 @@ public struct SevenByteHeaderFrameEncoder: FrameEncoder, Sendable {
         self.compressionFormat = compressionFormat
     }
 
+    /// Appends the 7-byte header and the body (compressed when `message.isCompressed`) to `out`.
+    /// Throws `.messageTooLong` as the type's documentation says; `out` is unchanged then.
     public func encode(_ message: SevenByteHeaderFrame, into out: inout Data) throws(FramingError) {
         let body = message.isCompressed
             ? try Zlib.compress(message.body, format: compressionFormat, level: compressionLevel)

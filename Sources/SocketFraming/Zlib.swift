@@ -143,7 +143,7 @@ private final class ZStream {
     /// returns the number of bytes given.
     func feed(_ input: UnsafeRawBufferPointer, from offset: Int) -> Int {
         guard pointer.pointee.avail_in == 0, offset < input.count, let base = input.baseAddress else { return 0 }
-        let count = min(input.count - offset, Int(UInt32.max))
+        let count = min(input.count - offset, Int(clamping: UInt32.max))
         pointer.pointee.next_in = UnsafeMutablePointer(mutating: (base + offset).assumingMemoryBound(to: Bytef.self))
         pointer.pointee.avail_in = uInt(count)
         return count

@@ -55,6 +55,34 @@ import Testing
         #expect(try drain(&reader) == [Self.emptyFrame])
     }
 
+    @Test func two_frames_in_one_read() throws {
+        #expect(try decodeAll(Self.compressedWire + Self.plainWire) == [Self.compressedFrame, Self.plainFrame])
+    }
+
+    @Test func a_compressed_frame_split_at_every_possible_byte() throws {
+        for cut in 1..<Self.compressedWire.count {
+            var reader = FrameReader(decoder: Self.makeDecoder())
+            reader.append(Data(Self.compressedWire[..<cut]))
+            #expect(try reader.nextFrame() == nil, "cut at \(cut)")
+            #expect(reader.bufferedBytes == cut)
+            reader.append(Data(Self.compressedWire[cut...]))
+            #expect(try drain(&reader) == [Self.compressedFrame], "cut at \(cut)")
+            #expect(reader.bufferedBytes == 0)
+        }
+    }
+
+    @Test func a_frames_tail_glued_to_the_next_frames_head() throws {
+        var reader = FrameReader(decoder: Self.makeDecoder())
+        reader.append(Data(Self.plainWire.prefix(8)))  // header and "h"
+        #expect(try drain(&reader) == [])
+        reader.append(Data(Self.plainWire.suffix(1) + Self.compressedWire.prefix(5)))  // "i", then half a header
+        #expect(try drain(&reader) == [Self.plainFrame])
+        #expect(reader.bufferedBytes == 5)
+        reader.append(Data(Self.compressedWire.dropFirst(5)))
+        #expect(try drain(&reader) == [Self.compressedFrame])
+        #expect(reader.bufferedBytes == 0)
+    }
+
     @Test func plain_compressed_and_empty_frames_mixed_decode_under_every_cutting() {
         DecoderVerifier.verify(Self.makeDecoder,
                                bytes: Self.plainWire + Self.compressedWire + Self.emptyWire + Self.compressedWire + Self.plainWire,
