@@ -1,0 +1,42 @@
+/// The errors of every codec in SocketFraming.
+///
+/// A decoder that has thrown is not meant to be used again: the connection it served should be closed.
+/// It never traps, whatever bytes it is given afterwards.
+public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A frame's length, in bytes, read from or implied by its header, is over the decoder's maximum.
+    case frameTooLong(length: Int, maxFrameLength: Int)
+    /// A length field holds an impossible value: negative (also after `lengthAdjustment`), beyond `Int`, or
+    /// smaller than the header it is part of. Carries the value the length field held.
+    case invalidLengthField(Int64)
+    /// A header field holds a value the format does not allow, e.g. a compressed flag other than 0 or 1.
+    case malformedHeader(String)
+    /// zlib says compressed data is not valid: carries zlib's message and return code, or what was wrong.
+    case decompressionFailed(String)
+    /// Decompressed data would exceed `maxBytes` bytes (a guard against compression bombs).
+    case decompressedTooLarge(maxBytes: Int)
+    /// The stream ended in the middle of a frame; `bufferedBytes` bytes of it were received.
+    case truncatedFrame(bufferedBytes: Int)
+    /// An encoder cannot write a message of `length` bytes: its length field holds at most `maxLength`.
+    case messageTooLong(length: Int, maxLength: Int)
+
+    /// A one-line English description with the numbers, e.g. "frame of 15 bytes exceeds the maximum frame
+    /// length of 14 bytes".
+    public var description: String {
+        switch self {
+        case let .frameTooLong(length, maxFrameLength):
+            "frame of \(length) bytes exceeds the maximum frame length of \(maxFrameLength) bytes"
+        case let .invalidLengthField(value):
+            "invalid length field value \(value)"
+        case let .malformedHeader(reason):
+            "malformed header: \(reason)"
+        case let .decompressionFailed(reason):
+            "decompression failed: \(reason)"
+        case let .decompressedTooLarge(maxBytes):
+            "decompressed data exceeds the maximum of \(maxBytes) bytes"
+        case let .truncatedFrame(bufferedBytes):
+            "stream ended in the middle of a frame, \(bufferedBytes) bytes of it buffered"
+        case let .messageTooLong(length, maxLength):
+            "message length \(length) exceeds the length field's maximum of \(maxLength)"
+        }
+    }
+}

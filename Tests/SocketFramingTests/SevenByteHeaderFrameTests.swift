@@ -1,0 +1,202 @@
+import Foundation
+import SocketFraming
+import TestSupport
+import Testing
+
+/// The seven-byte header of source article 003 (M3.4): version, function code, compressed flag, body length.
+@Suite struct SevenByteHeaderFrameTests {
+    static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder() }
+
+    static let json = Data(utf8(#"{"from":"alice","to":"bob","text":"hi bob, hi bob, hi bob"}"#))  // 59 bytes
+    /// `zlib.compress(json)` in Python (48 bytes).
+    static let compressedJSON: [UInt8] = [
+        0x78, 0x9C, 0xAB, 0x56, 0x4A, 0x2B, 0xCA, 0xCF, 0x55, 0xB2, 0x52, 0x4A, 0xCC, 0xC9, 0x4C, 0x4E, 0x55, 0xD2,
+        0x51, 0x2A, 0xC9, 0x07, 0x72, 0x92, 0xF2, 0x93, 0x40, 0xCC, 0xD4, 0x8A, 0x12, 0x20, 0x27, 0x23, 0x53, 0x01,
+        0xC8, 0xD7, 0x51, 0x40, 0xA5, 0x95, 0x6A, 0x01, 0x21, 0x21, 0x12, 0x28,
+    ]
+    /// Version 2, function code 0x0102, compressed, 48 bytes of body.
+    static let compressedWire: [UInt8] = [0x00, 0x02, 0x01, 0x02, 0x01, 0x00, 0x30] + compressedJSON
+    static let compressedFrame = SevenByteHeaderFrame(version: 2, functionCode: 0x0102, isCompressed: true, body: json)
+    /// Version 1, function code 10, plain "hi".
+    static let plainWire: [UInt8] = [0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x02, 0x68, 0x69]
+    static let plainFrame = SevenByteHeaderFrame(version: 1, functionCode: 10, body: Data(utf8("hi")))
+    /// Version 1, function code 11, plain, empty.
+    static let emptyWire: [UInt8] = [0x00, 0x01, 0x00, 0x0B, 0x00, 0x00, 0x00]
+    static let emptyFrame = SevenByteHeaderFrame(version: 1, functionCode: 11, body: Data())
+
+    func decodeAll(_ bytes: [UInt8], _ decoder: SevenByteHeaderFrameDecoder = makeDecoder())
+        throws(FramingError) -> [SevenByteHeaderFrame]
+    {
+        var reader = FrameReader(decoder: decoder)
+        reader.append(Data(bytes))
+        return try drain(&reader)
+    }
+
+    @Test func header_length_is_seven() {
+        #expect(SevenByteHeaderFrame.headerLength == 7)
+    }
+
+    @Test func a_plain_frame_decodes_with_every_header_field_big_endian() throws {
+        let wire: [UInt8] = [0x12, 0x34, 0xAB, 0xCD, 0x00, 0x00, 0x03, 0x61, 0x62, 0x63]
+        #expect(try decodeAll(wire) == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
+    }
+
+    @Test func a_compressed_frame_decodes_to_the_plain_body() throws {
+        #expect(try decodeAll(Self.compressedWire) == [Self.compressedFrame])
+    }
+
+    @Test func the_decoder_documentation_example_decodes_as_drawn() throws {
+        var reader = FrameReader(decoder: Self.makeDecoder())
+        reader.append(Data([0x00, 0x01, 0x00, 0x0A, 0x00, 0x00]))
+        #expect(try drain(&reader) == [])
+        reader.append(Data([0x02, 0x68, 0x69, 0x00, 0x01, 0x00, 0x0B, 0x00, 0x00]))
+        #expect(try drain(&reader) == [Self.plainFrame])
+        reader.append(Data([0x00]))
+        #expect(try drain(&reader) == [Self.emptyFrame])
+    }
+
+    @Test func two_frames_in_one_read() throws {
+        #expect(try decodeAll(Self.compressedWire + Self.plainWire) == [Self.compressedFrame, Self.plainFrame])
+    }
+
+    @Test func a_compressed_frame_split_at_every_possible_byte() throws {
+        for cut in 1..<Self.compressedWire.count {
+            var reader = FrameReader(decoder: Self.makeDecoder())
+            reader.append(Data(Self.compressedWire[..<cut]))
+            #expect(try reader.nextFrame() == nil, "cut at \(cut)")
+            #expect(reader.bufferedBytes == cut)
+            reader.append(Data(Self.compressedWire[cut...]))
+            #expect(try drain(&reader) == [Self.compressedFrame], "cut at \(cut)")
+            #expect(reader.bufferedBytes == 0)
+        }
+    }
+
+    @Test func a_frames_tail_glued_to_the_next_frames_head() throws {
+        var reader = FrameReader(decoder: Self.makeDecoder())
+        reader.append(Data(Self.plainWire.prefix(8)))  // header and "h"
+        #expect(try drain(&reader) == [])
+        reader.append(Data(Self.plainWire.suffix(1) + Self.compressedWire.prefix(5)))  // "i", then half a header
+        #expect(try drain(&reader) == [Self.plainFrame])
+        #expect(reader.bufferedBytes == 5)
+        reader.append(Data(Self.compressedWire.dropFirst(5)))
+        #expect(try drain(&reader) == [Self.compressedFrame])
+        #expect(reader.bufferedBytes == 0)
+    }
+
+    @Test func plain_compressed_and_empty_frames_mixed_decode_under_every_cutting() {
+        DecoderVerifier.verify(Self.makeDecoder,
+                               bytes: Self.plainWire + Self.compressedWire + Self.emptyWire + Self.compressedWire + Self.plainWire,
+                               expecting: [Self.plainFrame, Self.compressedFrame, Self.emptyFrame, Self.compressedFrame, Self.plainFrame])
+    }
+
+    @Test func many_random_frames_round_trip_through_encoder_and_decoder_under_random_cuts() throws {
+        var random = SplitMix64(seed: 11)
+        var frames: [SevenByteHeaderFrame] = []
+        for _ in 0..<100 {
+            let text = String(repeating: "ab", count: Int.random(in: 0...100, using: &random))
+            frames.append(SevenByteHeaderFrame(version: UInt16.random(in: 0...UInt16.max, using: &random),
+                                               functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
+                                               isCompressed: Bool.random(using: &random), body: Data(utf8(text))))
+        }
+        var wire = Data()
+        for frame in frames { try SevenByteHeaderFrameEncoder().encode(frame, into: &wire) }
+        DecoderVerifier.verify(Self.makeDecoder, bytes: Array(wire), expecting: frames, randomCuttings: 50)
+    }
+
+    @Test func a_body_of_65535_bytes_fits_the_length_field() throws {
+        let body = Data(repeating: 0x41, count: 65_535)
+        let wire = try SevenByteHeaderFrameEncoder().encode(SevenByteHeaderFrame(version: 1, functionCode: 1, body: body))
+        #expect(Array(wire.prefix(7)) == [0x00, 0x01, 0x00, 0x01, 0x00, 0xFF, 0xFF])
+        #expect(try decodeAll(Array(wire)) == [SevenByteHeaderFrame(version: 1, functionCode: 1, body: body)])
+    }
+
+    @Test func a_compressed_flag_of_2_is_a_malformed_header_as_soon_as_the_header_arrives() {
+        #expect(throws: FramingError.malformedHeader("compressed flag is 2, expected 0 or 1")) {
+            try decodeAll([0x00, 0x01, 0x00, 0x0A, 0x02, 0x00, 0x05])
+        }
+    }
+
+    @Test func a_corrupt_compressed_body_is_a_decompression_failure() {
+        var wire = Self.compressedWire
+        wire[7] = 0x00  // the zlib header's first byte
+        #expect(throws: FramingError.decompressionFailed("inflate: incorrect header check (Z_DATA_ERROR -3)")) {
+            try decodeAll(wire)
+        }
+    }
+
+    @Test func a_compression_bomb_is_stopped_at_max_decompressed_body_length() throws {
+        let bomb = try Zlib.compress(Data(count: 10 << 20), level: 9)  // 10 MB of zeros
+        let wire: [UInt8] = [0x00, 0x01, 0x00, 0x01, 0x01, UInt8(bomb.count >> 8), UInt8(bomb.count & 0xFF)] + bomb
+        #expect(throws: FramingError.decompressedTooLarge(maxBytes: 1 << 20)) { try decodeAll(wire) }
+    }
+
+    @Test func a_compressed_body_of_exactly_the_maximum_decompresses_and_one_byte_more_does_not() throws {
+        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 59)
+        #expect(try decodeAll(Self.compressedWire, decoder) == [Self.compressedFrame])
+        #expect(throws: FramingError.decompressedTooLarge(maxBytes: 58)) {
+            try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 58))
+        }
+    }
+
+    @Test func finishing_with_half_a_frame_is_a_truncated_frame_with_the_bytes_buffered() throws {
+        var reader = FrameReader(decoder: Self.makeDecoder())
+        reader.append(Data(Self.plainWire + Self.compressedWire.prefix(20)))
+        #expect(try reader.finish() == Self.plainFrame)
+        #expect(throws: FramingError.truncatedFrame(bufferedBytes: 20)) { try reader.finish() }
+    }
+
+    @Test func frames_before_a_bad_frame_are_all_delivered_first() throws {
+        var reader = FrameReader(decoder: Self.makeDecoder())
+        reader.append(Data(Self.plainWire + Self.compressedWire + [0x00, 0x01, 0x00, 0x0A, 0x07, 0x00, 0x00]))
+        #expect(try reader.nextFrame() == Self.plainFrame)
+        #expect(try reader.nextFrame() == Self.compressedFrame)
+        #expect(throws: FramingError.malformedHeader("compressed flag is 7, expected 0 or 1")) { try reader.nextFrame() }
+    }
+
+    @Test func the_encoder_writes_a_plain_frame_and_the_documentation_example() throws {
+        let encoder = SevenByteHeaderFrameEncoder()
+        var out = Data()
+        try encoder.encode(Self.plainFrame, into: &out)
+        try encoder.encode(SevenByteHeaderFrame(version: 1, functionCode: 10, body: Data()), into: &out)
+        #expect(out == Data([0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x02, 0x68, 0x69,
+                             0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x00]))
+    }
+
+    @Test func the_encoder_compresses_and_writes_the_compressed_length() throws {
+        #expect(try SevenByteHeaderFrameEncoder().encode(Self.compressedFrame) == Data(Self.compressedWire))
+    }
+
+    @Test func a_large_compressible_body_fits_once_compressed() throws {
+        let frame = SevenByteHeaderFrame(version: 1, functionCode: 2, isCompressed: true, body: Data(count: 1 << 20))
+        let wire = try SevenByteHeaderFrameEncoder().encode(frame)
+        #expect(wire.count < 7 + 2_000)
+        #expect(try decodeAll(Array(wire)) == [frame])
+    }
+
+    @Test func a_plain_body_over_65535_bytes_is_too_long() {
+        var out = Data([0xEE])
+        #expect(throws: FramingError.messageTooLong(length: 65_536, maxLength: 65_535)) {
+            try SevenByteHeaderFrameEncoder().encode(
+                SevenByteHeaderFrame(version: 1, functionCode: 1, body: Data(count: 65_536)), into: &out)
+        }
+        #expect(out == Data([0xEE]))
+    }
+
+    @Test func an_incompressible_body_over_65535_bytes_once_compressed_is_too_long() throws {
+        var random = SplitMix64(seed: 5)
+        let body = Data((0..<65_530).map { _ in UInt8(truncatingIfNeeded: random.next()) })  // fits plain
+        let compressedLength = try Zlib.compress(body).count
+        #expect(compressedLength > 65_535)
+        #expect(throws: FramingError.messageTooLong(length: compressedLength, maxLength: 65_535)) {
+            try SevenByteHeaderFrameEncoder().encode(
+                SevenByteHeaderFrame(version: 1, functionCode: 1, isCompressed: true, body: body))
+        }
+    }
+
+    @Test func gzip_bodies_round_trip_when_both_sides_say_gzip() throws {
+        let frame = SevenByteHeaderFrame(version: 3, functionCode: 4, isCompressed: true, body: Self.json)
+        let wire = try SevenByteHeaderFrameEncoder(compressionFormat: .gzip).encode(frame)
+        #expect(Array(wire.dropFirst(7).prefix(3)) == [0x1F, 0x8B, 0x08])  // RFC 1952 magic and deflate method
+        #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip)) == [frame])
+    }
+}
