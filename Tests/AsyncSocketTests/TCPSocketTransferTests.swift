@@ -139,3 +139,33 @@ struct LoopbackPair {
         #expect(clientEvent.description == "disconnected(socket closed by remote peer)")
     }
 }
+
+@Suite struct AcceptedSocketTests {
+    /// Regression: a read queued in the accept callback, before the new socket was registered with its
+    /// loop, left the socket never watched for reading.
+    @Test func readQueuedInTheAcceptCallbackIsServedOnEveryLoop() async throws {
+        let group = EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        let serverDelegate = RecordingDelegate(onAccept: { $0.readData(toLength: 2, withTimeout: 5, tag: 9) })
+        let server = TCPSocket(delegate: serverDelegate, delegateQueue: nil, group: group)
+        try server.accept(onInterface: "127.0.0.1", port: 0)
+        defer { server.disconnect() }
+        var clients: [(TCPSocket, RecordingDelegate)] = []
+        for index in 0..<6 {
+            let delegate = RecordingDelegate()
+            let client = TCPSocket(delegate: delegate, delegateQueue: nil, group: group)
+            try client.connect(toHost: "127.0.0.1", onPort: server.localPort, withTimeout: 5)
+            client.write(Data("c\(index)".utf8), withTimeout: -1, tag: 0)
+            clients.append((client, delegate))
+        }
+        var received: [String] = []
+        while received.count < 6 {
+            if case .read(let data, 9) = try await serverDelegate.events.next() {
+                received.append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        #expect(received.sorted() == ["c0", "c1", "c2", "c3", "c4", "c5"])
+        for (client, _) in clients { client.disconnect() }
+        for socket in serverDelegate.accepted { socket.disconnect() }
+    }
+}

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 
 /// The test waited longer than its limit for an event.
@@ -84,6 +85,23 @@ public final class EventRecorder<Event: Sendable>: Sendable {
         while true {
             let event = try await next(within: limit)
             if predicate(event) { return event }
+        }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago and that nothing listens on now: bound with
+/// port 0 and closed again, synchronously.
+public func unusedLoopbackPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    return withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
+            return UInt16(bigEndian: pointer.pointee.sin_port)
         }
     }
 }

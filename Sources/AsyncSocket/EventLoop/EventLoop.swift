@@ -97,8 +97,9 @@ public final class EventLoop: @unchecked Sendable {
         return scheduled
     }
 
-    /// Nanoseconds on the loop's monotonic clock (`CLOCK_MONOTONIC`, or the ``ManualClock``).
-    func now() -> UInt64 {
+    /// Nanoseconds on the loop's monotonic clock (`CLOCK_MONOTONIC`, or the ``ManualClock`` the loop was
+    /// created with): the time its timers are measured in. Only differences between readings mean anything.
+    public func now() -> UInt64 {
         if let clock { return clock.nanoseconds }
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)

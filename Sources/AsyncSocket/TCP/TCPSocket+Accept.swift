@@ -136,20 +136,28 @@ extension TCPSocket {
                 Posix.close(accepted)
                 continue
             }
-            if loop === eventLoop {
-                socket.startAccepted()
-            } else {
-                loop.execute { socket.startAccepted() }
+            // The new socket starts reading only after the delegate has seen it, so no event for it can
+            // reach a delegate that has not set it up (user data, its own delegate) yet.
+            let (delegate, queue) = shared.withLock { ($0.delegate, $0.delegateQueue) }
+            guard let delegate else {
+                Posix.close(accepted)
+                continue
             }
-            notify { $0.socket(self, didAcceptNewSocket: socket) }
+            let announce = UnsafeTransfer {
+                delegate.socket(self, didAcceptNewSocket: socket)
+                socket.onLoop { socket.startAccepted() }
+            }
+            if let queue { queue.async { announce.value() } } else { announce.value() }
         }
     }
 
-    /// Registers an accepted connection with its loop. Runs on that loop before any request the
-    /// delegate queues for the socket.
+    /// Registers an accepted connection with its loop, once the delegate has been told of it.
     func startAccepted() {
+        guard state == .connected else { return }
         do {
             try eventLoop.register(fd, handler: self, interest: [])
+            // Requests queued before registration may have computed an interest the loop never saw.
+            interest = []
             updateInterest()
         } catch {
             close(error: error)

@@ -90,17 +90,20 @@ public final class TCPSocket: @unchecked Sendable {
     ///     them directly on the event-loop thread, with no queue hop: the fastest choice for servers,
     ///     provided the delegate never blocks.
     ///   - group: the event loops this socket and the connections it accepts run on.
+    ///   - eventLoop: the loop for this socket itself; by default the group's next one. Give the loop
+    ///     that runs your own state to receive loop-thread callbacks on it.
     public init(
         delegate: (any TCPSocketDelegate)?,
         delegateQueue: DispatchQueue?,
-        group: EventLoopGroup = .shared
+        group: EventLoopGroup = .shared,
+        eventLoop: EventLoop? = nil
     ) {
         var shared = Shared()
         shared.delegate = delegate
         shared.delegateQueue = delegateQueue
         self.shared = Mutex(shared)
         self.group = group
-        self.eventLoop = group.next()
+        self.eventLoop = eventLoop ?? group.next()
     }
 
     /// A socket for a connection `accept(2)` returned; connected from the start.

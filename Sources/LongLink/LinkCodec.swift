@@ -1,0 +1,34 @@
+import Foundation
+import SocketFraming
+
+/// How a long link turns its messages into frames and back, and which messages are the heartbeat and
+/// its acknowledgement. The link layer treats those two specially (sends, answers, times them) and
+/// hands every other message to the app.
+///
+/// The articles' heartbeat (MISSION M4) is "a small agreed message" that the server recognises and does
+/// not treat as data; this protocol is where the agreement is written down.
+public protocol LinkCodec: Sendable {
+    /// An application message (including the heartbeat and its acknowledgement).
+    associatedtype Message: Sendable
+    /// The framing of the byte stream.
+    associatedtype Decoder: FrameDecoder
+
+    /// A fresh decoder for one connection.
+    func makeDecoder() -> Decoder
+    /// The message a decoded frame carries.
+    /// - Throws: any error when the frame is not a valid message; the link then closes that
+    ///   connection with a protocol error.
+    func message(from frame: Decoder.Frame) throws -> Message
+    /// The wire bytes (frame included) of `message`.
+    /// - Throws: any error when the message cannot be encoded (too long, for example).
+    func encode(_ message: Message) throws -> Data
+
+    /// The client's heartbeat.
+    var heartbeat: Message { get }
+    /// The server's answer to a heartbeat.
+    var heartbeatAck: Message { get }
+    /// True when `message` is a heartbeat.
+    func isHeartbeat(_ message: Message) -> Bool
+    /// True when `message` acknowledges a heartbeat.
+    func isHeartbeatAck(_ message: Message) -> Bool
+}

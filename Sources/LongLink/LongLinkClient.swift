@@ -1,0 +1,386 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+import Synchronization
+
+/// The client side of a long-lived connection, doing what every app built on GCDAsyncSocket writes by
+/// hand (the articles' singleton "long connection manager"): framing, a heartbeat while connected, a
+/// dead-link check, reconnecting after drops it did not ask for, and a bounded queue of messages sent
+/// while offline.
+///
+/// ```swift
+/// let link = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "chat.example", port: 7000),
+///                           eventQueue: .main) { event in print(event) }
+/// link.greeting = .login(name: "ann")      // sent first on every (re)connect
+/// link.connect()
+/// link.send(.broadcast(text: "hi"))        // queued until connected
+/// ```
+///
+/// Threading: methods may be called from any thread. All state lives on one event loop; events reach
+/// `onEvent` on `eventQueue` (or on that loop's thread when `eventQueue` is `nil`), in order.
+///
+/// Reconnecting: after a drop that was not asked for (by the server, the network, a heartbeat timeout
+/// or a protocol error) and after a failed first connect, the link retries on the
+/// ``Configuration/reconnectDelays`` schedule, reporting each attempt and its outcome, and reports
+/// ``Event/serverUnavailable`` when the attempts are used up. The schedule starts over once a connection
+/// is proven: the server has sent at least one message on it (a reply or a heartbeat acknowledgement),
+/// so a server that accepts and at once closes cannot drive the link into a tight reconnect loop.
+public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
+    private enum Phase: Equatable {
+        case idle
+        case connecting
+        case connected
+        case waitingToReconnect
+        case unavailable
+    }
+
+    /// The codec given at creation.
+    public let codec: Codec
+    /// The configuration given at creation.
+    public let configuration: Configuration
+    private let group: EventLoopGroup
+    private let loop: EventLoop
+    private let eventQueue: DispatchQueue?
+    private let onEvent: @Sendable (Event) -> Void
+    private let greetingStorage = Mutex<Codec.Message?>(nil)
+
+    // Loop-confined state.
+    private var phase = Phase.idle
+    private var socket: TCPSocket?
+    private var reader: FrameReader<Codec.Decoder>
+    private var schedule: ReconnectSchedule
+    private var outbox: [Codec.Message] = []
+    /// Messages handed to the socket and not yet reported written, oldest first from `inflightStart`.
+    private var inflight: [(tag: Int, message: Codec.Message)] = []
+    private var inflightStart = 0
+    private var nextTag = 0
+    private var heardFromServer = false
+    private var dropReason: DisconnectReason?
+    private var closeWhenDrained = false
+    private var heartbeatTimer: Scheduled?
+    private var ackTimer: Scheduled?
+    private var reconnectTimer: Scheduled?
+
+    /// The tag of writes that are not app messages (heartbeats, the greeting).
+    private static var controlTag: Int { -1 }
+
+    /// Creates a link; nothing happens until ``connect()``.
+    ///
+    /// - Parameters:
+    ///   - group: the loops the link's sockets and timers run on.
+    ///   - eventQueue: where `onEvent` runs; `nil` runs it on the link's event-loop thread.
+    ///   - onEvent: receives every ``Event`` in order.
+    public init(
+        codec: Codec,
+        configuration: Configuration,
+        group: EventLoopGroup = .shared,
+        eventQueue: DispatchQueue?,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
+        self.codec = codec
+        self.configuration = configuration
+        self.group = group
+        self.loop = group.next()
+        self.eventQueue = eventQueue
+        self.onEvent = onEvent
+        self.reader = FrameReader(decoder: codec.makeDecoder())
+        self.schedule = ReconnectSchedule(delays: configuration.reconnectDelays)
+    }
+
+    /// A message sent first on every connection, before anything queued (a login, typically).
+    public var greeting: Codec.Message? {
+        get { greetingStorage.withLock { $0 } }
+        set { greetingStorage.withLock { $0 = newValue } }
+    }
+
+    // MARK: Public operations
+
+    /// Connects, or starts over after ``Event/serverUnavailable`` or a user disconnect. Does nothing
+    /// while already connecting, connected or waiting to reconnect.
+    public func connect() {
+        onLoop { [self] in
+            guard phase == .idle || phase == .unavailable else { return }
+            schedule.reset()
+            closeWhenDrained = false
+            attempt()
+        }
+    }
+
+    /// Disconnects now, by the user's choice: no reconnect follows. Reports
+    /// ``Event/disconnected(_:)`` with ``DisconnectReason/byUser`` unless already idle. Messages not yet
+    /// written stay queued for a later ``connect()``.
+    public func disconnect() {
+        onLoop { [self] in
+            let wasActive = phase != .idle
+            stop()
+            phase = .idle
+            if wasActive { emit(.disconnected(.byUser)) }
+        }
+    }
+
+    /// Sends everything queued and then disconnects by the user's choice. While the link is still
+    /// connecting or waiting to reconnect, that happens after the next connect; if the server turns out
+    /// to be unavailable, queued messages fail with ``SendFailure/linkClosed``.
+    public func disconnectAfterSending() {
+        onLoop { [self] in
+            closeWhenDrained = true
+            switch phase {
+            case .connected:
+                dropReason = .byUser
+                socket?.disconnectAfterWriting()
+            case .idle, .unavailable:
+                failOutbox()
+                let wasActive = phase != .idle
+                phase = .idle
+                if wasActive { emit(.disconnected(.byUser)) }
+            case .connecting, .waitingToReconnect:
+                break
+            }
+        }
+    }
+
+    /// Sends `message` now if connected, otherwise queues it (up to
+    /// ``Configuration/offlineQueueLimit``) for the next connection. Messages go out in the order given.
+    /// Failure is reported as ``Event/sendFailed(_:_:)``.
+    public func send(_ message: Codec.Message) {
+        onLoop { [self] in
+            if phase == .connected && !closeWhenDrained {
+                write(message)
+            } else if outbox.count >= configuration.offlineQueueLimit {
+                emit(.sendFailed(message, .queueFull))
+            } else {
+                outbox.append(message)
+            }
+        }
+    }
+
+    // MARK: Connecting
+
+    private func attempt() {
+        phase = .connecting
+        let socket = TCPSocket(delegate: self, delegateQueue: nil, group: group, eventLoop: loop)
+        self.socket = socket
+        do {
+            try socket.connect(toHost: configuration.host, onPort: configuration.port, withTimeout: configuration.connectTimeout)
+        } catch {
+            self.socket = nil
+            connectFailed(error)
+        }
+    }
+
+    private func connectFailed(_ error: SocketError) {
+        emit(.connectFailed(error))
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        guard let (attempt, delay) = schedule.next() else {
+            phase = .unavailable
+            emit(.serverUnavailable)
+            if closeWhenDrained { failOutbox() }
+            return
+        }
+        phase = .waitingToReconnect
+        reconnectTimer = loop.scheduleTask(in: delay) { [self] in
+            reconnectTimer = nil
+            guard phase == .waitingToReconnect else { return }
+            self.attempt()
+        }
+        emit(.reconnecting(attempt: attempt, delay: delay))
+    }
+
+    private func connected(host: String, port: UInt16) {
+        phase = .connected
+        heardFromServer = false
+        dropReason = nil
+        reader = FrameReader(decoder: codec.makeDecoder())
+        if let greeting { writeControl(greeting) }
+        let queued = outbox
+        outbox.removeAll()
+        for message in queued { write(message) }
+        scheduleHeartbeat()
+        socket?.readData(withTimeout: -1, tag: 0)
+        // Reported once the link is fully set up, so an observer that reacts (or a test that advances
+        // virtual time) sees the heartbeat timer already running.
+        emit(.connected(host: host, port: port))
+        if closeWhenDrained && phase == .connected {
+            dropReason = .byUser
+            socket?.disconnectAfterWriting()
+        }
+    }
+
+    /// Cancels timers and drops the socket without reporting anything; keeps unsent messages queued.
+    private func stop() {
+        reconnectTimer?.cancel()
+        reconnectTimer = nil
+        stopHeartbeat()
+        if let socket {
+            self.socket = nil
+            socket.disconnect()
+        }
+        requeueInflight()
+    }
+
+    // MARK: Writing
+
+    private func write(_ message: Codec.Message) {
+        let data: Data
+        do {
+            data = try codec.encode(message)
+        } catch {
+            emit(.sendFailed(message, .encodingFailed("\(error)")))
+            return
+        }
+        nextTag += 1
+        inflight.append((nextTag, message))
+        socket?.write(data, withTimeout: -1, tag: nextTag)
+    }
+
+    private func writeControl(_ message: Codec.Message) {
+        guard let data = try? codec.encode(message) else { return }
+        socket?.write(data, withTimeout: -1, tag: LongLinkClient.controlTag)
+    }
+
+    /// Puts messages the dropped connection never finished writing back at the front of the queue.
+    private func requeueInflight() {
+        guard inflightStart < inflight.count else { return }
+        outbox.insert(contentsOf: inflight[inflightStart...].map(\.message), at: 0)
+        inflight.removeAll()
+        inflightStart = 0
+        while outbox.count > configuration.offlineQueueLimit {
+            emit(.sendFailed(outbox.removeLast(), .queueFull))
+        }
+    }
+
+    private func failOutbox() {
+        let failed = outbox
+        outbox.removeAll()
+        for message in failed { emit(.sendFailed(message, .linkClosed)) }
+    }
+
+    // MARK: Heartbeat
+
+    private func scheduleHeartbeat() {
+        heartbeatTimer = loop.scheduleTask(in: configuration.heartbeatInterval) { [self] in
+            guard phase == .connected else { return }
+            writeControl(codec.heartbeat)
+            if ackTimer == nil {
+                ackTimer = loop.scheduleTask(in: configuration.heartbeatAckTimeout ?? configuration.heartbeatInterval) { [self] in
+                    ackTimer = nil
+                    drop(.heartbeatTimeout)
+                }
+            }
+            scheduleHeartbeat()
+        }
+    }
+
+    private func stopHeartbeat() {
+        heartbeatTimer?.cancel()
+        heartbeatTimer = nil
+        ackTimer?.cancel()
+        ackTimer = nil
+    }
+
+    /// Ends the connection on this side for `reason`; the disconnect callback reports it.
+    private func drop(_ reason: DisconnectReason) {
+        guard phase == .connected, let socket else { return }
+        dropReason = reason
+        socket.disconnect()
+    }
+
+    // MARK: Reading
+
+    private func received(_ data: Data) {
+        reader.append(data)
+        do {
+            while let frame = try reader.nextFrame() {
+                let message = try codec.message(from: frame)
+                if !heardFromServer {
+                    heardFromServer = true
+                    schedule.reset()
+                }
+                if codec.isHeartbeatAck(message) {
+                    ackTimer?.cancel()
+                    ackTimer = nil
+                } else {
+                    emit(.received(message))
+                }
+                guard phase == .connected else { return }
+            }
+        } catch {
+            drop(.protocolError("\(error)"))
+            return
+        }
+        socket?.readData(withTimeout: -1, tag: 0)
+    }
+
+    private func disconnected(_ error: SocketError?) {
+        let wasConnected = phase == .connected
+        socket = nil
+        stopHeartbeat()
+        requeueInflight()
+        guard wasConnected else {
+            // A connect attempt failed.
+            connectFailed(error ?? .connectTimeout)
+            return
+        }
+        let reason: DisconnectReason
+        switch error {
+        case nil: reason = dropReason ?? .byUser
+        case .closedByPeer?: reason = dropReason ?? .byServer
+        case let error?: reason = dropReason ?? .network(error)
+        }
+        dropReason = nil
+        emit(.disconnected(reason))
+        if reason == .byUser {
+            phase = .idle
+            if closeWhenDrained { failOutbox() }
+        } else {
+            scheduleReconnect()
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        if loop.inEventLoop { body() } else { loop.execute(body) }
+    }
+
+    private func emit(_ event: Event) {
+        guard let eventQueue else {
+            onEvent(event)
+            return
+        }
+        let onEvent = self.onEvent
+        eventQueue.async { onEvent(event) }
+    }
+}
+
+extension LongLinkClient: TCPSocketDelegate {
+    // Socket callbacks run on the link's loop (delegate queue nil); stale sockets are ignored.
+
+    public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
+        guard sock === socket else { return }
+        connected(host: host, port: port)
+    }
+
+    public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
+        guard sock === socket else { return }
+        received(data)
+    }
+
+    public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {
+        guard sock === socket, tag != LongLinkClient.controlTag else { return }
+        while inflightStart < inflight.count, inflight[inflightStart].tag <= tag { inflightStart += 1 }
+        if inflightStart == inflight.count {
+            inflight.removeAll(keepingCapacity: true)
+            inflightStart = 0
+        }
+    }
+
+    public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
+        guard sock === socket else { return }
+        disconnected(err)
+    }
+}

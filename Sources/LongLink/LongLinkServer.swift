@@ -1,0 +1,152 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+import Synchronization
+
+/// The server side of long-lived connections: accepts many clients, keeps a ``Session`` per client,
+/// answers heartbeats without bothering the app, drops clients silent for longer than the idle timeout,
+/// and sends to one client or to all.
+///
+/// ```swift
+/// let server = LongLinkServer(codec: ChatCodec(), configuration: .init(port: 7000), eventQueue: queue) { event in
+///     if case .received(let message, let session) = event { session.send(reply(to: message)) }
+/// }
+/// try server.start()
+/// ```
+///
+/// Threading: methods may be called from any thread. Each session lives on its connection's event
+/// loop; events reach `onEvent` on `eventQueue` (or on the connection's loop thread when it is `nil`),
+/// in order for each session.
+public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
+    /// Where to listen and when to give up on a silent client.
+    public struct Configuration: Sendable {
+        /// The interface to listen on: a numeric address or a host name; `nil` = every interface.
+        /// Default `"127.0.0.1"`.
+        public var host: String? = "127.0.0.1"
+        /// The TCP port; 0 = a free port (read it from ``LongLinkServer/port``).
+        public var port: UInt16
+        /// A client from which nothing (not even a heartbeat) arrives for this long is dropped with
+        /// ``CloseReason/idleTimeout``. Default 360 s: two of the clients' default 180 s heartbeats.
+        public var idleTimeout: Duration = .seconds(360)
+        /// The `listen(2)` backlog. Default 1,024 connections.
+        public var backlog: Int32 = 1024
+
+        /// A configuration for `port` on 127.0.0.1 with the defaults above.
+        public init(host: String? = "127.0.0.1", port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// Why a session ended.
+    public enum CloseReason: Sendable, Equatable, CustomStringConvertible {
+        /// The app closed it (``Session/close()``) or the server stopped.
+        case byServer
+        /// The client closed the connection cleanly.
+        case byClient
+        /// Nothing arrived from the client for ``Configuration/idleTimeout``.
+        case idleTimeout
+        /// The network broke the connection (reset, for example).
+        case network(SocketError)
+        /// The client sent bytes that are not a valid frame or message.
+        case protocolError(String)
+
+        public var description: String {
+            switch self {
+            case .byServer: return "closed by server"
+            case .byClient: return "closed by client"
+            case .idleTimeout: return "idle timeout"
+            case .network(let error): return "network: \(error)"
+            case .protocolError(let why): return "protocol error: \(why)"
+            }
+        }
+    }
+
+    /// What the server tells the app.
+    public enum Event: Sendable {
+        /// A client connected.
+        case opened(Session)
+        /// A message from a client (never a heartbeat).
+        case received(Codec.Message, from: Session)
+        /// A client's session ended.
+        case closed(Session, CloseReason)
+    }
+
+    /// The codec given at creation.
+    public let codec: Codec
+    /// The configuration given at creation.
+    public let configuration: Configuration
+    let eventQueue: DispatchQueue?
+    let onEvent: @Sendable (Event) -> Void
+    private let listener: TCPSocket
+    private let sessionTable = Mutex<[Int: Session]>([:])
+    private let sessionIDs = Atomic(0)
+
+    /// Creates a server; it listens once ``start()`` is called.
+    ///
+    /// - Parameters:
+    ///   - group: the loops connections are spread over.
+    ///   - eventQueue: where `onEvent` runs; `nil` runs it on each connection's loop thread.
+    public init(
+        codec: Codec,
+        configuration: Configuration,
+        group: EventLoopGroup = .shared,
+        eventQueue: DispatchQueue?,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
+        self.codec = codec
+        self.configuration = configuration
+        self.eventQueue = eventQueue
+        self.onEvent = onEvent
+        self.listener = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
+        listener.delegate = self
+    }
+
+    /// Starts listening.
+    /// - Throws: ``SocketError`` from `bind`/`listen` (`EADDRINUSE`, for example) or name resolution.
+    public func start() throws(SocketError) {
+        try listener.accept(onInterface: configuration.host, port: configuration.port, backlog: configuration.backlog)
+    }
+
+    /// The port listened on (the actual one when configured with 0), or 0 before ``start()``.
+    public var port: UInt16 { listener.localPort }
+
+    /// The sessions open now.
+    public var sessions: [Session] { sessionTable.withLock { Array($0.values) }.sorted { $0.id < $1.id } }
+
+    /// Sends `message` to every open session. Encodes once.
+    public func broadcast(_ message: Codec.Message) {
+        guard let data = try? codec.encode(message) else { return }
+        for session in sessions { session.socket.write(data, withTimeout: -1, tag: 0) }
+    }
+
+    /// Stops listening and closes every session (reason ``CloseReason/byServer``).
+    public func stop() {
+        listener.disconnect()
+        for session in sessions { session.close() }
+    }
+
+    func emit(_ event: Event) {
+        guard let eventQueue else {
+            onEvent(event)
+            return
+        }
+        let onEvent = self.onEvent
+        eventQueue.async { onEvent(event) }
+    }
+
+    func remove(_ session: Session) {
+        _ = sessionTable.withLock { $0.removeValue(forKey: session.id) }
+    }
+}
+
+extension LongLinkServer: TCPSocketDelegate {
+    public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
+        let id = sessionIDs.add(1, ordering: .relaxed).newValue
+        let session = Session(id: id, socket: newSocket, server: self)
+        sessionTable.withLock { $0[id] = session }
+        newSocket.setDelegate(session, delegateQueue: nil)
+        newSocket.eventLoop.execute { session.start() }
+    }
+}

@@ -1,0 +1,55 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import LongLink
+import TestSupport
+
+/// A client and a server on loopback, both on event loops driven by one manual clock, recording events
+/// as strings.
+final class LinkHarness: Sendable {
+    let clock = ManualClock()
+    let group: EventLoopGroup
+    let clientEvents = EventRecorder<String>()
+    let serverEvents = EventRecorder<String>()
+    let clientQueue = DispatchQueue(label: "client-events")
+    let serverQueue = DispatchQueue(label: "server-events")
+
+    init() {
+        group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "harness")
+    }
+
+    /// A server that echoes every message back to its sender as "echo: …".
+    func makeServer(port: UInt16 = 0, idleTimeout: Duration = .seconds(360)) throws -> LongLinkServer<TextCodec> {
+        var configuration = LongLinkServer<TextCodec>.Configuration(port: port)
+        configuration.idleTimeout = idleTimeout
+        let events = serverEvents
+        let server = LongLinkServer(codec: TextCodec(), configuration: configuration, group: group, eventQueue: serverQueue) { event in
+            switch event {
+            case .opened: events.record("opened")
+            case .received(let message, let session):
+                events.record("received \(message)")
+                session.send("echo: \(message)")
+            case .closed(_, let reason): events.record("closed (\(reason))")
+            }
+        }
+        try server.start()
+        return server
+    }
+
+    func makeClient(port: UInt16, configure: (inout LongLinkClient<TextCodec>.Configuration) -> Void = { _ in }) -> LongLinkClient<TextCodec> {
+        var configuration = LongLinkClient<TextCodec>.Configuration(host: "127.0.0.1", port: port)
+        configure(&configuration)
+        let events = clientEvents
+        return LongLinkClient(codec: TextCodec(), configuration: configuration, group: group, eventQueue: clientQueue) { event in
+            events.record("\(event)")
+        }
+    }
+
+    /// Waits until every event already issued has reached the recorders.
+    func drainEventQueues() {
+        clientQueue.sync {}
+        serverQueue.sync {}
+    }
+
+    deinit { group.shutdown() }
+}
