@@ -1,1 +1,31 @@
-print("im-server")
+// im-server: the chat server. Parses flags, starts IMChat.ChatServer, prints one line per event.
+import Dispatch
+import Foundation
+import IMChat
+
+/// One line to standard output, unbuffered, so pipes see it at once.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    say(ServerOptions.usage)
+    exit(0)
+}
+let options: ServerOptions
+do {
+    options = try ServerOptions(arguments: arguments)
+} catch {
+    FileHandle.standardError.write(Data("im-server: \(error)\n".utf8))
+    exit(64)
+}
+let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout) { line in
+    say(line)
+}
+do {
+    try server.start()
+} catch {
+    FileHandle.standardError.write(Data("im-server: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
+    exit(1)
+}
+say("im-server listening on \(options.host):\(server.port)")
+dispatchMain()

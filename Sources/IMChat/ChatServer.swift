@@ -1,0 +1,148 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import LongLink
+
+/// The instant-messaging server (MISSION M6): users log in by name, send to one user or to everyone,
+/// and receive what others send them, over long connections kept alive by heartbeats.
+///
+/// Routing state (who is logged in as what) lives on one serial queue, the queue the underlying
+/// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue.
+public final class ChatServer: Sendable {
+    /// Longest user name accepted, in characters.
+    public static let maxNameLength = 32
+
+    private let queue = DispatchQueue(label: "IMChat.ChatServer")
+    private let link: LongLinkServer<ChatCodec>
+    private let router: Router
+
+    /// A server that will listen on `host` (nil = every interface) and `port` (0 = a free port) and
+    /// drop clients silent for `idleTimeout`.
+    public init(
+        host: String?,
+        port: UInt16,
+        idleTimeout: Duration = .seconds(360),
+        group: EventLoopGroup = .shared,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
+        configuration.idleTimeout = idleTimeout
+        let router = Router(log: log)
+        self.router = router
+        link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
+            router.handle(event)
+        }
+    }
+
+    /// Starts listening.
+    /// - Throws: ``SocketError`` (`EADDRINUSE`, for example).
+    public func start() throws(SocketError) {
+        try link.start()
+    }
+
+    /// The port listened on, once started.
+    public var port: UInt16 { link.port }
+
+    /// Stops listening and closes every connection.
+    public func stop() { link.stop() }
+
+    /// Names of the users logged in now, sorted. Waits for the routing queue.
+    public var onlineUsers: [String] { queue.sync { router.users.keys.sorted() } }
+}
+
+/// Who is logged in, and what to do with each message. Unchecked: used on the server's queue only.
+private final class Router: @unchecked Sendable {
+    typealias Session = LongLinkServer<ChatCodec>.Session
+
+    struct User {
+        let session: Session
+        let resumeToken: String
+    }
+
+    let log: @Sendable (String) -> Void
+    var users: [String: User] = [:]
+
+    init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
+
+    func name(of session: Session) -> String? { session.context as? String }
+
+    func handle(_ event: LongLinkServer<ChatCodec>.Event) {
+        switch event {
+        case .opened:
+            break
+        case .received(let message, let session):
+            handle(message, from: session)
+        case .closed(let session, let reason):
+            guard let name = name(of: session), users[name]?.session === session else { return }
+            users[name] = nil
+            log(reason == .byClient ? "logout \(name) (\(reason))" : "drop \(name) (\(reason))")
+            send(.presence(name: name, online: false), toAllBut: nil)
+        }
+    }
+
+    func handle(_ message: ChatMessage, from session: Session) {
+        if case .login(let name, let token) = message {
+            login(name, token: token, session: session)
+            return
+        }
+        guard let sender = name(of: session) else {
+            session.send(.error(code: .notLoggedIn, detail: "log in first"))
+            return
+        }
+        switch message {
+        case .directMessage(let recipient, let text):
+            guard let user = users[recipient] else {
+                session.send(.error(code: .unknownRecipient, detail: "no user named \(recipient) is online"))
+                return
+            }
+            user.session.send(.delivery(from: sender, text: text, isDirect: true))
+        case .broadcast(let text):
+            send(.delivery(from: sender, text: text, isDirect: false), toAllBut: sender)
+        default:
+            // Server-to-client messages sent by a client are ignored.
+            break
+        }
+    }
+
+    func login(_ name: String, token: String?, session: Session) {
+        guard self.name(of: session) == nil else {
+            session.send(.error(code: .alreadyLoggedIn, detail: "this connection is logged in already"))
+            return
+        }
+        guard Router.isValid(name) else {
+            session.send(.error(code: .invalidName, detail: "a name is 1 to \(ChatServer.maxNameLength) characters, no spaces"))
+            return
+        }
+        if let existing = users[name] {
+            guard let token, token == existing.resumeToken else {
+                session.send(.error(code: .nameTaken, detail: "\(name) is already logged in"))
+                return
+            }
+            // The same client again, over a new connection: its old session is stale.
+            existing.session.context = nil
+            existing.session.send(.error(code: .replaced, detail: "logged in again from another connection"))
+            existing.session.close()
+            log("resume \(name) from \(session.remoteAddress?.description ?? "?")")
+        } else {
+            log("login \(name) from \(session.remoteAddress?.description ?? "?")")
+        }
+        let resumeToken = token ?? UUID().uuidString
+        session.context = name
+        let isNew = users[name] == nil
+        users[name] = User(session: session, resumeToken: resumeToken)
+        let others = users.keys.filter { $0 != name }.sorted()
+        session.send(.loginAccepted(name: name, online: others, resumeToken: resumeToken))
+        if isNew { send(.presence(name: name, online: true), toAllBut: name) }
+    }
+
+    func send(_ message: ChatMessage, toAllBut excluded: String?) {
+        for (name, user) in users where name != excluded { user.session.send(message) }
+    }
+
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= ChatServer.maxNameLength
+            && !name.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+    }
+}
