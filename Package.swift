@@ -35,7 +35,8 @@ let package = Package(
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
-        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport"]),
+        // The end-to-end tests run the executables, so they are built with the tests.
+        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
     ],
     swiftLanguageModes: [.v6]
 )

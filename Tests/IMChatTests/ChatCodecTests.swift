@@ -1,0 +1,118 @@
+import Foundation
+@testable import IMChat
+import SocketFraming
+import Testing
+import TestSupport
+
+@Suite struct ChatCodecTests {
+    let codec = ChatCodec()
+
+    func roundTrip(_ message: ChatMessage) throws -> ChatMessage? {
+        var reader = FrameReader(decoder: codec.makeDecoder())
+        reader.append(try codec.encode(message))
+        guard let frame = try reader.nextFrame() else { return nil }
+        return try codec.message(from: frame)
+    }
+
+    @Test(arguments: [
+        ChatMessage.login(name: "ann", resumeToken: nil),
+        .login(name: "ann", resumeToken: "T"),
+        .loginAccepted(name: "ann", online: ["bob", "cy"], resumeToken: "T"),
+        .directMessage(to: "bob", text: "hi ☺"),
+        .broadcast(text: "hello all"),
+        .delivery(from: "ann", text: "hi", isDirect: true),
+        .presence(name: "bob", online: false),
+        .heartbeat, .heartbeatAck,
+        .error(code: .unknownRecipient, detail: "no user named zed is online"),
+    ])
+    func everyMessageSurvivesARoundTrip(_ message: ChatMessage) throws {
+        #expect(try roundTrip(message) == message)
+    }
+
+    @Test func wireBytesAreTheSevenByteHeaderAndJSON() throws {
+        let bytes = [UInt8](try codec.encode(.directMessage(to: "bob", text: "hi")))
+        let body = Array(#"{"text":"hi","to":"bob"}"#.utf8)
+        #expect(bytes == [0x00, 0x01, 0x00, 0x10, 0x00, 0x00, UInt8(body.count)] + body)
+        #expect([UInt8](try codec.encode(.heartbeat)) == [0x00, 0x01, 0x00, 0x20, 0x00, 0x00, 0x02, 0x7B, 0x7D])
+    }
+
+    @Test func longBodiesTravelCompressed() throws {
+        let text = String(repeating: "all work and no play ", count: 100)
+        let bytes = try codec.encode(.broadcast(text: text))
+        #expect(bytes[4] == 1)  // compressed flag
+        #expect(bytes.count < 200)
+        #expect(try roundTrip(.broadcast(text: text)) == .broadcast(text: text))
+    }
+
+    @Test func framesThatAreNotChatMessagesAreProtocolErrors() throws {
+        let unknown = SevenByteHeaderFrame(version: 1, functionCode: 0x7777, body: Data("{}".utf8))
+        #expect(throws: ChatCodec.ProtocolError.unknownFunctionCode(0x7777)) { try codec.message(from: unknown) }
+        let future = SevenByteHeaderFrame(version: 2, functionCode: 0x0011, body: Data("{}".utf8))
+        #expect(throws: ChatCodec.ProtocolError.unsupportedVersion(2)) { try codec.message(from: future) }
+        let broken = SevenByteHeaderFrame(version: 1, functionCode: 0x0011, body: Data("{\"txt\":1}".utf8))
+        #expect {
+            try codec.message(from: broken)
+        } throws: { error in
+            guard case ChatCodec.ProtocolError.malformedBody(0x0011, _) = error else { return false }
+            return true
+        }
+    }
+
+    @Test func messagesDecodeHoweverTheStreamIsCut() throws {
+        let messages: [ChatMessage] = [
+            .login(name: "ann", resumeToken: nil), .heartbeat,
+            .broadcast(text: String(repeating: "x", count: 2000)), .directMessage(to: "b", text: "c"),
+        ]
+        var bytes: [UInt8] = []
+        var frames: [SevenByteHeaderFrame] = []
+        for message in messages {
+            let encoded = try codec.encode(message)
+            bytes += encoded
+            var reader = FrameReader(decoder: codec.makeDecoder())
+            reader.append(encoded)
+            frames.append(try #require(try reader.nextFrame()))
+        }
+        DecoderVerifier.verify({ codec.makeDecoder() }, bytes: bytes, expecting: frames)
+        #expect(try frames.map { try codec.message(from: $0) } == messages)
+    }
+}
+
+@Suite struct ChatCommandTests {
+    @Test func linesBecomeCommands() {
+        #expect(ChatCommand.parse("hello there") == .broadcast(text: "hello there"))
+        #expect(ChatCommand.parse("  padded  ") == .broadcast(text: "padded"))
+        #expect(ChatCommand.parse("/to bob hi  bob ") == .direct(to: "bob", text: "hi  bob"))
+        #expect(ChatCommand.parse("/quit") == .quit)
+        #expect(ChatCommand.parse("   ") == .nothing)
+        #expect(ChatCommand.parse("/to bob") == .invalid(help: "usage: /to NAME text"))
+        #expect(ChatCommand.parse("/dance") == .invalid(help: "unknown command /dance; \(ChatCommand.help)"))
+    }
+}
+
+@Suite struct CommandLineOptionsTests {
+    @Test func serverDefaultsAndFlags() throws {
+        let defaults = try ServerOptions(arguments: [])
+        #expect(defaults.host == "127.0.0.1")
+        #expect(defaults.port == 7777)
+        #expect(defaults.idleTimeout == .seconds(360))
+        let set = try ServerOptions(arguments: ["--host", "::1", "--port=0", "--idle-timeout", "2.5"])
+        #expect(set.host == "::1")
+        #expect(set.port == 0)
+        #expect(set.idleTimeout == .milliseconds(2500))
+    }
+
+    @Test func clientNeedsExactlyOneName() throws {
+        let options = try ClientOptions(arguments: ["--port", "9000", "ann", "--heartbeat", "2"])
+        #expect(options.name == "ann")
+        #expect(options.port == 9000)
+        #expect(options.heartbeat == .seconds(2))
+        #expect(options.host == "127.0.0.1")
+        #expect(throws: UsageError(description: ClientOptions.usage)) { try ClientOptions(arguments: []) }
+        #expect(throws: UsageError(description: "--port: not a port (0-65535): 70000\n\(ClientOptions.usage)")) {
+            try ClientOptions(arguments: ["ann", "--port", "70000"])
+        }
+        #expect(throws: UsageError(description: "unknown option --colour\n\(ServerOptions.usage)")) {
+            try ServerOptions(arguments: ["--colour", "red"])
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import AsyncSocket
+import Foundation
+import IMChat
+import LongLink
+import Testing
+import TestSupport
+
+/// A chat server on a free loopback port, with its log recorded.
+final class ChatFixture: Sendable {
+    let log = EventRecorder<String>()
+    let server: ChatServer
+
+    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup = .shared) throws {
+        let log = self.log
+        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: group) { log.record($0) }
+        try server.start()
+    }
+
+    /// A started client for `name`, its output recorded.
+    func client(_ name: String, heartbeat: Duration = .seconds(180), group: EventLoopGroup = .shared) -> (ChatClient, EventRecorder<String>) {
+        let output = EventRecorder<String>()
+        let client = ChatClient(name: name, host: "127.0.0.1", port: server.port, heartbeat: heartbeat, group: group,
+                                output: { output.record($0) }, onFinish: { output.record("finished \($0)") })
+        client.start()
+        return (client, output)
+    }
+
+    deinit { server.stop() }
+}
+
+@Suite struct ChatServerTests {
+    @Test func directMessageAndBroadcastReachTheirRecipients() async throws {
+        let chat = try ChatFixture()
+        let (ann, annOut) = chat.client("ann")
+        defer { ann.finishInput() }
+        #expect(try await annOut.next(2) == ["* connected to 127.0.0.1:\(chat.server.port)", "* logged in as ann; online: nobody else"])
+        let (bob, bobOut) = chat.client("bob")
+        defer { bob.finishInput() }
+        #expect(try await bobOut.next(2) == ["* connected to 127.0.0.1:\(chat.server.port)", "* logged in as bob; online: ann"])
+        #expect(try await annOut.next() == "* bob joined")
+        bob.handle(line: "/to ann psst")
+        #expect(try await annOut.next() == "bob (direct): psst")
+        ann.handle(line: "hello everyone")
+        #expect(try await bobOut.next() == "ann: hello everyone")
+        // The sender does not get its own broadcast back; a marker proves nothing else arrived first.
+        bob.handle(line: "/to ann marker")
+        #expect(try await annOut.next() == "bob (direct): marker")
+        let logins = try await chat.log.next(2)
+        #expect(logins.map { $0.components(separatedBy: " from ")[0] } == ["login ann", "login bob"])
+    }
+
+    @Test func errorsForUnknownRecipientsAndTakenNames() async throws {
+        let chat = try ChatFixture()
+        let (ann, annOut) = chat.client("ann")
+        defer { ann.finishInput() }
+        _ = try await annOut.next(2)
+        ann.handle(line: "/to zed are you there")
+        #expect(try await annOut.next() == "! unknownRecipient: no user named zed is online")
+        let (_, imposterOut) = chat.client("ann")
+        #expect(try await imposterOut.next(4) == [
+            "* connected to 127.0.0.1:\(chat.server.port)",
+            "! nameTaken: ann is already logged in",
+            "* disconnected (by user)",
+            "finished loginRefused",
+        ])
+        #expect(chat.server.onlineUsers == ["ann"])
+    }
+
+    @Test func logsLoginsLogoutsAndDropsWithTheirCause() async throws {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
+        defer { group.shutdown() }
+        let chat = try ChatFixture(idleTimeout: .seconds(30), group: group)
+        // ann heartbeats every 10 s; bob logs in over a bare socket and then says nothing.
+        let (ann, annOut) = chat.client("ann", heartbeat: .seconds(10), group: group)
+        _ = try await annOut.next(2)
+        let bobDelegate = RecordingDelegate()
+        let bob = TCPSocket(delegate: bobDelegate, delegateQueue: nil)
+        try bob.connect(toHost: "127.0.0.1", onPort: chat.server.port, withTimeout: 5)
+        bob.write(try ChatCodec().encode(.login(name: "bob", resumeToken: nil)), withTimeout: -1, tag: 0)
+        let logins = try await chat.log.next(2)
+        #expect(logins.map { $0.components(separatedBy: " from ")[0] } == ["login ann", "login bob"])
+        #expect(try await annOut.next() == "* bob joined")
+        for step in 1...3 {
+            await clock.advance(by: .seconds(10))
+            if step == 3 {
+                #expect(try await chat.log.next() == "drop bob (idle timeout)")
+                #expect(try await annOut.next() == "* bob left")
+            }
+            // Virtual time must not outrun the real-time round trip of ann's heartbeat: a message to
+            // herself comes back after the heartbeat's acknowledgement.
+            ann.handle(line: "/to ann ping")
+            #expect(try await annOut.next() == "ann (direct): ping")
+        }
+        ann.handle(line: "/quit")
+        #expect(try await chat.log.next() == "logout ann (closed by client)")
+        #expect(try await annOut.next(2) == ["* disconnected (by user)", "finished quit"])
+    }
+
+    @Test func reconnectingClientTakesItsNameBackFromItsStaleSessionWithItsResumeToken() async throws {
+        typealias Event = LongLinkClient<ChatCodec>.Event
+        let chat = try ChatFixture()
+        /// A raw chat connection that logs in as ann with `token` and returns its first reply.
+        func login(token: String?) async throws -> (LongLinkClient<ChatCodec>, EventRecorder<Event>, ChatMessage?) {
+            let events = EventRecorder<Event>()
+            let client = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
+                                        eventQueue: nil) { events.record($0) }
+            client.greeting = .login(name: "ann", resumeToken: token)
+            client.connect()
+            _ = try await events.next()  // connected
+            guard case .received(let reply) = try await events.next() else { return (client, events, nil) }
+            return (client, events, reply)
+        }
+        let (stale, staleEvents, first) = try await login(token: nil)
+        defer { stale.disconnect() }
+        guard case .loginAccepted("ann", [], let token)? = first else {
+            Issue.record("expected a login, got \(String(describing: first))")
+            return
+        }
+        let (intruder, _, refused) = try await login(token: "not-the-token")
+        defer { intruder.disconnect() }
+        #expect(refused == .error(code: .nameTaken, detail: "ann is already logged in"))
+        let (resumed, _, accepted) = try await login(token: token)
+        defer { resumed.disconnect() }
+        #expect(accepted == .loginAccepted(name: "ann", online: [], resumeToken: token))
+        // The stale connection is told and closed; ann stays online through the new one.
+        let told = try await staleEvents.next()
+        guard case .received(.error(.replaced, _)) = told else { Issue.record("got \(told)"); return }
+        let dropped = try await staleEvents.next()
+        #expect("\(dropped)" == "disconnected (by server)")
+        #expect(chat.server.onlineUsers == ["ann"])
+        let log = try await chat.log.next(2).map { $0.components(separatedBy: " from ")[0] }
+        #expect(log == ["login ann", "resume ann"])
+    }
+}

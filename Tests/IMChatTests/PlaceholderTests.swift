@@ -1,4 +1,0 @@
-import Testing
-@testable import IMChat
-
-@Test func placeholder() { #expect(1 + 1 == 2) }

@@ -1,0 +1,92 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import LongLink
+import Testing
+import TestSupport
+
+@Suite struct LongLinkServerTests {
+    @Test func clientThatStopsHeartbeatingIsDroppedWithIdleTimeout() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer(idleTimeout: .seconds(360))
+        defer { server.stop() }
+        // A raw socket that connects, says one thing, and then falls silent.
+        let silent = RecordingDelegate()
+        let socket = TCPSocket(delegate: silent, delegateQueue: DispatchQueue(label: "silent"))
+        try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        socket.write(TextCodec.frame("hi"), withTimeout: -1, tag: 0)
+        socket.readData(withTimeout: -1, tag: 0)
+        #expect(try await harness.serverEvents.next(2) == ["opened", "received hi"])
+        _ = try await silent.events.next(3)  // connected, wrote, read "echo: hi"
+        await harness.clock.advance(by: .seconds(359))
+        harness.drainEventQueues()
+        #expect(harness.serverEvents.pending == [])
+        await harness.clock.advance(by: .seconds(1))
+        #expect(try await harness.serverEvents.next() == "closed (idle timeout)")
+        #expect(try await silent.events.next().description == "disconnected(socket closed by remote peer)")
+        #expect(server.sessions.isEmpty)
+    }
+
+    @Test func heartbeatsAreAnsweredAndKeepTheSessionAlive() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer(idleTimeout: .seconds(10))
+        defer { server.stop() }
+        let peer = RecordingDelegate()
+        let socket = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        defer { socket.disconnect() }
+        try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        _ = try await peer.events.next()
+        for _ in 0..<5 {
+            await harness.clock.advance(by: .seconds(9))
+            socket.write(TextCodec.frame("PING"), withTimeout: -1, tag: 0)
+            socket.readData(toLength: 8, withTimeout: 5, tag: 1)
+            let reply = try await peer.events.first { if case .read = $0 { true } else { false } }
+            #expect(reply.readData == TextCodec.frame("PONG"))
+        }
+        harness.drainEventQueues()
+        // The heartbeats never reached the app; the session is still open after 45 s.
+        #expect(harness.serverEvents.all == ["opened"])
+        #expect(server.sessions.count == 1)
+    }
+
+    @Test func broadcastReachesEverySessionAndSendReachesOne() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer()
+        defer { server.stop() }
+        let clients = (0..<3).map { _ in harness.makeClient(port: server.port) }
+        defer { clients.forEach { $0.disconnect() } }
+        for client in clients {
+            client.connect()
+            _ = try await harness.clientEvents.next()
+        }
+        _ = try await harness.serverEvents.next(3)
+        server.broadcast("to everyone")
+        #expect(try await harness.clientEvents.next(3) == Array(repeating: "received to everyone", count: 3))
+        #expect(server.sessions.map(\.id) == [1, 2, 3])
+        server.sessions[1].send("to the second")
+        #expect(try await harness.clientEvents.next() == "received to the second")
+    }
+
+    @Test func undecodableFrameClosesOnlyThatSessionAsAProtocolError() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer()
+        defer { server.stop() }
+        let good = harness.makeClient(port: server.port)
+        defer { good.disconnect() }
+        good.connect()
+        _ = try await harness.clientEvents.next()
+        let bad = RecordingDelegate()
+        let socket = TCPSocket(delegate: bad, delegateQueue: DispatchQueue(label: "bad"))
+        try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        // A whole frame, then a length of 2^31: the first is delivered, then the session closes.
+        var bytes = TextCodec.frame("fine")
+        bytes.append(contentsOf: [0x80, 0, 0, 0])
+        socket.write(bytes, withTimeout: -1, tag: 0)
+        #expect(try await harness.serverEvents.next(4) == [
+            "opened", "opened", "received fine",
+            "closed (protocol error: frame of 2147483652 bytes exceeds the maximum frame length of 65536 bytes)",
+        ])
+        good.send("still here")
+        #expect(try await harness.clientEvents.next() == "received echo: still here")
+    }
+}
