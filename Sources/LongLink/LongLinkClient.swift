@@ -2,7 +2,6 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import SocketFraming
-import Synchronization
 
 /// The client side of a long-lived connection, doing what every app built on GCDAsyncSocket writes by
 /// hand (the articles' singleton "long connection manager"): framing, a heartbeat while connected, a
@@ -43,7 +42,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private let loop: EventLoop
     private let eventQueue: DispatchQueue?
     private let onEvent: @Sendable (Event) -> Void
-    private let greetingStorage = Mutex<Codec.Message?>(nil)
+    private let greetingStorage = LockedValue<Codec.Message?>(nil)
 
     // Loop-confined state.
     private var phase = Phase.idle

@@ -1,7 +1,6 @@
 import AsyncSocket
 import Foundation
 import SocketFraming
-import Synchronization
 
 extension LongLinkServer {
     /// One client's connection to a ``LongLinkServer``: its decoder, its idle timer and whatever the
@@ -13,7 +12,7 @@ extension LongLinkServer {
         public let remoteAddress: SocketAddress?
         let socket: TCPSocket
         private let server: LongLinkServer
-        private let contextStorage = Mutex<(any Sendable)?>(nil)
+        private let contextStorage = LockedValue<(any Sendable)?>(nil)
 
         // Loop-confined state (the socket's loop).
         private var reader: FrameReader<Codec.Decoder>

@@ -80,7 +80,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     let eventQueue: DispatchQueue?
     let onEvent: @Sendable (Event) -> Void
     private let listener: TCPSocket
-    private let sessionTable = Mutex<[Int: Session]>([:])
+    private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
 
     /// Creates a server; it listens once ``start()`` is called.

@@ -1,6 +1,6 @@
+import AsyncSocket
 import Dispatch
 import Glibc
-import Synchronization
 
 /// The test waited longer than its limit for an event.
 public struct WaitTimedOut: Error, CustomStringConvertible {
@@ -18,7 +18,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
         var waiter: (id: Int, continuation: CheckedContinuation<Event?, Never>)?
         var nextWaiterID = 0
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     public init() {}
 

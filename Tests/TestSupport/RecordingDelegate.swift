@@ -1,6 +1,5 @@
 import AsyncSocket
 import Foundation
-import Synchronization
 
 /// What a ``RecordingDelegate`` saw, one case per delegate method.
 public enum SocketEvent: Sendable, CustomStringConvertible {
@@ -31,7 +30,7 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
 /// an accept (for example to queue the first read) through `onAccept`.
 public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public let events = EventRecorder<SocketEvent>()
-    private let acceptedSockets = Mutex<[TCPSocket]>([])
+    private let acceptedSockets = LockedValue<[TCPSocket]>([])
     private let onAccept: (@Sendable (TCPSocket) -> Void)?
     private let onRead: (@Sendable (TCPSocket, Data, Int) -> Void)?
 

@@ -28,7 +28,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private let selector: Selector
-    private let taskQueue = Mutex(TaskQueue())
+    private let taskQueue = LockedValue(TaskQueue())
     private let clock: ManualClock?
     private var timers = TimerHeap()
     private var timerSequence: UInt64 = 0

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Virtual time for tests: loops created with this clock fire their timers only when ``advance(by:)``
 /// moves the clock past the deadlines, never because real time passed ("advance 49 ms: nothing; 1 ms
@@ -8,7 +7,7 @@ public final class ManualClock: Sendable {
         var nanoseconds: UInt64 = 1_000_000_000
         var loops: [EventLoop] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// A clock at an arbitrary start time.
     public init() {}

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// An asynchronous TCP socket in the model of CocoaAsyncSocket's `GCDAsyncSocket`: one object per
 /// connection (or per listening socket), calls that return at once and complete later through a
@@ -38,7 +37,7 @@ public final class TCPSocket: @unchecked Sendable {
         var isNoDelayEnabled = true
     }
 
-    let shared: Mutex<Shared>
+    let shared: LockedValue<Shared>
 
     /// The event loop this socket's state and I/O live on.
     public let eventLoop: EventLoop
@@ -101,7 +100,7 @@ public final class TCPSocket: @unchecked Sendable {
         var shared = Shared()
         shared.delegate = delegate
         shared.delegateQueue = delegateQueue
-        self.shared = Mutex(shared)
+        self.shared = LockedValue(shared)
         self.group = group
         self.eventLoop = eventLoop ?? group.next()
     }
@@ -115,7 +114,7 @@ public final class TCPSocket: @unchecked Sendable {
         shared.state = .connected
         shared.localAddress = SocketAddress.read(fd, getsockname)
         shared.remoteAddress = SocketAddress.read(fd, getpeername)
-        self.shared = Mutex(shared)
+        self.shared = LockedValue(shared)
         self.group = group
         self.eventLoop = loop
         self.fd = fd
