@@ -128,3 +128,46 @@ import TestSupport
         #expect(host == "no-such-host.invalid")
     }
 }
+
+@Suite struct TCPSocketOptionTests {
+    /// Reads an `Int32` socket option on the socket's loop.
+    func option(_ socket: TCPSocket, level: Int32, name: Int32) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            socket.perform { fd in
+                var value: Int32 = -1
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                _ = getsockopt(fd, level, name, &value, &length)
+                continuation.resume(returning: value)
+            }
+        }
+    }
+
+    @Test func noDelayIsOnByDefaultAndSwitchable() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        #expect(await option(pair.client, level: Int32(IPPROTO_TCP), name: TCP_NODELAY) == 1)
+        #expect(await option(accepted, level: Int32(IPPROTO_TCP), name: TCP_NODELAY) == 1)
+        pair.client.isNoDelayEnabled = false
+        #expect(await option(pair.client, level: Int32(IPPROTO_TCP), name: TCP_NODELAY) == 0)
+        #expect(pair.client.isNoDelayEnabled == false)
+    }
+
+    @Test func userDataIsKeptWithTheSocket() {
+        let delegate = RecordingDelegate()
+        let socket = TCPSocket(delegate: delegate, delegateQueue: nil)
+        #expect(socket.userData == nil)
+        socket.userData = "session 42"
+        #expect(socket.userData as? String == "session 42")
+    }
+
+    @Test func writeThatCannotCompleteInTimeDisconnectsWithWriteTimeoutAndItsTag() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        _ = try await pair.connect()  // the server side never reads
+        pair.client.write(Data(count: 64 << 20), withTimeout: 0.3, tag: 77)
+        let event = try await pair.clientDelegate.events.next()
+        guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
+        #expect(error == .writeTimeout(tag: 77))
+    }
+}

@@ -198,4 +198,27 @@ import TestSupport
             "server unavailable",
         ])
     }
+
+    @Test func resetByThePeerIsReportedAsANetworkDrop() async throws {
+        let harness = LinkHarness()
+        // A peer that resets every connection: SO_LINGER with a zero timeout turns close into RST.
+        let peer = RecordingDelegate(onAccept: { socket in
+            socket.perform { fd in
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            }
+            socket.disconnect()
+        })
+        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect() }
+        let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
+        defer { client.disconnect() }
+        client.connect()
+        #expect(try await harness.clientEvents.next(3) == [
+            "connected to 127.0.0.1:\(listener.localPort)",
+            "disconnected (by network: read: Connection reset by peer (errno 104))",
+            "server unavailable",
+        ])
+    }
 }

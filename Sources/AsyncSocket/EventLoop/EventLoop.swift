@@ -125,6 +125,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Stops the loop after the current iteration and waits for its thread to end. Sockets still
     /// registered are not closed. Call from outside the loop.
     func stop() {
+        clock?.detach(self)
         taskQueue.withLock { $0.stopping = true }
         selector.wakeup()
         stopped.wait()

@@ -17,6 +17,9 @@ public final class ManualClock: Sendable {
 
     func attach(_ loop: EventLoop) { state.withLock { $0.loops.append(loop) } }
 
+    /// Forgets a loop that stopped, so ``advance(by:)`` does not wait for it.
+    func detach(_ loop: EventLoop) { state.withLock { $0.loops.removeAll { $0 === loop } } }
+
     /// Moves time forward by `duration` and returns once every attached loop has run the timers that
     /// are now due (and whatever those timers run on the loop synchronously).
     public func advance(by duration: Duration) async {

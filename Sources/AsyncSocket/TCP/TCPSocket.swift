@@ -181,6 +181,14 @@ public final class TCPSocket: @unchecked Sendable {
     /// This side's address while connected or listening.
     public var localAddress: SocketAddress? { shared.withLock { $0.localAddress } }
 
+    /// Runs `block` on the socket's event-loop thread with the raw descriptor (-1 when there is none;
+    /// the first listening descriptor for a listener), for socket options this class does not wrap
+    /// (GCDAsyncSocket's `performBlock:` with `socketFD`). Do not close the descriptor or change its
+    /// blocking mode.
+    public func perform(_ block: @escaping @Sendable (Int32) -> Void) {
+        onLoop { [self] in block(fd >= 0 ? fd : listeners.first?.fd ?? -1) }
+    }
+
     // MARK: Disconnecting
 
     /// Closes the connection (or stops listening, or abandons a connect) now. Queued reads and writes
