@@ -40,8 +40,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     public let configuration: Configuration
     private let group: EventLoopGroup
     private let loop: EventLoop
-    private let eventQueue: DispatchQueue?
-    private let onEvent: @Sendable (Event) -> Void
+    private let events: EventSink<Event>
     private let greetingStorage = LockedValue<Codec.Message?>(nil)
 
     // Loop-confined state.
@@ -81,8 +80,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.configuration = configuration
         self.group = group
         self.loop = group.next()
-        self.eventQueue = eventQueue
-        self.onEvent = onEvent
+        self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.reader = FrameReader(decoder: codec.makeDecoder())
         self.schedule = ReconnectSchedule(delays: configuration.reconnectDelays)
     }
@@ -346,14 +344,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         if loop.inEventLoop { body() } else { loop.execute(body) }
     }
 
-    private func emit(_ event: Event) {
-        guard let eventQueue else {
-            onEvent(event)
-            return
-        }
-        let onEvent = self.onEvent
-        eventQueue.async { onEvent(event) }
-    }
+    private func emit(_ event: Event) { events.emit(event) }
 }
 
 extension LongLinkClient: TCPSocketDelegate {

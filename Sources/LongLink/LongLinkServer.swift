@@ -77,8 +77,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     public let codec: Codec
     /// The configuration given at creation.
     public let configuration: Configuration
-    let eventQueue: DispatchQueue?
-    let onEvent: @Sendable (Event) -> Void
+    private let events: EventSink<Event>
     private let listener: TCPSocket
     private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
@@ -97,8 +96,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     ) {
         self.codec = codec
         self.configuration = configuration
-        self.eventQueue = eventQueue
-        self.onEvent = onEvent
+        self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.listener = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
         listener.delegate = self
     }
@@ -127,14 +125,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         for session in sessions { session.close() }
     }
 
-    func emit(_ event: Event) {
-        guard let eventQueue else {
-            onEvent(event)
-            return
-        }
-        let onEvent = self.onEvent
-        eventQueue.async { onEvent(event) }
-    }
+    func emit(_ event: Event) { events.emit(event) }
 
     func remove(_ session: Session) {
         _ = sessionTable.withLock { $0.removeValue(forKey: session.id) }

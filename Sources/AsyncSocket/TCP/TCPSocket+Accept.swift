@@ -26,15 +26,7 @@ extension TCPSocket {
     ///   - backlog: the `listen(2)` backlog: connections the kernel completes before they are accepted.
     /// - Throws: as ``accept(onPort:)``, plus ``SocketError/hostLookupFailed(host:code:)``.
     public func accept(onInterface interface: String?, port: UInt16, backlog: Int32 = 1024) throws(SocketError) {
-        try shared.withLock { shared throws(SocketError) in
-            guard shared.delegate != nil else {
-                throw SocketError.badConfig("Attempting to accept without a delegate. Set a delegate first.")
-            }
-            guard shared.state == .idle || shared.state == .disconnected else {
-                throw SocketError.badConfig("Attempting to accept while connected or accepting. Disconnect first.")
-            }
-            shared.state = .listening
-        }
+        try claim(for: .listening, verb: "accept")
         let descriptors: [Int32]
         do {
             descriptors = try openListeners(interface: interface, port: port, backlog: backlog)

@@ -19,7 +19,7 @@ extension TCPSocket {
     /// - Throws: ``SocketError/badConfig(_:)`` when the socket is already connecting, connected or
     ///   listening, or has no delegate.
     public func connect(toHost host: String, onPort port: UInt16, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
-        try beginConnect()
+        try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
             let generation = startConnect(timeout: timeout)
             Resolver.resolveAsync(host: host, port: port) { [self] result in
@@ -42,24 +42,11 @@ extension TCPSocket {
     /// - Parameter timeout: seconds; negative means none.
     /// - Throws: ``SocketError/badConfig(_:)`` as ``connect(toHost:onPort:withTimeout:)``.
     public func connect(to address: SocketAddress, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
-        try beginConnect()
+        try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
             _ = startConnect(timeout: timeout)
             pendingAddresses = [address]
             connectToNextAddress()
-        }
-    }
-
-    /// Claims the socket for a connect, synchronously, so a second connect fails at once.
-    private func beginConnect() throws(SocketError) {
-        try shared.withLock { shared throws(SocketError) in
-            guard shared.delegate != nil else {
-                throw SocketError.badConfig("Attempting to connect without a delegate. Set a delegate first.")
-            }
-            guard shared.state == .idle || shared.state == .disconnected else {
-                throw SocketError.badConfig("Attempting to connect while connected, connecting or accepting. Disconnect first.")
-            }
-            shared.state = .connecting
         }
     }
 

@@ -180,25 +180,13 @@ extension TCPSocket {
 
     /// Starts the timeout of the current read if it has one and it is not running yet.
     func armReadTimer() {
-        guard let head = readQueue.first else {
-            cancelReadTimer()
-            return
+        let head = readQueue.first
+        readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+            let (id, tag) = (head?.id, head?.tag ?? 0)
+            return eventLoop.scheduleTask(in: .seconds(head?.timeout ?? 0)) { [self] in
+                guard state == .connected, readQueue.first?.id == id else { return }
+                close(error: .readTimeout(tag: tag))
+            }
         }
-        guard head.id != readTimerRequestID else { return }
-        cancelReadTimer()
-        guard head.timeout >= 0 else { return }
-        readTimerRequestID = head.id
-        let id = head.id
-        let tag = head.tag
-        readTimer = eventLoop.scheduleTask(in: .seconds(head.timeout)) { [self] in
-            guard state == .connected, readQueue.first?.id == id else { return }
-            close(error: .readTimeout(tag: tag))
-        }
-    }
-
-    func cancelReadTimer() {
-        readTimer?.cancel()
-        readTimer = nil
-        readTimerRequestID = 0
     }
 }

@@ -120,25 +120,13 @@ extension TCPSocket {
 
     /// Starts the timeout of the current write if it has one and it is not running yet.
     func armWriteTimer() {
-        guard let head = writeQueue.first else {
-            cancelWriteTimer()
-            return
+        let head = writeQueue.first
+        writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+            let (id, tag) = (head?.id, head?.tag ?? 0)
+            return eventLoop.scheduleTask(in: .seconds(head?.timeout ?? 0)) { [self] in
+                guard state == .connected, writeQueue.first?.id == id else { return }
+                close(error: .writeTimeout(tag: tag))
+            }
         }
-        guard head.id != writeTimerRequestID else { return }
-        cancelWriteTimer()
-        guard head.timeout >= 0 else { return }
-        writeTimerRequestID = head.id
-        let id = head.id
-        let tag = head.tag
-        writeTimer = eventLoop.scheduleTask(in: .seconds(head.timeout)) { [self] in
-            guard state == .connected, writeQueue.first?.id == id else { return }
-            close(error: .writeTimeout(tag: tag))
-        }
-    }
-
-    func cancelWriteTimer() {
-        writeTimer?.cancel()
-        writeTimer = nil
-        writeTimerRequestID = 0
     }
 }

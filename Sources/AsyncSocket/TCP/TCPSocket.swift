@@ -57,8 +57,7 @@ public final class TCPSocket: @unchecked Sendable {
     var isProcessingReads = false
     /// The peer sent FIN; close once the buffered bytes are read or can no longer satisfy a read.
     var readEOF = false
-    var readTimer: Scheduled?
-    var readTimerRequestID: UInt64 = 0
+    var readTimeout = RequestTimeout()
     var nextRequestID: UInt64 = 0
 
     var writeQueue = RequestQueue<WriteRequest>()
@@ -66,8 +65,7 @@ public final class TCPSocket: @unchecked Sendable {
     var writeBlocked = false
     var flushScheduled = false
     var needsFlush = false
-    var writeTimer: Scheduled?
-    var writeTimerRequestID: UInt64 = 0
+    var writeTimeout = RequestTimeout()
     var disconnectAfterWritingRequested = false
 
     var connectTimer: Scheduled?
@@ -205,7 +203,7 @@ public final class TCPSocket: @unchecked Sendable {
         onLoop { [self] in
             guard state == .connecting || state == .connected else { return }
             disconnectAfterWritingRequested = true
-            cancelReadTimer()
+            readTimeout.cancel()
             _ = readQueue.removeAll()
             if state == .connected && writeQueue.isEmpty { close(error: nil) }
         }
@@ -231,9 +229,19 @@ public final class TCPSocket: @unchecked Sendable {
         queue.async { transfer.value() }
     }
 
-    func setState(_ newState: State) {
-        state = newState
-        shared.withLock { $0.state = newState }
+    /// Claims an unused socket for `newState` (connecting or listening), synchronously, so a second
+    /// connect or accept fails at once.
+    /// - Throws: ``SocketError/badConfig(_:)`` without a delegate or when the socket is in use.
+    func claim(for newState: State, verb: String) throws(SocketError) {
+        try shared.withLock { shared throws(SocketError) in
+            guard shared.delegate != nil else {
+                throw SocketError.badConfig("Attempting to \(verb) without a delegate. Set a delegate first.")
+            }
+            guard shared.state == .idle || shared.state == .disconnected else {
+                throw SocketError.badConfig("Attempting to \(verb) while connected, connecting or accepting. Disconnect first.")
+            }
+            shared.state = newState
+        }
     }
 
     func applyNoDelay(_ fd: Int32) throws(SocketError) {
@@ -263,8 +271,8 @@ public final class TCPSocket: @unchecked Sendable {
         connectGeneration &+= 1
         connectTimer?.cancel()
         connectTimer = nil
-        cancelReadTimer()
-        cancelWriteTimer()
+        readTimeout.cancel()
+        writeTimeout.cancel()
         if fd >= 0 {
             eventLoop.deregister(fd)
             Posix.close(fd)

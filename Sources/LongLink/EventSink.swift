@@ -1,0 +1,17 @@
+import Dispatch
+
+/// Where a link's events go: a handler run on a queue, or inline on the calling (event-loop) thread
+/// when there is no queue. Events reach the handler in the order they were emitted.
+struct EventSink<Event: Sendable>: Sendable {
+    let queue: DispatchQueue?
+    let handler: @Sendable (Event) -> Void
+
+    func emit(_ event: Event) {
+        guard let queue else {
+            handler(event)
+            return
+        }
+        let handler = self.handler
+        queue.async { handler(event) }
+    }
+}
