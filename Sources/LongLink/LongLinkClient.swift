@@ -41,6 +41,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private let group: EventLoopGroup
     private let loop: EventLoop
     private let events: EventSink<Event>
+    private let socketCallbacks = SocketCallbacks()
     private let greetingStorage = LockedValue<Codec.Message?>(nil)
 
     // Loop-confined state.
@@ -83,6 +84,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.reader = FrameReader(decoder: codec.makeDecoder())
         self.schedule = ReconnectSchedule(delays: configuration.reconnectDelays)
+        wire(socketCallbacks)
     }
 
     /// A message sent first on every connection, before anything queued (a login, typically).
@@ -156,7 +158,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
 
     private func attempt() {
         phase = .connecting
-        let socket = TCPSocket(delegate: self, delegateQueue: nil, group: group, eventLoop: loop)
+        let socket = TCPSocket(delegate: socketCallbacks, delegateQueue: nil, group: group, eventLoop: loop)
         self.socket = socket
         do {
             try socket.connect(toHost: configuration.host, onPort: configuration.port, withTimeout: configuration.connectTimeout)
@@ -347,30 +349,34 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private func emit(_ event: Event) { events.emit(event) }
 }
 
-extension LongLinkClient: TCPSocketDelegate {
+extension LongLinkClient {
     // Socket callbacks run on the link's loop (delegate queue nil); stale sockets are ignored.
 
-    public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
-        guard sock === socket else { return }
-        connected(host: host, port: port)
+    fileprivate func wire(_ callbacks: SocketCallbacks) {
+        callbacks.didConnect = { [weak self] sock, host, port in
+            guard let self, sock === socket else { return }
+            connected(host: host, port: port)
+        }
+        callbacks.didRead = { [weak self] sock, data in
+            guard let self, sock === socket else { return }
+            received(data)
+        }
+        callbacks.didWrite = { [weak self] sock, tag in
+            guard let self, sock === socket, tag != LongLinkClient.controlTag else { return }
+            written(upTo: tag)
+        }
+        callbacks.didDisconnect = { [weak self] sock, error in
+            guard let self, sock === socket else { return }
+            disconnected(error)
+        }
     }
 
-    public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
-        guard sock === socket else { return }
-        received(data)
-    }
-
-    public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {
-        guard sock === socket, tag != LongLinkClient.controlTag else { return }
+    /// Writes complete in order: every message up to `tag` is with the kernel.
+    private func written(upTo tag: Int) {
         while inflightStart < inflight.count, inflight[inflightStart].tag <= tag { inflightStart += 1 }
         if inflightStart == inflight.count {
             inflight.removeAll(keepingCapacity: true)
             inflightStart = 0
         }
-    }
-
-    public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
-        guard sock === socket else { return }
-        disconnected(err)
     }
 }

@@ -12,6 +12,7 @@ extension LongLinkServer {
         public let remoteAddress: SocketAddress?
         let socket: TCPSocket
         private let server: LongLinkServer
+        private let socketCallbacks = SocketCallbacks()
         private let contextStorage = LockedValue<(any Sendable)?>(nil)
 
         // Loop-confined state (the socket's loop).
@@ -26,6 +27,9 @@ extension LongLinkServer {
             self.server = server
             self.remoteAddress = socket.connectedAddress
             self.reader = FrameReader(decoder: server.codec.makeDecoder())
+            socketCallbacks.didRead = { [weak self] _, data in self?.received(data) }
+            socketCallbacks.didDisconnect = { [weak self] _, error in self?.finish(error: error) }
+            socket.setDelegate(socketCallbacks, delegateQueue: nil)
         }
 
         /// Anything the app wants to keep with this session (the logged-in user's name, say).
@@ -80,7 +84,7 @@ extension LongLinkServer {
             }
         }
 
-        fileprivate func received(_ data: Data) {
+        private func received(_ data: Data) {
             lastActivity = socket.eventLoop.now()
             reader.append(data)
             do {
@@ -100,7 +104,7 @@ extension LongLinkServer {
             socket.readData(withTimeout: -1, tag: 0)
         }
 
-        fileprivate func finish(error: SocketError?) {
+        private func finish(error: SocketError?) {
             idleTimer?.cancel()
             idleTimer = nil
             let reason: CloseReason
@@ -112,16 +116,6 @@ extension LongLinkServer {
             server.remove(self)
             server.emit(.closed(self, reason))
         }
-    }
-}
-
-extension LongLinkServer.Session: TCPSocketDelegate {
-    public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
-        received(data)
-    }
-
-    public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
-        finish(error: err)
     }
 }
 

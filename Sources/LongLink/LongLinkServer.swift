@@ -79,6 +79,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     public let configuration: Configuration
     private let events: EventSink<Event>
     private let listener: TCPSocket
+    private let listenerCallbacks = SocketCallbacks()
     private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
 
@@ -97,8 +98,15 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         self.codec = codec
         self.configuration = configuration
         self.events = EventSink(queue: eventQueue, handler: onEvent)
-        self.listener = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
-        listener.delegate = self
+        self.listener = TCPSocket(delegate: listenerCallbacks, delegateQueue: nil, group: group)
+        listenerCallbacks.didAccept = { [weak self] newSocket in self?.accepted(newSocket) }
+    }
+
+    private func accepted(_ socket: TCPSocket) {
+        let id = sessionIDs.add(1, ordering: .relaxed).newValue
+        let session = Session(id: id, socket: socket, server: self)
+        sessionTable.withLock { $0[id] = session }
+        socket.eventLoop.execute { session.start() }
     }
 
     /// Starts listening.
@@ -129,15 +137,5 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
 
     func remove(_ session: Session) {
         _ = sessionTable.withLock { $0.removeValue(forKey: session.id) }
-    }
-}
-
-extension LongLinkServer: TCPSocketDelegate {
-    public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
-        let id = sessionIDs.add(1, ordering: .relaxed).newValue
-        let session = Session(id: id, socket: newSocket, server: self)
-        sessionTable.withLock { $0[id] = session }
-        newSocket.setDelegate(session, delegateQueue: nil)
-        newSocket.eventLoop.execute { session.start() }
     }
 }

@@ -109,14 +109,25 @@ import TestSupport
         for case .accepted(let socket) in accepted { socket.disconnect() }
     }
 
-    @Test func secondConnectOnAConnectingSocketThrowsBadConfig() throws {
-        let delegate = RecordingDelegate()
-        let client = TCPSocket(delegate: delegate, delegateQueue: nil)
-        try client.connect(toHost: "127.0.0.1", onPort: 9, withTimeout: 5)
-        defer { client.disconnect() }
+    @Test func secondConnectWhileConnectingOrConnectedThrowsBadConfig() throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: 5)
+        // Connecting or already connected: either way the socket is taken, synchronously.
         #expect(throws: SocketError.badConfig("Attempting to connect while connected, connecting or accepting. Disconnect first.")) {
-            try client.connect(toHost: "127.0.0.1", onPort: 9)
+            try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port)
         }
+        #expect(throws: SocketError.badConfig("Attempting to accept while connected, connecting or accepting. Disconnect first.")) {
+            try pair.client.accept(onPort: 0)
+        }
+    }
+
+    @Test func connectWithoutADelegateThrowsBadConfig() {
+        let socket = TCPSocket(delegate: nil, delegateQueue: nil)
+        #expect(throws: SocketError.badConfig("Attempting to connect without a delegate. Set a delegate first.")) {
+            try socket.connect(toHost: "127.0.0.1", onPort: 1)
+        }
+        #expect(socket.isDisconnected)
     }
 
     @Test func unknownHostFailsWithAHostLookupError() async throws {

@@ -1,0 +1,19 @@
+import AsyncSocket
+import Foundation
+
+/// A ``TCPSocketDelegate`` made of closures, so the link types keep their socket handling out of their
+/// public API. Owners set the closures once, before any socket uses this delegate, and capture
+/// themselves weakly. Unchecked: the closures are written before use and only read afterwards.
+final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
+    var didAccept: (TCPSocket) -> Void = { _ in }
+    var didConnect: (TCPSocket, String, UInt16) -> Void = { _, _, _ in }
+    var didRead: (TCPSocket, Data) -> Void = { _, _ in }
+    var didWrite: (TCPSocket, Int) -> Void = { _, _ in }
+    var didDisconnect: (TCPSocket, SocketError?) -> Void = { _, _ in }
+
+    func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) { didAccept(newSocket) }
+    func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect(sock, host, port) }
+    func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) { didRead(sock, data) }
+    func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(sock, tag) }
+    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(sock, err) }
+}
