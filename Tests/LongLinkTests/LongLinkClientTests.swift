@@ -201,8 +201,9 @@ import TestSupport
 
     @Test func resetByThePeerIsReportedAsANetworkDrop() async throws {
         let harness = LinkHarness()
-        // A peer that resets every connection: SO_LINGER with a zero timeout turns close into RST.
-        let peer = RecordingDelegate(onAccept: { socket in
+        // A peer that resets each connection once the client's first bytes arrive (so the client is
+        // surely connected): SO_LINGER with a zero timeout turns close into RST.
+        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) }, onRead: { socket, _, _ in
             socket.perform { fd in
                 var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
                 _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
@@ -214,6 +215,7 @@ import TestSupport
         defer { listener.disconnect() }
         let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
         defer { client.disconnect() }
+        client.greeting = "knock knock"
         client.connect()
         #expect(try await harness.clientEvents.next(3) == [
             "connected to 127.0.0.1:\(listener.localPort)",
