@@ -21,6 +21,7 @@ public final class ChatClient: Sendable {
     private let queue = DispatchQueue(label: "IMChat.ChatClient")
     private let link: LongLinkClient<ChatCodec>
     private let presenter: Presenter
+    private let inputEnded = LockedValue(false)
 
     /// A client for `name` that will connect to `host`:`port` and send a heartbeat every `heartbeat`.
     public init(
@@ -48,8 +49,9 @@ public final class ChatClient: Sendable {
     /// Connects and logs in; reconnects by itself after drops.
     public func start() { link.connect() }
 
-    /// Acts on one typed line.
+    /// Acts on one typed line. Lines after `/quit` or ``finishInput()`` are ignored.
     public func handle(line: String) {
+        guard !inputEnded.withLock({ $0 }) else { return }
         switch ChatCommand.parse(line) {
         case .direct(let to, let text): link.send(.directMessage(to: to, text: text))
         case .broadcast(let text): link.send(.broadcast(text: text))
@@ -59,8 +61,15 @@ public final class ChatClient: Sendable {
         }
     }
 
-    /// The input has ended: send what is queued, then disconnect cleanly.
-    public func finishInput() { link.disconnectAfterSending() }
+    /// The input has ended: send what is queued, wait briefly for the server's replies to it (errors
+    /// included), then disconnect cleanly.
+    public func finishInput() {
+        let first = inputEnded.withLock { ended in
+            defer { ended = true }
+            return !ended
+        }
+        if first { link.disconnectAfterSending() }
+    }
 }
 
 /// Turns link events into lines. Unchecked: used on the client's queue only (`link` is set once,
@@ -108,21 +117,23 @@ private final class Presenter: @unchecked Sendable {
         case .received(let message):
             handle(message)
         case .sendFailed(let message, let reason):
-            output("! not sent (\(reason)): \(message)")
+            output("! not sent (\(reason)): \(message.description.terminalSafe)")
         }
     }
 
     func handle(_ message: ChatMessage) {
         switch message {
-        case .loginAccepted(let name, let online, let token):
+        case .loginAccepted(let name, let online, let count, let token):
             link?.greeting = .login(name: name, resumeToken: token)
-            output("* logged in as \(name); online: \(online.isEmpty ? "nobody else" : online.joined(separator: ", "))")
+            var list = online.isEmpty ? "nobody else" : online.map(\.terminalSafe).joined(separator: ", ")
+            if count > online.count { list += " and \(count - online.count) more" }
+            output("* logged in as \(name.terminalSafe); online: \(list)")
         case .delivery(let from, let text, let isDirect):
-            output(isDirect ? "\(from) (direct): \(text)" : "\(from): \(text)")
+            output(isDirect ? "\(from.terminalSafe) (direct): \(text.terminalSafe)" : "\(from.terminalSafe): \(text.terminalSafe)")
         case .presence(let name, let online):
-            output("* \(name) \(online ? "joined" : "left")")
+            output("* \(name.terminalSafe) \(online ? "joined" : "left")")
         case .error(let code, let detail):
-            output("! \(code.rawValue): \(detail)")
+            output("! \(code.rawValue): \(detail.terminalSafe)")
             if code == .nameTaken || code == .invalidName {
                 refusal = .loginRefused
                 link?.disconnect()
@@ -136,5 +147,23 @@ private final class Presenter: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         onFinish(status)
+    }
+}
+
+extension String {
+    /// The text with control characters (C0, DEL, C1: escape sequences, carriage returns, newlines, bells)
+    /// shown as `\u{1B}` and the like, so text from the network cannot move the cursor, recolour the
+    /// terminal or forge extra lines.
+    var terminalSafe: String {
+        guard unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

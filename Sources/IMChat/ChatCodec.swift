@@ -46,10 +46,13 @@ public struct ChatCodec: LinkCodec {
     public func isHeartbeatAck(_ message: ChatMessage) -> Bool { message == .heartbeatAck }
 
     /// The wire bytes of `message`: header and JSON body.
-    /// - Throws: ``FramingError/messageTooLong(length:maxLength:)`` when the (compressed) body is over
-    ///   65,535 bytes.
+    /// - Throws: ``FramingError/messageTooLong(length:maxLength:)`` when the JSON body is longer than
+    ///   ``maxBodyLength`` (which the receiver would refuse) or, compressed, over 65,535 bytes.
     public func encode(_ message: ChatMessage) throws -> Data {
         let body = try Bodies.encode(message)
+        guard body.count <= maxBodyLength else {
+            throw FramingError.messageTooLong(length: body.count, maxLength: maxBodyLength)
+        }
         let frame = SevenByteHeaderFrame(
             version: ChatCodec.version,
             functionCode: message.functionCode.rawValue,
@@ -76,7 +79,7 @@ public struct ChatCodec: LinkCodec {
 /// The JSON bodies, one `Codable` struct per function code.
 enum Bodies {
     struct Login: Codable { var name: String; var resumeToken: String? }
-    struct LoginAccepted: Codable { var name: String; var online: [String]; var resumeToken: String }
+    struct LoginAccepted: Codable { var name: String; var online: [String]; var onlineCount: Int; var resumeToken: String }
     struct DirectMessage: Codable { var to: String; var text: String }
     struct Broadcast: Codable { var text: String }
     struct Delivery: Codable { var from: String; var text: String; var direct: Bool }
@@ -89,8 +92,8 @@ enum Bodies {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         switch message {
         case .login(let name, let token): return try encoder.encode(Login(name: name, resumeToken: token))
-        case .loginAccepted(let name, let online, let token):
-            return try encoder.encode(LoginAccepted(name: name, online: online, resumeToken: token))
+        case .loginAccepted(let name, let online, let count, let token):
+            return try encoder.encode(LoginAccepted(name: name, online: online, onlineCount: count, resumeToken: token))
         case .directMessage(let to, let text): return try encoder.encode(DirectMessage(to: to, text: text))
         case .broadcast(let text): return try encoder.encode(Broadcast(text: text))
         case .delivery(let from, let text, let direct): return try encoder.encode(Delivery(from: from, text: text, direct: direct))
@@ -108,7 +111,8 @@ enum Bodies {
             return .login(name: login.name, resumeToken: login.resumeToken)
         case .loginAccepted:
             let accepted = try decoder.decode(LoginAccepted.self, from: body)
-            return .loginAccepted(name: accepted.name, online: accepted.online, resumeToken: accepted.resumeToken)
+            return .loginAccepted(name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
+                                  resumeToken: accepted.resumeToken)
         case .directMessage:
             let direct = try decoder.decode(DirectMessage.self, from: body)
             return .directMessage(to: direct.to, text: direct.text)

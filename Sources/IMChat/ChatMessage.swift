@@ -4,8 +4,9 @@ public enum ChatMessage: Sendable, Equatable {
     /// Client → server: log in as `name`. `resumeToken`, from an earlier ``loginAccepted(name:online:resumeToken:)``,
     /// lets a reconnecting client take its name back from its own stale session.
     case login(name: String, resumeToken: String?)
-    /// Server → client: logged in; `online` lists the other users logged in, sorted.
-    case loginAccepted(name: String, online: [String], resumeToken: String)
+    /// Server → client: logged in. `online` lists other users logged in, sorted, at most
+    /// ``ChatServer/maxOnlineListed`` of them; `onlineCount` counts them all.
+    case loginAccepted(name: String, online: [String], onlineCount: Int, resumeToken: String)
     /// Client → server: send `text` to user `to`.
     case directMessage(to: String, text: String)
     /// Client → server: send `text` to every other user.
@@ -64,4 +65,26 @@ public enum ChatErrorCode: String, Sendable, Codable, Equatable {
     case alreadyLoggedIn
     /// Another connection logged in with this name and its resume token; this one is closed.
     case replaced
+    /// The request makes no sense: an empty text, or a message only the server sends.
+    case badRequest
+}
+
+extension ChatMessage: CustomStringConvertible {
+    /// A one-line summary for logs and error lines; texts longer than 40 characters are shortened.
+    public var description: String {
+        func short(_ text: String) -> String {
+            text.count <= 40 ? text.debugDescription : "\(String(text.prefix(40)).debugDescription)… (\(text.count) characters)"
+        }
+        switch self {
+        case .login(let name, _): return "login \(name)"
+        case .loginAccepted(let name, _, let count, _): return "login accepted \(name), \(count) others online"
+        case .directMessage(let to, let text): return "direct message to \(to): \(short(text))"
+        case .broadcast(let text): return "broadcast: \(short(text))"
+        case .delivery(let from, let text, _): return "delivery from \(from): \(short(text))"
+        case .presence(let name, let online): return "presence \(name) \(online ? "online" : "offline")"
+        case .heartbeat: return "heartbeat"
+        case .heartbeatAck: return "heartbeat acknowledgement"
+        case .error(let code, let detail): return "error \(code.rawValue): \(detail)"
+        }
+    }
 }

@@ -7,10 +7,15 @@ import LongLink
 /// and receive what others send them, over long connections kept alive by heartbeats.
 ///
 /// Routing state (who is logged in as what) lives on one serial queue, the queue the underlying
-/// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue.
+/// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue:
+/// `login NAME from ADDRESS`, `resume NAME from ADDRESS`, `logout NAME (closed by client)` and
+/// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login).
 public final class ChatServer: Sendable {
     /// Longest user name accepted, in characters.
     public static let maxNameLength = 32
+    /// Most names listed in a ``ChatMessage/loginAccepted(name:online:onlineCount:resumeToken:)``, so
+    /// the reply stays small however many users are online.
+    public static let maxOnlineListed = 100
 
     private let queue = DispatchQueue(label: "IMChat.ChatServer")
     private let link: LongLinkServer<ChatCodec>
@@ -32,6 +37,7 @@ public final class ChatServer: Sendable {
         link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
             router.handle(event)
         }
+        router.link = link
     }
 
     /// Starts listening.
@@ -43,6 +49,9 @@ public final class ChatServer: Sendable {
     /// The port listened on, once started.
     public var port: UInt16 { link.port }
 
+    /// The address listened on, once started (`127.0.0.1:7777`, `[::1]:7777`).
+    public var localAddress: SocketAddress? { link.localAddress }
+
     /// Stops listening and closes every connection.
     public func stop() { link.stop() }
 
@@ -50,8 +59,10 @@ public final class ChatServer: Sendable {
     public var onlineUsers: [String] { queue.sync { router.users.keys.sorted() } }
 }
 
-/// Who is logged in, and what to do with each message. Unchecked: used on the server's queue only.
-private final class Router: @unchecked Sendable {
+/// Who is logged in, and what to do with each message (internal for tests). Unchecked: used on the
+/// server's queue only
+/// (`link` is set once, before the server starts).
+final class Router: @unchecked Sendable {
     typealias Session = LongLinkServer<ChatCodec>.Session
 
     struct User {
@@ -60,6 +71,7 @@ private final class Router: @unchecked Sendable {
     }
 
     let log: @Sendable (String) -> Void
+    weak var link: LongLinkServer<ChatCodec>?
     var users: [String: User] = [:]
 
     init(log: @escaping @Sendable (String) -> Void) {
@@ -75,7 +87,11 @@ private final class Router: @unchecked Sendable {
         case .received(let message, let session):
             handle(message, from: session)
         case .closed(let session, let reason):
-            guard let name = name(of: session), users[name]?.session === session else { return }
+            guard let name = name(of: session) else {
+                if reason != .byClient { log("drop \(session.remoteAddress?.description ?? "?") (\(reason))") }
+                return
+            }
+            guard users[name]?.session === session else { return }
             users[name] = nil
             log(reason == .byClient ? "logout \(name) (\(reason))" : "drop \(name) (\(reason))")
             send(.presence(name: name, online: false), toAllBut: nil)
@@ -93,16 +109,25 @@ private final class Router: @unchecked Sendable {
         }
         switch message {
         case .directMessage(let recipient, let text):
+            guard !text.allSatisfy(\.isWhitespace) else {
+                session.send(.error(code: .badRequest, detail: "empty message"))
+                return
+            }
             guard let user = users[recipient] else {
                 session.send(.error(code: .unknownRecipient, detail: "no user named \(recipient) is online"))
                 return
             }
             user.session.send(.delivery(from: sender, text: text, isDirect: true))
         case .broadcast(let text):
+            guard !text.allSatisfy(\.isWhitespace) else {
+                session.send(.error(code: .badRequest, detail: "empty message"))
+                return
+            }
             send(.delivery(from: sender, text: text, isDirect: false), toAllBut: sender)
-        default:
-            // Server-to-client messages sent by a client are ignored.
-            break
+        case .login, .heartbeat:
+            break  // handled above and by the link layer
+        case .loginAccepted, .delivery, .presence, .heartbeatAck, .error:
+            session.send(.error(code: .badRequest, detail: "only the server sends \(message.functionCode)"))
         }
     }
 
@@ -115,6 +140,7 @@ private final class Router: @unchecked Sendable {
             session.send(.error(code: .invalidName, detail: "a name is 1 to \(ChatServer.maxNameLength) characters, no spaces"))
             return
         }
+        let address = session.remoteAddress?.description ?? "?"
         if let existing = users[name] {
             guard let token, token == existing.resumeToken else {
                 session.send(.error(code: .nameTaken, detail: "\(name) is already logged in"))
@@ -124,25 +150,32 @@ private final class Router: @unchecked Sendable {
             existing.session.context = nil
             existing.session.send(.error(code: .replaced, detail: "logged in again from another connection"))
             existing.session.close()
-            log("resume \(name) from \(session.remoteAddress?.description ?? "?")")
+            log("resume \(name) from \(address)")
         } else {
-            log("login \(name) from \(session.remoteAddress?.description ?? "?")")
+            log("login \(name) from \(address)")
         }
         let resumeToken = token ?? UUID().uuidString
         session.context = name
         let isNew = users[name] == nil
         users[name] = User(session: session, resumeToken: resumeToken)
         let others = users.keys.filter { $0 != name }.sorted()
-        session.send(.loginAccepted(name: name, online: others, resumeToken: resumeToken))
+        session.send(.loginAccepted(
+            name: name, online: Array(others.prefix(ChatServer.maxOnlineListed)),
+            onlineCount: others.count, resumeToken: resumeToken))
         if isNew { send(.presence(name: name, online: true), toAllBut: name) }
     }
 
+    /// Sends `message` to every logged-in user but `excluded`, encoding it once.
     func send(_ message: ChatMessage, toAllBut excluded: String?) {
-        for (name, user) in users where name != excluded { user.session.send(message) }
+        link?.send(message, to: users.lazy.filter { $0.key != excluded }.map(\.value.session))
     }
 
+    /// 1 to 32 characters, none of them whitespace, control or invisible formatting (such as a
+    /// zero-width space), so names cannot be confused with one another.
     static func isValid(_ name: String) -> Bool {
         !name.isEmpty && name.count <= ChatServer.maxNameLength
-            && !name.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+            && !name.unicodeScalars.contains {
+                $0.properties.isWhitespace || [.control, .format].contains($0.properties.generalCategory)
+            }
     }
 }

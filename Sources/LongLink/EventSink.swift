@@ -7,11 +7,16 @@ struct EventSink<Event: Sendable>: Sendable {
     let handler: @Sendable (Event) -> Void
 
     func emit(_ event: Event) {
+        let handler = self.handler
+        perform { handler(event) }
+    }
+
+    /// Runs `work` where events run, after the events emitted before it.
+    func perform(_ work: @escaping @Sendable () -> Void) {
         guard let queue else {
-            handler(event)
+            work()
             return
         }
-        let handler = self.handler
-        queue.async { handler(event) }
+        queue.async(execute: work)
     }
 }

@@ -22,6 +22,13 @@ extension LongLinkClient {
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000
+        /// Bytes that may wait in the socket to be written. Beyond this (the server or the network is
+        /// slower than the app), new messages wait in the offline queue until half of it has drained.
+        /// Default 4 MiB.
+        public var maxQueuedBytes = 4 << 20
+        /// How long ``LongLinkClient/disconnectAfterSending()`` waits for the server to acknowledge
+        /// its final heartbeat before closing anyway. Default 5 s.
+        public var drainTimeout: Duration = .seconds(5)
 
         /// A configuration for `host` and `port` with the articles' defaults.
         public init(host: String, port: UInt16) {

@@ -57,6 +57,14 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var heardFromServer = false
     private var dropReason: DisconnectReason?
     private var closeWhenDrained = false
+    /// Heartbeats sent and acknowledgements received on the current connection.
+    private var heartbeatsSent = 0
+    private var acksReceived = 0
+    /// While closing after sending: the heartbeat count whose acknowledgement ends the drain.
+    private var drainTarget: Int?
+    private var drainTimer: Scheduled?
+    /// The socket's write queue is over its high watermark: new messages wait in the outbox.
+    private var sendPaused = false
     private var heartbeatTimer: Scheduled?
     private var ackTimer: Scheduled?
     private var reconnectTimer: Scheduled?
@@ -118,16 +126,17 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
-    /// Sends everything queued and then disconnects by the user's choice. While the link is still
-    /// connecting or waiting to reconnect, that happens after the next connect; if the server turns out
-    /// to be unavailable, queued messages fail with ``SendFailure/linkClosed``.
+    /// Sends everything queued, waits (up to ``Configuration/drainTimeout``) for the server to
+    /// acknowledge a final heartbeat, so its replies to what was sent (errors included) arrive first,
+    /// and then disconnects by the user's choice. While the link is still connecting or waiting to
+    /// reconnect, that happens after the next connect; if the server turns out to be unavailable,
+    /// queued messages fail with ``SendFailure/linkClosed``. Messages sent afterwards are not sent.
     public func disconnectAfterSending() {
         onLoop { [self] in
             closeWhenDrained = true
             switch phase {
             case .connected:
-                dropReason = .byUser
-                socket?.disconnectAfterWriting()
+                startDrain()
             case .idle, .unavailable:
                 failOutbox()
                 let wasActive = phase != .idle
@@ -144,7 +153,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Failure is reported as ``Event/sendFailed(_:_:)``.
     public func send(_ message: Codec.Message) {
         onLoop { [self] in
-            if phase == .connected && !closeWhenDrained {
+            if phase == .connected && !closeWhenDrained && !sendPaused {
                 write(message)
             } else if outbox.count >= configuration.offlineQueueLimit {
                 emit(.sendFailed(message, .queueFull))
@@ -159,6 +168,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private func attempt() {
         phase = .connecting
         let socket = TCPSocket(delegate: socketCallbacks, delegateQueue: nil, group: group, eventLoop: loop)
+        socket.writeHighWatermark = configuration.maxQueuedBytes
+        socket.writeLowWatermark = configuration.maxQueuedBytes / 2
         self.socket = socket
         do {
             try socket.connect(toHost: configuration.host, onPort: configuration.port, withTimeout: configuration.connectTimeout)
@@ -193,6 +204,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         phase = .connected
         heardFromServer = false
         dropReason = nil
+        heartbeatsSent = 0
+        acksReceived = 0
+        sendPaused = false
         reader = FrameReader(decoder: codec.makeDecoder())
         if let greeting { writeControl(greeting) }
         let queued = outbox
@@ -203,10 +217,29 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         // Reported once the link is fully set up, so an observer that reacts (or a test that advances
         // virtual time) sees the heartbeat timer already running.
         emit(.connected(host: host, port: port))
-        if closeWhenDrained && phase == .connected {
-            dropReason = .byUser
-            socket?.disconnectAfterWriting()
-        }
+        if closeWhenDrained && phase == .connected { startDrain() }
+    }
+
+    // MARK: Closing after sending
+
+    /// Sends what is queued and a final heartbeat; closes when it is acknowledged or the drain times out.
+    private func startDrain() {
+        guard drainTarget == nil, phase == .connected else { return }
+        let queued = outbox
+        outbox.removeAll()
+        for message in queued { write(message) }
+        sendHeartbeat()
+        drainTarget = heartbeatsSent
+        drainTimer = loop.scheduleTask(in: configuration.drainTimeout) { [self] in finishDrain() }
+    }
+
+    private func finishDrain() {
+        drainTimer?.cancel()
+        drainTimer = nil
+        drainTarget = nil
+        guard phase == .connected, let socket else { return }
+        dropReason = .byUser
+        socket.disconnectAfterWriting()
     }
 
     /// Cancels timers and drops the socket without reporting anything; keeps unsent messages queued.
@@ -263,7 +296,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private func scheduleHeartbeat() {
         heartbeatTimer = loop.scheduleTask(in: configuration.heartbeatInterval) { [self] in
             guard phase == .connected else { return }
-            writeControl(codec.heartbeat)
+            sendHeartbeat()
             if ackTimer == nil {
                 ackTimer = loop.scheduleTask(in: configuration.heartbeatAckTimeout ?? configuration.heartbeatInterval) { [self] in
                     ackTimer = nil
@@ -274,11 +307,19 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
+    private func sendHeartbeat() {
+        writeControl(codec.heartbeat)
+        heartbeatsSent += 1
+    }
+
     private func stopHeartbeat() {
         heartbeatTimer?.cancel()
         heartbeatTimer = nil
         ackTimer?.cancel()
         ackTimer = nil
+        drainTimer?.cancel()
+        drainTimer = nil
+        drainTarget = nil
     }
 
     /// Ends the connection on this side for `reason`; the disconnect callback reports it.
@@ -302,6 +343,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
                 if codec.isHeartbeatAck(message) {
                     ackTimer?.cancel()
                     ackTimer = nil
+                    acksReceived += 1
+                    if let drainTarget, acksReceived >= drainTarget { finishDrain() }
                 } else {
                     emit(.received(message))
                 }
@@ -369,6 +412,23 @@ extension LongLinkClient {
             guard let self, sock === socket else { return }
             disconnected(error)
         }
+        callbacks.didExceedHighWatermark = { [weak self] sock, _ in
+            guard let self, sock === socket else { return }
+            sendPaused = true
+        }
+        callbacks.didFallToLowWatermark = { [weak self] sock, _ in
+            guard let self, sock === socket else { return }
+            resumeSending()
+        }
+    }
+
+    /// The socket caught up: send what waited in the outbox meanwhile.
+    private func resumeSending() {
+        sendPaused = false
+        guard phase == .connected, !closeWhenDrained else { return }
+        let queued = outbox
+        outbox.removeAll()
+        for message in queued { write(message) }
     }
 
     /// Writes complete in order: every message up to `tag` is with the kernel.

@@ -29,6 +29,7 @@ extension LongLinkServer {
             self.reader = FrameReader(decoder: server.codec.makeDecoder())
             socketCallbacks.didRead = { [weak self] _, data in self?.received(data) }
             socketCallbacks.didDisconnect = { [weak self] _, error in self?.finish(error: error) }
+            socketCallbacks.didExceedHighWatermark = { [weak self] _, queued in self?.tooSlow(queued) }
             socket.setDelegate(socketCallbacks, delegateQueue: nil)
         }
 
@@ -84,14 +85,23 @@ extension LongLinkServer {
             }
         }
 
+        private func tooSlow(_ queuedBytes: Int) {
+            closeReason = .slowConsumer(queuedBytes: queuedBytes)
+            socket.disconnect()
+        }
+
         private func received(_ data: Data) {
-            lastActivity = socket.eventLoop.now()
             reader.append(data)
             do {
                 while let frame = try reader.nextFrame() {
+                    // Only whole frames count as activity, so a peer dripping one byte at a time
+                    // ("slowloris") is still dropped at the idle timeout.
+                    lastActivity = socket.eventLoop.now()
                     let message = try server.codec.message(from: frame)
                     if server.codec.isHeartbeat(message) {
-                        send(server.codec.heartbeatAck)
+                        // Through the event queue, so the acknowledgement follows the app's replies to
+                        // the messages before the heartbeat.
+                        server.afterEvents { [self] in send(server.codec.heartbeatAck) }
                     } else {
                         server.emit(.received(message, from: self))
                     }

@@ -5,7 +5,9 @@ import SocketFraming
 import Synchronization
 
 /// The server side of long-lived connections: accepts many clients, keeps a ``Session`` per client,
-/// answers heartbeats without bothering the app, drops clients silent for longer than the idle timeout,
+/// answers heartbeats without bothering the app (each acknowledgement goes out after the app has
+/// handled the messages that arrived before the heartbeat, so a client can use a heartbeat as a
+/// barrier), drops clients silent for longer than the idle timeout,
 /// and sends to one client or to all.
 ///
 /// ```swift
@@ -26,11 +28,15 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         public var host: String? = "127.0.0.1"
         /// The TCP port; 0 = a free port (read it from ``LongLinkServer/port``).
         public var port: UInt16
-        /// A client from which nothing (not even a heartbeat) arrives for this long is dropped with
-        /// ``CloseReason/idleTimeout``. Default 360 s: two of the clients' default 180 s heartbeats.
+        /// A client from which no whole message (not even a heartbeat) arrives for this long is dropped
+        /// with ``CloseReason/idleTimeout``; bytes of an unfinished frame do not count. Default 360 s: two of the clients' default 180 s heartbeats.
         public var idleTimeout: Duration = .seconds(360)
         /// The `listen(2)` backlog. Default 1,024 connections.
         public var backlog: Int32 = 1024
+        /// Bytes that may wait to be written to one client. A client that reads slower than it is sent
+        /// to (or not at all) and lets more pile up is dropped with ``CloseReason/slowConsumer(queuedBytes:)``,
+        /// so it cannot make the server's memory grow without bound. Default 4 MiB.
+        public var maxQueuedBytesPerSession = 4 << 20
 
         /// A configuration for `port` on 127.0.0.1 with the defaults above.
         public init(host: String? = "127.0.0.1", port: UInt16) {
@@ -51,9 +57,12 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         case network(SocketError)
         /// The client sent bytes that are not a valid frame or message.
         case protocolError(String)
+        /// More than ``Configuration/maxQueuedBytesPerSession`` bytes waited to be written to the client.
+        case slowConsumer(queuedBytes: Int)
 
         public var description: String {
             switch self {
+            case .slowConsumer(let bytes): return "slow consumer: \(bytes) bytes unsent"
             case .byServer: return "closed by server"
             case .byClient: return "closed by client"
             case .idleTimeout: return "idle timeout"
@@ -99,6 +108,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         self.configuration = configuration
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.listener = TCPSocket(delegate: listenerCallbacks, delegateQueue: nil, group: group)
+        listener.writeHighWatermark = configuration.maxQueuedBytesPerSession
         listenerCallbacks.didAccept = { [weak self] newSocket in self?.accepted(newSocket) }
     }
 
@@ -118,11 +128,19 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// The port listened on (the actual one when configured with 0), or 0 before ``start()``.
     public var port: UInt16 { listener.localPort }
 
+    /// The address listened on, or `nil` before ``start()``.
+    public var localAddress: SocketAddress? { listener.localAddress }
+
     /// The sessions open now.
     public var sessions: [Session] { sessionTable.withLock { Array($0.values) }.sorted { $0.id < $1.id } }
 
     /// Sends `message` to every open session. Encodes once.
     public func broadcast(_ message: Codec.Message) {
+        send(message, to: sessions)
+    }
+
+    /// Sends `message` to each of `sessions`, encoding it once. Messages that cannot be encoded are dropped.
+    public func send(_ message: Codec.Message, to sessions: some Sequence<Session>) {
         guard let data = try? codec.encode(message) else { return }
         for session in sessions { session.socket.write(data, withTimeout: -1, tag: 0) }
     }
@@ -134,6 +152,9 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     func emit(_ event: Event) { events.emit(event) }
+
+    /// Runs `work` on the event queue after the events emitted before it.
+    func afterEvents(_ work: @escaping @Sendable () -> Void) { events.perform(work) }
 
     func remove(_ session: Session) {
         _ = sessionTable.withLock { $0.removeValue(forKey: session.id) }

@@ -10,10 +10,18 @@ final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     var didRead: (TCPSocket, Data) -> Void = { _, _ in }
     var didWrite: (TCPSocket, Int) -> Void = { _, _ in }
     var didDisconnect: (TCPSocket, SocketError?) -> Void = { _, _ in }
+    var didExceedHighWatermark: (TCPSocket, Int) -> Void = { _, _ in }
+    var didFallToLowWatermark: (TCPSocket, Int) -> Void = { _, _ in }
 
     func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) { didAccept(newSocket) }
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect(sock, host, port) }
     func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) { didRead(sock, data) }
     func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(sock, tag) }
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(sock, err) }
+    func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {
+        didExceedHighWatermark(sock, queuedBytes)
+    }
+    func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
+        didFallToLowWatermark(sock, queuedBytes)
+    }
 }

@@ -27,5 +27,5 @@ do {
     FileHandle.standardError.write(Data("im-server: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
     exit(1)
 }
-say("im-server listening on \(options.host):\(server.port)")
+say("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")")
 dispatchMain()

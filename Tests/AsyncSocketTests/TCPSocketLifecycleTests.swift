@@ -182,3 +182,24 @@ import TestSupport
         #expect(error == .writeTimeout(tag: 77))
     }
 }
+
+@Suite struct WriteWatermarkTests {
+    @Test func exceedingTheHighWatermarkAndDrainingToTheLowOneAreReported() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.writeHighWatermark = 1 << 20
+        pair.client.writeLowWatermark = 0
+        let payload = Data(count: 8 << 20)
+        pair.client.write(payload, withTimeout: -1, tag: 5)
+        // The whole write is queued before the first byte goes out.
+        let exceeded = try await pair.clientDelegate.events.next()
+        #expect(exceeded.description == "highWatermark(8388608)")
+        #expect(pair.client.queuedWriteBytes > 1 << 20)
+        accepted.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 1)
+        let drained = try await pair.clientDelegate.events.next(2).map(\.description)
+        #expect(drained == ["lowWatermark(0)", "wrote(tag: 5)"])
+        #expect(pair.client.queuedWriteBytes == 0)
+        #expect(try await pair.serverDelegate.events.next().readData?.count == payload.count)
+    }
+}

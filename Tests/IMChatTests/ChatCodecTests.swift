@@ -17,7 +17,7 @@ import TestSupport
     @Test(arguments: [
         ChatMessage.login(name: "ann", resumeToken: nil),
         .login(name: "ann", resumeToken: "T"),
-        .loginAccepted(name: "ann", online: ["bob", "cy"], resumeToken: "T"),
+        .loginAccepted(name: "ann", online: ["bob", "cy"], onlineCount: 3, resumeToken: "T"),
         .directMessage(to: "bob", text: "hi ☺"),
         .broadcast(text: "hello all"),
         .delivery(from: "ann", text: "hi", isDirect: true),

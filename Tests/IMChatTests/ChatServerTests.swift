@@ -113,7 +113,7 @@ final class ChatFixture: Sendable {
         }
         let (stale, staleEvents, first) = try await login(token: nil)
         defer { stale.disconnect() }
-        guard case .loginAccepted("ann", [], let token)? = first else {
+        guard case .loginAccepted("ann", [], 0, let token)? = first else {
             Issue.record("expected a login, got \(String(describing: first))")
             return
         }
@@ -122,7 +122,7 @@ final class ChatFixture: Sendable {
         #expect(refused == .error(code: .nameTaken, detail: "ann is already logged in"))
         let (resumed, _, accepted) = try await login(token: token)
         defer { resumed.disconnect() }
-        #expect(accepted == .loginAccepted(name: "ann", online: [], resumeToken: token))
+        #expect(accepted == .loginAccepted(name: "ann", online: [], onlineCount: 0, resumeToken: token))
         // The stale connection is told and closed; ann stays online through the new one.
         let told = try await staleEvents.next()
         guard case .received(.error(.replaced, _)) = told else { Issue.record("got \(told)"); return }

@@ -19,9 +19,12 @@ final class LinkHarness: Sendable {
     }
 
     /// A server that echoes every message back to its sender as "echo: …".
-    func makeServer(port: UInt16 = 0, idleTimeout: Duration = .seconds(360)) throws -> LongLinkServer<TextCodec> {
+    func makeServer(
+        port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20
+    ) throws -> LongLinkServer<TextCodec> {
         var configuration = LongLinkServer<TextCodec>.Configuration(port: port)
         configuration.idleTimeout = idleTimeout
+        configuration.maxQueuedBytesPerSession = maxQueuedBytes
         let events = serverEvents
         let server = LongLinkServer(codec: TextCodec(), configuration: configuration, group: group, eventQueue: serverQueue) { event in
             switch event {

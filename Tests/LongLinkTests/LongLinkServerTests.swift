@@ -1,6 +1,7 @@
 import AsyncSocket
 import Dispatch
 import Foundation
+import Glibc
 import LongLink
 import Testing
 import TestSupport
@@ -88,5 +89,50 @@ import TestSupport
         ])
         good.send("still here")
         #expect(try await harness.clientEvents.next() == "received echo: still here")
+    }
+
+    /// Regression: bytes of an unfinished frame kept a connection alive past the idle timeout.
+    @Test func partialFrameBytesDoNotCountAsActivity() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer(idleTimeout: .seconds(360))
+        defer { server.stop() }
+        let dripper = RecordingDelegate()
+        let socket = TCPSocket(delegate: dripper, delegateQueue: DispatchQueue(label: "dripper"))
+        try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        socket.write(TextCodec.frame("hi"), withTimeout: -1, tag: 1)
+        #expect(try await harness.serverEvents.next(2) == ["opened", "received hi"])
+        await harness.clock.advance(by: .seconds(200))
+        // The first byte of a header that claims 64 KiB; loopback hands it to the server's socket
+        // before the write completes, and one loop iteration reads it.
+        socket.write(Data([0x00]), withTimeout: -1, tag: 2)
+        _ = try await dripper.events.first { $0.description == "wrote(tag: 2)" }
+        await harness.clock.advance(by: .zero)
+        await harness.clock.advance(by: .seconds(159))
+        harness.drainEventQueues()
+        #expect(harness.serverEvents.pending == [])
+        await harness.clock.advance(by: .seconds(1))
+        #expect(try await harness.serverEvents.next() == "closed (idle timeout)")
+    }
+
+    @Test func clientThatDoesNotReadIsDroppedAsASlowConsumer() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer(maxQueuedBytes: 256 * 1024)
+        defer { server.stop() }
+        let sloth = RecordingDelegate()
+        let socket = TCPSocket(delegate: sloth, delegateQueue: DispatchQueue(label: "sloth"))
+        try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+        socket.perform { fd in
+            var size: Int32 = 4096
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        #expect(try await harness.serverEvents.next() == "opened")
+        let chunk = String(repeating: "x", count: 60_000)
+        // Far more than the kernel buffers hold; the client never reads any of it.
+        for _ in 0..<200 { server.broadcast(chunk) }
+        let closed = try await harness.serverEvents.next()
+        #expect(closed.hasPrefix("closed (slow consumer: "))
+        let unsent = Int(closed.dropFirst("closed (slow consumer: ".count).prefix { $0.isNumber }) ?? 0
+        #expect(unsent > 256 * 1024)
+        #expect(server.sessions.isEmpty)
     }
 }

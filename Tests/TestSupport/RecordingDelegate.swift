@@ -8,6 +8,8 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
     case read(Data, tag: Int)
     case wrote(tag: Int)
     case disconnected(SocketError?)
+    case highWatermark(Int)
+    case lowWatermark(Int)
 
     public var description: String {
         switch self {
@@ -16,6 +18,8 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
         case .read(let data, let tag): return "read(\(String(decoding: data, as: UTF8.self).debugDescription), tag: \(tag))"
         case .wrote(let tag): return "wrote(tag: \(tag))"
         case .disconnected(let error): return "disconnected(\(error.map { "\($0)" } ?? "nil"))"
+        case .highWatermark(let bytes): return "highWatermark(\(bytes))"
+        case .lowWatermark(let bytes): return "lowWatermark(\(bytes))"
         }
     }
 
@@ -66,5 +70,13 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
 
     public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
         events.record(.disconnected(err))
+    }
+
+    public func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {
+        events.record(.highWatermark(queuedBytes))
+    }
+
+    public func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
+        events.record(.lowWatermark(queuedBytes))
     }
 }

@@ -105,7 +105,13 @@ extension TCPSocket {
         let inherited = shared.withLock { $0 }
         for _ in 0..<Listener.acceptsPerEvent {
             guard state == .listening else { return }
-            let accepted = cass_accept4(listener.fd, nil, nil, cass_accept_flags())
+            var peer = sockaddr_storage()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    cass_accept4(listener.fd, $0, &peerLength, cass_accept_flags())
+                }
+            }
             if accepted < 0 {
                 let code = cass_errno()
                 switch code {
@@ -120,7 +126,11 @@ extension TCPSocket {
                 }
             }
             let loop = group.next()
-            let socket = TCPSocket(accepted: accepted, on: loop, group: group, inheriting: inherited)
+            // The address accept(2) returned stays known even if the peer resets at once.
+            let remote = withUnsafePointer(to: &peer) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: peerLength) }
+            }
+            let socket = TCPSocket(accepted: accepted, remote: remote, on: loop, group: group, inheriting: inherited)
             do {
                 try socket.applyNoDelay(accepted)
             } catch {

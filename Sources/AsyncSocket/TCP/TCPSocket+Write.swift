@@ -20,9 +20,24 @@ extension TCPSocket {
             var request = WriteRequest(data: data, timeout: timeout, tag: tag)
             request.id = nextRequestID
             writeQueue.append(request)
+            adjustQueuedWriteBytes(by: data.count)
             guard state == .connected else { return }
             armWriteTimer()
             scheduleFlush()
+        }
+    }
+
+    /// Keeps the queued byte count and reports crossing the watermarks. Loop thread only.
+    private func adjustQueuedWriteBytes(by delta: Int) {
+        queuedWriteBytesOnLoop += delta
+        queuedWriteBytesMirror.store(queuedWriteBytesOnLoop, ordering: .relaxed)
+        let queued = queuedWriteBytesOnLoop
+        if !isAboveWriteHighWatermark && queued > writeHighWatermarkOnLoop {
+            isAboveWriteHighWatermark = true
+            notify { $0.socket(self, writeQueueDidExceedHighWatermark: queued) }
+        } else if isAboveWriteHighWatermark && queued <= writeLowWatermarkOnLoop {
+            isAboveWriteHighWatermark = false
+            notify { $0.socket(self, writeQueueDidFallToLowWatermark: queued) }
         }
     }
 
@@ -70,6 +85,7 @@ extension TCPSocket {
                 writeBlocked = true
                 break
             }
+            adjustQueuedWriteBytes(by: -written)
             var left = written
             while left > 0, let head = writeQueue.first {
                 if left >= head.remaining {

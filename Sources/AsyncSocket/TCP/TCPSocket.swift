@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// An asynchronous TCP socket in the model of CocoaAsyncSocket's `GCDAsyncSocket`: one object per
 /// connection (or per listening socket), calls that return at once and complete later through a
@@ -35,6 +36,8 @@ public final class TCPSocket: @unchecked Sendable {
         var localAddress: SocketAddress?
         var remoteAddress: SocketAddress?
         var isNoDelayEnabled = true
+        var writeHighWatermark = Int.max
+        var writeLowWatermark = 0
     }
 
     let shared: LockedValue<Shared>
@@ -67,6 +70,12 @@ public final class TCPSocket: @unchecked Sendable {
     var needsFlush = false
     var writeTimeout = RequestTimeout()
     var disconnectAfterWritingRequested = false
+    /// Bytes queued for writing and not yet sent; mirrored in `queuedWriteBytesMirror` for other threads.
+    var queuedWriteBytesOnLoop = 0
+    let queuedWriteBytesMirror = Atomic(0)
+    var isAboveWriteHighWatermark = false
+    var writeHighWatermarkOnLoop = Int.max
+    var writeLowWatermarkOnLoop = 0
 
     var connectTimer: Scheduled?
     var connectGeneration: UInt64 = 0
@@ -104,19 +113,23 @@ public final class TCPSocket: @unchecked Sendable {
     }
 
     /// A socket for a connection `accept(2)` returned; connected from the start.
-    init(accepted fd: Int32, on loop: EventLoop, group: EventLoopGroup, inheriting listener: Shared) {
+    init(accepted fd: Int32, remote: SocketAddress?, on loop: EventLoop, group: EventLoopGroup, inheriting listener: Shared) {
         var shared = Shared()
         shared.delegate = listener.delegate
         shared.delegateQueue = listener.delegateQueue
         shared.isNoDelayEnabled = listener.isNoDelayEnabled
         shared.state = .connected
         shared.localAddress = SocketAddress.read(fd, getsockname)
-        shared.remoteAddress = SocketAddress.read(fd, getpeername)
+        shared.remoteAddress = remote
+        shared.writeHighWatermark = listener.writeHighWatermark
+        shared.writeLowWatermark = listener.writeLowWatermark
         self.shared = LockedValue(shared)
         self.group = group
         self.eventLoop = loop
         self.fd = fd
         self.state = .connected
+        self.writeHighWatermarkOnLoop = listener.writeHighWatermark
+        self.writeLowWatermarkOnLoop = listener.writeLowWatermark
     }
 
     // MARK: Configuration
@@ -158,6 +171,32 @@ public final class TCPSocket: @unchecked Sendable {
             onLoop { [self] in if fd >= 0 { try? applyNoDelay(fd) } }
         }
     }
+
+    /// Queued write bytes above which the delegate hears
+    /// ``TCPSocketDelegate/socket(_:writeQueueDidExceedHighWatermark:)``, so a producer can pause instead
+    /// of growing memory without bound. Default `Int.max` (off). Takes effect for later writes; accepted
+    /// sockets inherit it from their listener.
+    public var writeHighWatermark: Int {
+        get { shared.withLock { $0.writeHighWatermark } }
+        set {
+            shared.withLock { $0.writeHighWatermark = newValue }
+            onLoop { [self] in writeHighWatermarkOnLoop = newValue }
+        }
+    }
+
+    /// Queued write bytes at or below which, after the high watermark was exceeded, the delegate hears
+    /// ``TCPSocketDelegate/socket(_:writeQueueDidFallToLowWatermark:)``. Default 0 (fully drained).
+    /// Accepted sockets inherit it from their listener.
+    public var writeLowWatermark: Int {
+        get { shared.withLock { $0.writeLowWatermark } }
+        set {
+            shared.withLock { $0.writeLowWatermark = newValue }
+            onLoop { [self] in writeLowWatermarkOnLoop = newValue }
+        }
+    }
+
+    /// Bytes queued for writing that the kernel has not taken yet. Safe from any thread; a snapshot.
+    public var queuedWriteBytes: Int { queuedWriteBytesMirror.load(ordering: .relaxed) }
 
     // MARK: Diagnostics
 
@@ -283,6 +322,9 @@ public final class TCPSocket: @unchecked Sendable {
         interest = []
         _ = readQueue.removeAll()
         _ = writeQueue.removeAll()
+        queuedWriteBytesOnLoop = 0
+        queuedWriteBytesMirror.store(0, ordering: .relaxed)
+        isAboveWriteHighWatermark = false
         buffer.reset()
         readEOF = false
         writeBlocked = false

@@ -28,6 +28,15 @@ public protocol TCPSocketDelegate: AnyObject {
     /// ``SocketError/readTimeout(tag:)``, ``SocketError/connectTimeout`` and so on. Queued reads and
     /// writes that had not completed are discarded.
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?)
+
+    /// The bytes queued for writing grew past ``TCPSocket/writeHighWatermark``: the peer reads slower
+    /// than the app writes. `queuedBytes` is the count at that moment. Pause producing until
+    /// ``socket(_:writeQueueDidFallToLowWatermark:)``, or disconnect a consumer that is too slow.
+    func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int)
+
+    /// After exceeding the high watermark, the queued write bytes fell to ``TCPSocket/writeLowWatermark``
+    /// or below: producing may resume.
+    func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int)
 }
 
 extension TCPSocketDelegate {
@@ -36,4 +45,6 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {}
     public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {}
+    public func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {}
+    public func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {}
 }
