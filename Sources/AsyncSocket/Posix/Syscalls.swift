@@ -61,6 +61,9 @@ enum Posix {
         return try checkIO("sendmsg") { sendmsg(fd, &message, cass_msg_nosignal()) }
     }
 
+    /// `SOCK_STREAM`, as `getsockopt(SO_TYPE)` reports it.
+    static var streamSocketType: Int32 { cass_sock_stream() }
+
     /// `close(2)`. Errors are ignored: the descriptor is released either way (see close(2), NOTES).
     static func close(_ fd: Int32) {
         #if canImport(Glibc)

@@ -25,11 +25,38 @@ struct ReadRequest {
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
+    /// The caller's buffer the bytes are written into, at `bufferOffset` (GCDAsyncSocket's
+    /// `buffer:bufferOffset:`), or nil.
+    var buffer: NSMutableData?
+    var bufferOffset = 0
     /// Identifies the request to its timeout timer; assigned when queued.
     var id: UInt64 = 0
+    /// Seconds of timeout extensions granted so far.
+    var extensions: Double = 0
+    /// Bytes already reported through the partial-progress callback.
+    var reportedBytes = 0
     /// Bytes at the start of the unread data already searched for the delimiter, so no byte is
     /// searched twice (a delimiter may straddle the boundary, so the search resumes a little earlier).
     var scanned = 0
+
+    init(kind: Kind, timeout: Double, tag: Int, buffer: NSMutableData? = nil, bufferOffset: Int = 0) {
+        self.kind = kind
+        self.timeout = timeout
+        self.tag = tag
+        self.buffer = buffer
+        self.bufferOffset = bufferOffset
+    }
+
+    /// Bytes of the `unread` count that count towards this request, for progress reports: for a read to
+    /// length, up to its length; to a delimiter, up to its maximum; none for a read of available bytes
+    /// (it completes as soon as anything arrives).
+    func bytesDone(unread: Int) -> Int {
+        switch kind {
+        case .available: return 0
+        case .toLength(let length): return min(unread, length)
+        case .toData(_, let maxLength): return maxLength > 0 ? min(unread, maxLength) : unread
+        }
+    }
 
     /// Checks `unread` (the bytes not yet handed to a read, oldest first) against this request.
     func match(_ unread: UnsafeRawBufferPointer) -> Match {
@@ -70,18 +97,4 @@ struct ReadRequest {
             return nil
         }
     }
-}
-
-/// One queued write: its bytes, how many are sent, its timeout and its tag (`GCDAsyncWritePacket`).
-struct WriteRequest {
-    let data: Data
-    /// Seconds; negative means no timeout.
-    let timeout: Double
-    let tag: Int
-    /// Identifies the request to its timeout timer; assigned when queued.
-    var id: UInt64 = 0
-    /// Bytes of `data` already sent.
-    var sent = 0
-
-    var remaining: Int { data.count - sent }
 }

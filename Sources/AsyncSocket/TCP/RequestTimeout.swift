@@ -17,6 +17,12 @@ struct RequestTimeout {
         if timeout >= 0 { timer = start() }
     }
 
+    /// Starts a new timer for the same request, after the delegate extended its timeout.
+    mutating func restart(_ start: () -> Scheduled) {
+        timer?.cancel()
+        timer = start()
+    }
+
     mutating func cancel() {
         timer?.cancel()
         timer = nil

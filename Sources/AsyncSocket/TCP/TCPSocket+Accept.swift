@@ -7,9 +7,9 @@ import Darwin
 #endif
 
 extension TCPSocket {
-    /// Listens on every interface on `port` (0 = a free port the kernel picks; read it back from
-    /// ``localPort``), IPv4 and IPv6 through one dual-stack socket where the system has IPv6
-    /// (GCDAsyncSocket's `acceptOnPort:error:`). Each accepted connection arrives as a new socket in
+    /// Listens on every interface on `port` (GCDAsyncSocket's `acceptOnPort:error:`): an IPv4 and an
+    /// IPv6 listening socket (as enabled), sharing one port; with port 0 the kernel picks it (read it
+    /// back from ``localPort``). Each accepted connection arrives as a new socket in
     /// ``TCPSocketDelegate/socket(_:didAcceptNewSocket:)``.
     ///
     /// - Throws: ``SocketError/badConfig(_:)`` when the socket is in use or has no delegate;
@@ -18,76 +18,116 @@ extension TCPSocket {
         try accept(onInterface: nil, port: port)
     }
 
-    /// Listens on `interface` (a numeric address such as `"127.0.0.1"` or `"::1"`, or a host name such
-    /// as `"localhost"`, which listens on each of its addresses) or on every interface when `nil`.
+    /// Listens on `interface`: an interface name (`"lo"`, `"eth0"`), a numeric address (`"127.0.0.1"`,
+    /// `"::1"`), `"localhost"` / `"loopback"`, or a host name, each listening on every IPv4 and IPv6
+    /// address it has (as enabled); `nil` means every interface. All the listening sockets share one
+    /// port (IPv6 ones set `IPV6_V6ONLY`).
     ///
     /// - Parameters:
-    ///   - port: 0 = a free port the kernel picks, the same one for every address of the interface.
+    ///   - port: 0 = a free port the kernel picks, the same one for every address.
     ///   - backlog: the `listen(2)` backlog: connections the kernel completes before they are accepted.
-    /// - Throws: as ``accept(onPort:)``, plus ``SocketError/hostLookupFailed(host:code:)``.
+    /// - Throws: as ``accept(onPort:)``, plus ``SocketError/badParam(_:)`` for an unknown interface.
     public func accept(onInterface interface: String?, port: UInt16, backlog: Int32 = 1024) throws(SocketError) {
         try claim(for: .listening, verb: "accept")
-        let descriptors: [Int32]
-        do {
-            descriptors = try openListeners(interface: interface, port: port, backlog: backlog)
+        let options = shared.withLock { $0.options }
+        do throws(SocketError) {
+            var addresses: [SocketAddress]
+            if let interface {
+                addresses = try InterfaceAddresses.resolve(interface, port: port)
+            } else {
+                addresses = [.any(.inet, port: port), .any(.inet6, port: port)]
+            }
+            addresses = addresses.filter { $0.family == .inet ? options.isIPv4Enabled : options.isIPv6Enabled }
+            guard !addresses.isEmpty else {
+                throw SocketError.badConfig("no address of an enabled family on interface \(interface ?? "(any)")")
+            }
+            try startListening(try openListeners(at: addresses, backlog: backlog, receiveBufferSize: options.receiveBufferSize))
         } catch {
             shared.withLock { $0.state = .disconnected }
             throw error
         }
+    }
+
+    /// Listens on the Unix-domain socket at the file URL `url` (GCDAsyncSocket's `acceptOnUrl:error:`).
+    /// A stale socket file at that path is removed first; any other kind of file is left alone and the
+    /// bind fails with `EADDRINUSE`.
+    ///
+    /// - Throws: ``SocketError/badParam(_:)`` for a URL that is not a usable path; otherwise as
+    ///   ``accept(onPort:)``.
+    public func accept(onUrl url: URL, backlog: Int32 = 1024) throws(SocketError) {
+        guard url.isFileURL, let address = SocketAddress(unixDomainSocketPath: url.path) else {
+            throw SocketError.badParam("not a usable Unix-domain socket path: \(url)")
+        }
+        try claim(for: .listening, verb: "accept")
+        do throws(SocketError) {
+            var status = stat()
+            if lstat(url.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK { unlink(url.path) }
+            try startListening([try openListener(at: address, backlog: backlog, receiveBufferSize: nil)])
+        } catch {
+            shared.withLock { $0.state = .disconnected }
+            throw error
+        }
+    }
+
+    private func startListening(_ descriptors: [Int32]) throws(SocketError) {
         let local = descriptors.first.flatMap { SocketAddress.read($0, getsockname) }
         shared.withLock { $0.localAddress = local }
         onLoop { [self] in
             state = .listening
-            do throws(SocketError) {
-                for descriptor in descriptors {
-                    let listener = Listener(fd: descriptor, owner: self)
-                    listeners.append(listener)
+            options = shared.withLock { $0.options }
+            for (index, descriptor) in descriptors.enumerated() {
+                let listener = Listener(fd: descriptor, owner: self)
+                do throws(SocketError) {
                     try eventLoop.register(descriptor, handler: listener, interest: [.read])
+                    listeners.append(listener)
+                } catch {
+                    descriptors[index...].forEach(Posix.close)
+                    close(error: error)
+                    return
                 }
-            } catch {
-                for descriptor in descriptors where !listeners.contains(where: { $0.fd == descriptor }) {
-                    Posix.close(descriptor)
-                }
-                close(error: error)
             }
         }
     }
 
-    /// Creates, binds and starts listening on one socket per address; all share the first one's port.
-    private func openListeners(interface: String?, port: UInt16, backlog: Int32) throws(SocketError) -> [Int32] {
-        var opened: [Int32] = []
-        do {
-            if let interface {
-                var boundPort = port
-                let addresses = try Resolver.resolve(host: interface, port: port, passive: true)
+    /// Binds every address to one port (the first one's when asked for port 0), retrying a few times
+    /// when the kernel's pick for the first is taken for a later one.
+    private func openListeners(at addresses: [SocketAddress], backlog: Int32, receiveBufferSize: Int?) throws(SocketError) -> [Int32] {
+        let pickPort = addresses.first?.port == 0
+        var lastError: SocketError?
+        for _ in 0..<(pickPort ? 5 : 1) {
+            var opened: [Int32] = []
+            do {
+                var port = addresses[0].port
                 for address in addresses {
-                    guard let target = SocketAddress(ipAddress: address.host, port: boundPort) else { continue }
-                    let descriptor = try openListener(at: target, dualStack: false, backlog: backlog)
+                    let descriptor = try openListener(at: address.withPort(port), backlog: backlog, receiveBufferSize: receiveBufferSize)
                     opened.append(descriptor)
-                    if boundPort == 0 { boundPort = SocketAddress.read(descriptor, getsockname)?.port ?? 0 }
+                    if port == 0 { port = SocketAddress.read(descriptor, getsockname)?.port ?? 0 }
                 }
-            } else {
-                // One dual-stack IPv6 socket serves IPv4 too; without IPv6, IPv4 alone.
-                do {
-                    opened.append(try openListener(at: .any(.inet6, port: port), dualStack: true, backlog: backlog))
-                } catch where error.errno == EAFNOSUPPORT {
-                    opened.append(try openListener(at: .any(.inet, port: port), dualStack: false, backlog: backlog))
-                }
+                return opened
+            } catch {
+                opened.forEach(Posix.close)
+                lastError = error
+                guard pickPort, error.errno == EADDRINUSE else { break }
             }
-        } catch {
-            opened.forEach(Posix.close)
-            throw error
         }
-        return opened
+        throw lastError ?? .badParam("nothing to listen on")
     }
 
-    private func openListener(at address: SocketAddress, dualStack: Bool, backlog: Int32) throws(SocketError) -> Int32 {
-        let domain = address.family == .inet6 ? AF_INET6 : AF_INET
-        let descriptor = try Posix.check("socket") { socket(domain, cass_sock_stream_nonblock(), 0) }
+    private func openListener(at address: SocketAddress, backlog: Int32, receiveBufferSize: Int?) throws(SocketError) -> Int32 {
+        let descriptor = try Posix.check("socket") { socket(address.domain, cass_sock_stream_nonblock(), 0) }
         do {
-            try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+            #if !os(Linux)
+            try Posix.setNonBlocking(descriptor)
+            #endif
+            if address.family != .unix {
+                try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+            }
             if address.family == .inet6 {
-                try Posix.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: dualStack ? 0 : 1)
+                try Posix.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: 1)
+            }
+            if let size = receiveBufferSize {
+                // Accepted sockets inherit the receive buffer, which must be set before listen for window scaling.
+                try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_RCVBUF, value: Int32(clamping: size))
             }
             _ = try address.withSockAddr { pointer, length throws(SocketError) in
                 try Posix.check("bind") { bind(descriptor, pointer, length) }
@@ -100,9 +140,9 @@ extension TCPSocket {
         return descriptor
     }
 
-    /// Accepts the connections waiting on `listenFD`, at most `Listener.acceptsPerEvent` per call.
+    /// Accepts the connections waiting on a listener, at most `Listener.acceptsPerEvent` per call.
     func acceptConnections(on listener: Listener) {
-        let inherited = shared.withLock { $0 }
+        let template = shared.withLock { $0 }
         for _ in 0..<Listener.acceptsPerEvent {
             guard state == .listening else { return }
             var peer = sockaddr_storage()
@@ -125,44 +165,30 @@ extension TCPSocket {
                     return
                 }
             }
-            let loop = group.next()
             // The address accept(2) returned stays known even if the peer resets at once.
             let remote = withUnsafePointer(to: &peer) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: peerLength) }
             }
-            let socket = TCPSocket(accepted: accepted, remote: remote, on: loop, group: group, inheriting: inherited)
+            let local = SocketAddress.read(accepted, getsockname)
             do {
-                try socket.applyNoDelay(accepted)
+                try applyOptions(to: accepted, isUnixDomain: remote?.family == .unix || local?.family == .unix)
             } catch {
-                // The option failing means the descriptor is unusable; drop the connection.
+                // The options failing means the descriptor is unusable; drop the connection.
                 Posix.close(accepted)
                 continue
             }
+            let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: group.next(), group: group, like: template)
             // The new socket starts reading only after the delegate has seen it, so no event for it can
             // reach a delegate that has not set it up (user data, its own delegate) yet.
-            let (delegate, queue) = shared.withLock { ($0.delegate, $0.delegateQueue) }
-            guard let delegate else {
+            guard let delegate = template.delegate else {
                 Posix.close(accepted)
                 continue
             }
             let announce = UnsafeTransfer {
                 delegate.socket(self, didAcceptNewSocket: socket)
-                socket.onLoop { socket.startAccepted() }
+                socket.onLoop { socket.startConnected() }
             }
-            if let queue { queue.async { announce.value() } } else { announce.value() }
-        }
-    }
-
-    /// Registers an accepted connection with its loop, once the delegate has been told of it.
-    func startAccepted() {
-        guard state == .connected else { return }
-        do {
-            try eventLoop.register(fd, handler: self, interest: [])
-            // Requests queued before registration may have computed an interest the loop never saw.
-            interest = []
-            updateInterest()
-        } catch {
-            close(error: error)
+            if let queue = template.delegateQueue { queue.async { announce.value() } } else { announce.value() }
         }
     }
 }

@@ -7,52 +7,96 @@ import Darwin
 #endif
 
 extension TCPSocket {
-    /// Connects to `host` (a name or a numeric IPv4/IPv6 address) on `port`, trying each address the
-    /// name resolves to in turn until one accepts. Returns at once; the outcome arrives as
-    /// ``TCPSocketDelegate/socket(_:didConnectToHost:port:)`` or as
-    /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` with the error of the last address tried.
-    /// Name resolution runs on a global dispatch queue, never on the event loop.
+    /// Connects to `host` (a name or a numeric IPv4/IPv6 address) on `port`. Returns at once; the
+    /// outcome arrives as ``TCPSocketDelegate/socket(_:didConnectToHost:port:)`` or as
+    /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)``. Name resolution runs on a global
+    /// dispatch queue, never on the event loop. Every resolved address of an enabled family is tried,
+    /// the families interleaved (the preferred one first) and each attempt given
+    /// ``alternateAddressDelay`` before the next one starts alongside it; the first to connect wins
+    /// (Happy Eyeballs, RFC 8305).
     ///
     /// - Parameters:
+    ///   - interface: bind to this interface or local address first (`"en1"`, `"192.168.4.34"`,
+    ///     `"lo:8082"`; see ``accept(onInterface:port:backlog:)``); `nil` lets the system choose.
     ///   - timeout: seconds for the whole connect, name resolution included; negative means none.
     ///     On expiry the socket disconnects with ``SocketError/connectTimeout``.
     /// - Throws: ``SocketError/badConfig(_:)`` when the socket is already connecting, connected or
-    ///   listening, or has no delegate.
-    public func connect(toHost host: String, onPort port: UInt16, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+    ///   listening, has no delegate, or has both IPv4 and IPv6 disabled;
+    ///   ``SocketError/badParam(_:)`` for an unknown interface.
+    public func connect(toHost host: String, onPort port: UInt16, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+        let local = try localAddresses(for: interface)
         try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
-            let generation = startConnect(timeout: timeout)
+            let generation = startConnecting(timeout: timeout)
             Resolver.resolveAsync(host: host, port: port) { [self] result in
                 onLoop { [self] in
                     guard generation == connectGeneration, state == .connecting else { return }
                     switch result {
-                    case .success(let addresses):
-                        pendingAddresses = addresses
-                        connectToNextAddress()
-                    case .failure(let error):
-                        close(error: error)
+                    case .success(let addresses): connect(toAny: addresses, from: local)
+                    case .failure(let error): close(error: error)
                     }
                 }
             }
         }
     }
 
-    /// Connects to a socket address (GCDAsyncSocket's `connectToAddress:withTimeout:error:`).
+    /// Connects to a socket address (GCDAsyncSocket's `connectToAddress:viaInterface:withTimeout:error:`).
     ///
     /// - Parameter timeout: seconds; negative means none.
-    /// - Throws: ``SocketError/badConfig(_:)`` as ``connect(toHost:onPort:withTimeout:)``.
-    public func connect(to address: SocketAddress, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+    /// - Throws: as ``connect(toHost:onPort:viaInterface:withTimeout:)``.
+    public func connect(to address: SocketAddress, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+        let local = try localAddresses(for: interface)
         try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
-            _ = startConnect(timeout: timeout)
-            pendingAddresses = [address]
-            connectToNextAddress()
+            _ = startConnecting(timeout: timeout)
+            connect(toAny: [address], from: local)
+        }
+    }
+
+    /// Connects to the Unix-domain socket at the file URL `url` (GCDAsyncSocket's
+    /// `connectToUrl:withTimeout:error:`).
+    ///
+    /// - Throws: ``SocketError/badParam(_:)`` when `url` is not a file URL or its path is too long;
+    ///   otherwise as ``connect(toHost:onPort:viaInterface:withTimeout:)``.
+    public func connect(toUrl url: URL, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+        guard url.isFileURL, let address = SocketAddress(unixDomainSocketPath: url.path) else {
+            throw SocketError.badParam("not a usable Unix-domain socket path: \(url)")
+        }
+        try claim(for: .connecting, verb: "connect")
+        onLoop { [self] in
+            _ = startConnecting(timeout: timeout)
+            connect(toAny: [address], from: [])
+        }
+    }
+
+    /// The local addresses to bind to before connecting, from an interface description.
+    private func localAddresses(for interface: String?) throws(SocketError) -> [SocketAddress] {
+        guard let interface else { return [] }
+        return try InterfaceAddresses.resolve(interface, port: 0)
+    }
+
+    /// Claims an unused socket for `newState` (connecting or listening), synchronously, so a second
+    /// connect or accept fails at once.
+    /// - Throws: ``SocketError/badConfig(_:)`` without a delegate, with both IP families disabled, or
+    ///   when the socket is in use.
+    func claim(for newState: State, verb: String) throws(SocketError) {
+        try shared.withLock { shared throws(SocketError) in
+            guard shared.delegate != nil else {
+                throw SocketError.badConfig("Attempting to \(verb) without a delegate. Set a delegate first.")
+            }
+            guard shared.options.isIPv4Enabled || shared.options.isIPv6Enabled else {
+                throw SocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")
+            }
+            guard shared.state == .idle || shared.state == .disconnected else {
+                throw SocketError.badConfig("Attempting to \(verb) while connected, connecting or accepting. Disconnect first.")
+            }
+            shared.state = newState
         }
     }
 
     /// Enters the connecting state on the loop and starts the connect timeout. Returns the attempt's
     /// generation, which a late resolver answer must match.
-    private func startConnect(timeout: TimeInterval) -> UInt64 {
+    private func startConnecting(timeout: TimeInterval) -> UInt64 {
         state = .connecting
         connectGeneration &+= 1
         let generation = connectGeneration
@@ -65,91 +109,165 @@ extension TCPSocket {
         return generation
     }
 
-    /// Starts a nonblocking `connect(2)` to the next resolved address, or gives up with the last error.
-    func connectToNextAddress() {
-        while !pendingAddresses.isEmpty {
-            let address = pendingAddresses.removeFirst()
-            do {
-                let socketFD = try makeStreamSocket(address.family)
-                let started = address.withSockAddr { pointer, length in
-                    CAsyncSocketShims.connect(socketFD, pointer, length)
-                }
-                let code = started == 0 ? 0 : cass_errno()
-                guard code == 0 || code == EINPROGRESS else {
-                    Posix.close(socketFD)
-                    lastConnectError = .posix(operation: "connect", errno: code)
-                    continue
-                }
-                fd = socketFD
-                try eventLoop.register(socketFD, handler: self, interest: [.write])
-                interest = [.write]
-                // Loopback may connect at once; either way the socket turns writable.
-                return
-            } catch {
-                if fd >= 0 {
-                    Posix.close(fd)
-                    fd = -1
-                }
-                lastConnectError = error
-            }
+    /// Orders `addresses` for Happy Eyeballs and starts the attempts.
+    private func connect(toAny addresses: [SocketAddress], from local: [SocketAddress]) {
+        let usable = addresses.filter {
+            $0.family == .unix || ($0.family == .inet ? options.isIPv4Enabled : options.isIPv6Enabled)
         }
-        close(error: lastConnectError ?? .badParam("no address to connect to"))
-    }
-
-    /// The connecting descriptor turned writable: the connect finished, one way or the other.
-    func finishConnect() {
-        let code: Int32
-        do {
-            code = try Posix.getOption(fd, level: SOL_SOCKET, name: SO_ERROR)
-        } catch {
-            code = error.errno ?? EIO
-        }
-        guard code == 0 else {
-            eventLoop.deregister(fd)
-            Posix.close(fd)
-            fd = -1
-            interest = []
-            lastConnectError = .posix(operation: "connect", errno: code)
-            connectToNextAddress()
+        guard !usable.isEmpty else {
+            close(error: .badConfig("no address of an enabled family (IPv4 \(options.isIPv4Enabled ? "on" : "off"), IPv6 \(options.isIPv6Enabled ? "on" : "off"))"))
             return
         }
+        let ordered = ConnectionAttempts.interleave(usable, preferring: options.isIPv4PreferredOverIPv6 ? .inet : .inet6)
+        let attempts = ConnectionAttempts(owner: self, addresses: ordered, localAddresses: local, delay: options.alternateAddressDelay)
+        connection = attempts
+        attempts.startNext()
+    }
+
+    /// An attempt connected: `socketFD` becomes this socket's connection.
+    func connectionSucceeded(_ socketFD: Int32, to remote: SocketAddress) {
+        connection = nil
         connectTimer?.cancel()
         connectTimer = nil
-        pendingAddresses = []
-        lastConnectError = nil
-        let local = SocketAddress.read(fd, getsockname)
-        let remote = SocketAddress.read(fd, getpeername)
+        fd = socketFD
+        let local = SocketAddress.read(socketFD, getsockname)
         state = .connected
         shared.withLock {
             $0.state = .connected
             $0.localAddress = local
             $0.remoteAddress = remote
         }
-        notify { $0.socket(self, didConnectToHost: remote?.host ?? "", port: remote?.port ?? 0) }
-        guard state == .connected else { return }
-        updateInterest()
-        processReads()
-        armWriteTimer()
-        if disconnectAfterWritingRequested && writeQueue.isEmpty {
-            close(error: nil)
-        } else {
-            flushWrites()
+        notify { $0.socket(self, didConnectToHost: remote.host, port: remote.port) }
+        startConnected()
+    }
+
+    /// Every attempt failed: report the last error.
+    func connectionFailed(_ error: SocketError) {
+        connection = nil
+        close(error: error)
+    }
+}
+
+/// The connect attempts of one ``TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)``: the
+/// addresses left to try and the attempts running. A new attempt starts when the last one fails or has
+/// run for the alternate-address delay without an answer (RFC 8305, section 5). Loop thread only.
+final class ConnectionAttempts: @unchecked Sendable {
+    /// One nonblocking `connect(2)` in flight.
+    final class Attempt: Selectable, @unchecked Sendable {
+        let fd: Int32
+        let address: SocketAddress
+        unowned let owner: ConnectionAttempts
+
+        init(fd: Int32, address: SocketAddress, owner: ConnectionAttempts) {
+            self.fd = fd
+            self.address = address
+            self.owner = owner
+        }
+
+        func selectorReadable() {}
+        func selectorWritable() { owner.finished(self) }
+    }
+
+    private unowned let owner: TCPSocket
+    private var pending: [SocketAddress]
+    private var running: [Attempt] = []
+    private let localAddresses: [SocketAddress]
+    private let delay: TimeInterval
+    private var staggerTimer: Scheduled?
+    private var lastError: SocketError?
+
+    init(owner: TCPSocket, addresses: [SocketAddress], localAddresses: [SocketAddress], delay: TimeInterval) {
+        self.owner = owner
+        self.pending = addresses
+        self.localAddresses = localAddresses
+        self.delay = delay
+    }
+
+    /// `addresses` with the families alternating, `preferred` first (RFC 8305, section 4).
+    static func interleave(_ addresses: [SocketAddress], preferring preferred: SocketAddress.Family) -> [SocketAddress] {
+        var first = addresses.filter { $0.family == preferred }
+        var second = addresses.filter { $0.family != preferred }
+        if first.isEmpty { swap(&first, &second) }
+        var result: [SocketAddress] = []
+        for index in 0..<max(first.count, second.count) {
+            if index < first.count { result.append(first[index]) }
+            if index < second.count { result.append(second[index]) }
+        }
+        return result
+    }
+
+    /// Starts attempts until one is in flight; reports failure when none is left.
+    func startNext() {
+        staggerTimer?.cancel()
+        staggerTimer = nil
+        while !pending.isEmpty {
+            let address = pending.removeFirst()
+            do {
+                let attempt = try begin(address)
+                running.append(attempt)
+                if !pending.isEmpty {
+                    staggerTimer = owner.eventLoop.scheduleTask(in: .seconds(max(0, delay))) { [self] in startNext() }
+                }
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        if running.isEmpty { owner.connectionFailed(lastError ?? .badParam("no address to connect to")) }
+    }
+
+    private func begin(_ address: SocketAddress) throws(SocketError) -> Attempt {
+        let fd = try owner.makeStreamSocket(address.family)
+        do throws(SocketError) {
+            if address.family != .unix && !localAddresses.isEmpty {
+                guard let local = localAddresses.first(where: { $0.family == address.family }) else {
+                    throw SocketError.badParam("the interface has no \(address.family == .inet ? "IPv4" : "IPv6") address for \(address)")
+                }
+                _ = try local.withSockAddr { pointer, length throws(SocketError) in
+                    try Posix.check("bind") { bind(fd, pointer, length) }
+                }
+            }
+            let started = address.withSockAddr { pointer, length in CAsyncSocketShims.connect(fd, pointer, length) }
+            let code = started == 0 ? 0 : cass_errno()
+            // Nonblocking connects finish later (EINPROGRESS; EAGAIN for Unix-domain sockets whose
+            // backlog is full); either way the socket turns writable.
+            guard code == 0 || code == EINPROGRESS || code == EAGAIN else {
+                throw SocketError.posix(operation: "connect", errno: code)
+            }
+            let attempt = Attempt(fd: fd, address: address, owner: self)
+            try owner.eventLoop.register(fd, handler: attempt, interest: [.write])
+            return attempt
+        } catch {
+            Posix.close(fd)
+            throw error
         }
     }
 
-    /// A nonblocking, close-on-exec TCP socket of `family` with this socket's options applied.
-    func makeStreamSocket(_ family: SocketAddress.Family) throws(SocketError) -> Int32 {
-        let domain = family == .inet6 ? AF_INET6 : AF_INET
-        let socketFD = try Posix.check("socket") { socket(domain, cass_sock_stream_nonblock(), 0) }
-        do {
-            try applyNoDelay(socketFD)
-            #if canImport(Darwin)
-            try Posix.setOption(socketFD, level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
-            #endif
-        } catch {
-            Posix.close(socketFD)
-            throw error
+    /// An attempt's descriptor turned writable: it connected or failed.
+    fileprivate func finished(_ attempt: Attempt) {
+        let code = (try? Posix.getOption(attempt.fd, level: SOL_SOCKET, name: SO_ERROR)) ?? EIO
+        running.removeAll { $0 === attempt }
+        owner.eventLoop.deregister(attempt.fd)
+        guard code == 0 else {
+            Posix.close(attempt.fd)
+            lastError = .posix(operation: "connect", errno: code)
+            // A failure starts the next address at once rather than after the delay.
+            if running.isEmpty { startNext() }
+            return
         }
-        return socketFD
+        cancel()
+        owner.connectionSucceeded(attempt.fd, to: attempt.address)
+    }
+
+    /// Stops every attempt still running; nothing more is reported.
+    func cancel() {
+        staggerTimer?.cancel()
+        staggerTimer = nil
+        pending = []
+        for attempt in running {
+            owner.eventLoop.deregister(attempt.fd)
+            Posix.close(attempt.fd)
+        }
+        running = []
     }
 }

@@ -1,67 +1,6 @@
 import Foundation
 
 extension TCPSocket {
-    // MARK: Queuing reads (GCDAsyncSocket's read methods)
-
-    /// Reads whatever bytes are available (at least one). Completes with
-    /// ``TCPSocketDelegate/socket(_:didRead:withTag:)``.
-    ///
-    /// - Parameters:
-    ///   - timeout: seconds from when this read becomes the current one; negative means none. On
-    ///     expiry the socket disconnects with ``SocketError/readTimeout(tag:)``.
-    ///   - tag: handed back in the callback, never sent.
-    public func readData(withTimeout timeout: TimeInterval, tag: Int) {
-        enqueueRead(.available(maxLength: 0), timeout: timeout, tag: tag)
-    }
-
-    /// Reads whatever bytes are available, at most `maxLength` bytes of them (0 = no limit). The rest
-    /// stays buffered for the next read.
-    public func readData(withTimeout timeout: TimeInterval, maxLength: UInt, tag: Int) {
-        enqueueRead(.available(maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
-    }
-
-    /// Reads exactly `length` bytes (GCDAsyncSocket's `readDataToLength:withTimeout:tag:`). A length of
-    /// 0 is ignored, as in GCDAsyncSocket.
-    public func readData(toLength length: UInt, withTimeout timeout: TimeInterval, tag: Int) {
-        guard length > 0 else { return }
-        enqueueRead(.toLength(Int(clamping: length)), timeout: timeout, tag: tag)
-    }
-
-    /// Reads up to and including the first occurrence of `data`, the delimiter (for example
-    /// ``TCPSocket/crlfData``), however the bytes arrive. An empty delimiter is ignored.
-    public func readData(to data: Data, withTimeout timeout: TimeInterval, tag: Int) {
-        readData(to: data, withTimeout: timeout, maxLength: 0, tag: tag)
-    }
-
-    /// Reads up to and including the delimiter `data`, failing when `maxLength` bytes (delimiter
-    /// included; 0 = no limit) arrive without it: the socket then disconnects with
-    /// ``SocketError/readMaxedOut(maxLength:)``. A message of exactly `maxLength` bytes is accepted.
-    public func readData(to data: Data, withTimeout timeout: TimeInterval, maxLength: UInt, tag: Int) {
-        guard !data.isEmpty else { return }
-        enqueueRead(.toData(delimiter: [UInt8](data), maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
-    }
-
-    /// Carriage return and line feed, `"\r\n"` (GCDAsyncSocket's `CRLFData`).
-    public static let crlfData = Data([0x0D, 0x0A])
-    /// Carriage return, `"\r"` (`CRData`).
-    public static let crData = Data([0x0D])
-    /// Line feed, `"\n"` (`LFData`).
-    public static let lfData = Data([0x0A])
-    /// A zero byte (`ZeroData`), as C strings end.
-    public static let zeroData = Data([0x00])
-
-    private func enqueueRead(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int) {
-        let request = UnsafeTransfer(ReadRequest(kind: kind, timeout: timeout, tag: tag))
-        onLoop { [self] in
-            guard (state == .connecting || state == .connected) && !disconnectAfterWritingRequested else { return }
-            nextRequestID &+= 1
-            var queued = request.value
-            queued.id = nextRequestID
-            readQueue.append(queued)
-            if state == .connected { processReads() }
-        }
-    }
-
     // MARK: Reading from the kernel (loop thread)
 
     /// The most bytes the socket will buffer right now: the general limit, or the current read's
@@ -93,8 +32,9 @@ extension TCPSocket {
     }
 
     /// Completes queued reads from the buffered bytes and `incoming` (bytes just read into the loop's
-    /// scratch buffer, which must not outlive this call), delivers them, and then flushes writes the
-    /// delegate queued meanwhile. Loop thread only; does nothing when already running.
+    /// scratch buffer, which must not outlive this call), delivers them, reports progress and the end
+    /// of the read stream, and then flushes writes the delegate queued meanwhile. Loop thread only; does
+    /// nothing when already running.
     func processReads(incoming: UnsafeRawBufferPointer? = nil) {
         guard !isProcessingReads else {
             if let incoming { buffer.append(incoming) }
@@ -128,10 +68,10 @@ extension TCPSocket {
             return
         }
         guard state == .connected else { return }
-        if readEOF && (buffer.isEmpty || !readQueue.isEmpty) {
-            // Nothing left to read, or the current read can never complete.
-            close(error: .closedByPeer)
-            return
+        reportReadProgress()
+        if readEOF {
+            readStreamEnded()
+            guard state == .connected else { return }
         }
         if let head = readQueue.first, case .toData(_, 0) = head.kind, buffer.count >= readBufferLimit {
             close(error: .readMaxedOut(maxLength: readBufferLimit))
@@ -143,6 +83,7 @@ extension TCPSocket {
             needsFlush = false
             flushWrites()
         }
+        closeIfFinished()
     }
 
     /// Takes every read that `unread` completes off the queue into `completedReads`, in order, and
@@ -154,7 +95,9 @@ extension TCPSocket {
             switch readQueue[0].match(rest) {
             case .complete(let length):
                 let request = readQueue.removeFirst()
-                completedReads.append((Data(UnsafeRawBufferPointer(rebasing: rest[..<length])), request.tag))
+                let bytes = UnsafeRawBufferPointer(rebasing: rest[..<length])
+                if let target = request.buffer { TCPSocket.write(bytes, into: target, at: request.bufferOffset) }
+                completedReads.append((Data(bytes), request.tag))
                 consumed += length
             case .needMore(let scanned):
                 readQueue.updateFirst { $0.scanned = scanned }
@@ -167,6 +110,13 @@ extension TCPSocket {
         return consumed
     }
 
+    /// Writes `bytes` into a caller's buffer at `offset`, growing it as needed, as GCDAsyncSocket does.
+    private static func write(_ bytes: UnsafeRawBufferPointer, into target: NSMutableData, at offset: Int) {
+        let replaced = max(0, min(bytes.count, target.length - offset))
+        guard let base = bytes.baseAddress else { return }
+        target.replaceBytes(in: NSRange(location: offset, length: replaced), withBytes: base, length: bytes.count)
+    }
+
     private func deliverCompletedReads() {
         for (data, tag) in completedReads {
             // A delegate on the loop thread may disconnect from within the callback.
@@ -176,17 +126,33 @@ extension TCPSocket {
         completedReads.removeAll(keepingCapacity: true)
     }
 
-    // MARK: Read timeouts
+    /// Tells the delegate how many more bytes the unfinished current read has received.
+    private func reportReadProgress() {
+        guard let head = readQueue.first else { return }
+        let done = head.bytesDone(unread: buffer.count)
+        guard done > head.reportedBytes else { return }
+        let delta = UInt(done - head.reportedBytes)
+        let tag = head.tag
+        readQueue.updateFirst { $0.reportedBytes = done }
+        notify { $0.socket(self, didReadPartialDataOfLength: delta, tag: tag) }
+    }
 
-    /// Starts the timeout of the current read if it has one and it is not running yet.
-    func armReadTimer() {
-        let head = readQueue.first
-        readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
-            let (id, tag) = (head?.id, head?.tag ?? 0)
-            return eventLoop.scheduleTask(in: .seconds(head?.timeout ?? 0)) { [self] in
-                guard state == .connected, readQueue.first?.id == id else { return }
-                close(error: .readTimeout(tag: tag))
-            }
+    /// The peer sent FIN and the reads have taken what they could: disconnect, or (half-close mode)
+    /// report the closed read stream once nothing buffered can complete a read.
+    private func readStreamEnded() {
+        let stuck = !readQueue.isEmpty  // processReads left these unsatisfied: they never will be
+        guard buffer.isEmpty || stuck else { return }  // wait for the delegate's next read
+        guard !options.autoDisconnectOnClosedReadStream else {
+            close(error: .closedByPeer)
+            return
         }
+        if stuck {
+            readTimeout.cancel()
+            for request in readQueue.removeAll() { rejectRead(tag: request.tag, .closedByPeer) }
+        }
+        guard !readStreamClosed else { return }
+        readStreamClosed = true
+        notify { $0.socketDidCloseReadStream(self) }
+        if writeStreamClosed { close(error: nil) }
     }
 }

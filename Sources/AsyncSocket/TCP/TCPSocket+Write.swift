@@ -4,18 +4,25 @@ import Foundation
 extension TCPSocket {
     /// Queues `data` to be sent after every write queued before it. Writes may be queued while the
     /// socket is still connecting; they go out once it is connected. Completes with
-    /// ``TCPSocketDelegate/socket(_:didWriteDataWithTag:)`` once every byte is with the kernel.
-    /// Empty data is ignored, as in GCDAsyncSocket. Writes to a socket that is not connecting or
-    /// connected, or after ``disconnectAfterWriting()``, are ignored.
+    /// ``TCPSocketDelegate/socket(_:didWriteDataWithTag:)`` once every byte is with the kernel. Empty
+    /// data, and writes while the socket is not connecting or connected, disconnecting, or closing its
+    /// write stream, are rejected through ``TCPSocketDelegate/socket(_:didRejectWriteWithTag:error:)``.
     ///
     /// - Parameters:
     ///   - timeout: seconds from when this write becomes the current one; negative means none. On
-    ///     expiry the socket disconnects with ``SocketError/writeTimeout(tag:)``.
+    ///     expiry the delegate may extend it; otherwise the socket disconnects with
+    ///     ``SocketError/writeTimeout(tag:)``.
     ///   - tag: handed back in the callback, never sent.
     public func write(_ data: Data, withTimeout timeout: TimeInterval, tag: Int) {
-        guard !data.isEmpty else { return }
+        guard !data.isEmpty else {
+            rejectWrite(tag: tag, .badParam("a write needs at least one byte"))
+            return
+        }
         onLoop { [self] in
-            guard (state == .connecting || state == .connected) && !disconnectAfterWritingRequested else { return }
+            if let refusal = writeRefusal {
+                rejectWrite(tag: tag, refusal)
+                return
+            }
             nextRequestID &+= 1
             var request = WriteRequest(data: data, timeout: timeout, tag: tag)
             request.id = nextRequestID
@@ -27,15 +34,29 @@ extension TCPSocket {
         }
     }
 
+    /// Why a write cannot be queued now, or nil. Loop thread only.
+    private var writeRefusal: SocketError? {
+        guard state == .connecting || state == .connected else {
+            return .badConfig("the socket is not connected or connecting")
+        }
+        if endAfterReads || endAfterWrites { return .badConfig("the socket is disconnecting") }
+        if writeStreamClosing { return .badConfig("the write stream is closed") }
+        return nil
+    }
+
+    private func rejectWrite(tag: Int, _ error: SocketError) {
+        notify { $0.socket(self, didRejectWriteWithTag: tag, error: error) }
+    }
+
     /// Keeps the queued byte count and reports crossing the watermarks. Loop thread only.
     private func adjustQueuedWriteBytes(by delta: Int) {
         queuedWriteBytesOnLoop += delta
         queuedWriteBytesMirror.store(queuedWriteBytesOnLoop, ordering: .relaxed)
         let queued = queuedWriteBytesOnLoop
-        if !isAboveWriteHighWatermark && queued > writeHighWatermarkOnLoop {
+        if !isAboveWriteHighWatermark && queued > options.writeHighWatermark {
             isAboveWriteHighWatermark = true
             notify { $0.socket(self, writeQueueDidExceedHighWatermark: queued) }
-        } else if isAboveWriteHighWatermark && queued <= writeLowWatermarkOnLoop {
+        } else if isAboveWriteHighWatermark && queued <= options.writeLowWatermark {
             isAboveWriteHighWatermark = false
             notify { $0.socket(self, writeQueueDidFallToLowWatermark: queued) }
         }
@@ -59,10 +80,11 @@ extension TCPSocket {
     static let maxIOVecs = 64
 
     /// Sends queued writes until they are all sent or the kernel's buffer is full, then reports the
-    /// completed ones. Loop thread only.
+    /// completed ones (and the progress of a partly sent one). Loop thread only.
     func flushWrites() {
         guard state == .connected, !writeBlocked else { return }
         var failure: SocketError?
+        var partial: (bytes: Int, tag: Int)?
         sending: while !writeQueue.isEmpty {
             let count = min(writeQueue.count, TCPSocket.maxIOVecs)
             var attempted = 0
@@ -91,8 +113,10 @@ extension TCPSocket {
                 if left >= head.remaining {
                     left -= head.remaining
                     completedWrites.append(writeQueue.removeFirst().tag)
+                    partial = nil
                 } else {
                     writeQueue.updateFirst { $0.sent += left }
+                    partial = (left + (partial?.tag == head.tag ? partial?.bytes ?? 0 : 0), head.tag)
                     left = 0
                 }
             }
@@ -112,9 +136,13 @@ extension TCPSocket {
             return
         }
         guard state == .connected else { return }
+        if let partial {
+            notify { $0.socket(self, didWritePartialDataOfLength: UInt(partial.bytes), tag: partial.tag) }
+        }
         armWriteTimer()
         updateInterest()
-        if writeQueue.isEmpty && disconnectAfterWritingRequested { close(error: nil) }
+        if writeQueue.isEmpty && writeStreamClosing && !writeStreamClosed { shutdownWriteStream() }
+        closeIfFinished()
     }
 
     /// Fills `iovecs[index..<count]` with the unsent bytes of the queued writes, then calls `body` with
@@ -129,20 +157,6 @@ extension TCPSocket {
             let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + request.sent }
             iovecs[index] = iovec(iov_base: base, iov_len: request.remaining)
             return gather(index + 1, count, iovecs, total: total + request.remaining, body)
-        }
-    }
-
-    // MARK: Write timeouts
-
-    /// Starts the timeout of the current write if it has one and it is not running yet.
-    func armWriteTimer() {
-        let head = writeQueue.first
-        writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
-            let (id, tag) = (head?.id, head?.tag ?? 0)
-            return eventLoop.scheduleTask(in: .seconds(head?.timeout ?? 0)) { [self] in
-                guard state == .connected, writeQueue.first?.id == id else { return }
-                close(error: .writeTimeout(tag: tag))
-            }
         }
     }
 }

@@ -25,7 +25,15 @@ static inline int cass_sock_dgram_nonblock(void) { return SOCK_DGRAM | SOCK_NONB
 static inline int cass_accept_flags(void) { return SOCK_NONBLOCK | SOCK_CLOEXEC; }
 /// accept4(2), declared by glibc only under _GNU_SOURCE.
 int cass_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+#else
+/// socket(2) type for a TCP socket; the caller makes it nonblocking with fcntl(2).
+static inline int cass_sock_stream_nonblock(void) { return SOCK_STREAM; }
+/// socket(2) type for a UDP socket; the caller makes it nonblocking with fcntl(2).
+static inline int cass_sock_dgram_nonblock(void) { return SOCK_DGRAM; }
 #endif
+
+/// SOCK_STREAM as an int, for comparing with getsockopt(SO_TYPE).
+static inline int cass_sock_stream(void) { return SOCK_STREAM; }
 
 /// send(2) flags that turn SIGPIPE into EPIPE where the platform supports it.
 static inline int cass_msg_nosignal(void) {

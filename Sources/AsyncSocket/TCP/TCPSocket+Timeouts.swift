@@ -1,0 +1,59 @@
+import Foundation
+
+extension TCPSocket {
+    // Timeouts run from when a request becomes the current one. On expiry the delegate may extend them
+    // (GCDAsyncSocket's shouldTimeoutReadWithTag / shouldTimeoutWriteWithTag); otherwise the socket
+    // disconnects with a timeout error carrying the tag.
+
+    /// Starts the timeout of the current read if it has one and it is not running yet.
+    func armReadTimer() {
+        let head = readQueue.first
+        readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+            readTimer(after: head?.timeout ?? 0, id: head?.id ?? 0)
+        }
+    }
+
+    private func readTimer(after seconds: Double, id: UInt64) -> Scheduled {
+        eventLoop.scheduleTask(in: .seconds(seconds)) { [self] in readTimedOut(id) }
+    }
+
+    private func readTimedOut(_ id: UInt64) {
+        guard state == .connected, let head = readQueue.first, head.id == id else { return }
+        let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.bytesDone(unread: buffer.count)))
+        askForExtension({ [self] in $0.socket(self, shouldTimeoutReadWithTag: tag, elapsed: elapsed, bytesDone: done) }) { [self] extra in
+            guard state == .connected, readQueue.first?.id == id else { return }
+            guard extra > 0 else {
+                close(error: .readTimeout(tag: tag))
+                return
+            }
+            readQueue.updateFirst { $0.extensions += extra }
+            readTimeout.restart { readTimer(after: extra, id: id) }
+        }
+    }
+
+    /// Starts the timeout of the current write if it has one and it is not running yet.
+    func armWriteTimer() {
+        let head = writeQueue.first
+        writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+            writeTimer(after: head?.timeout ?? 0, id: head?.id ?? 0)
+        }
+    }
+
+    private func writeTimer(after seconds: Double, id: UInt64) -> Scheduled {
+        eventLoop.scheduleTask(in: .seconds(seconds)) { [self] in writeTimedOut(id) }
+    }
+
+    private func writeTimedOut(_ id: UInt64) {
+        guard state == .connected, let head = writeQueue.first, head.id == id else { return }
+        let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.sent))
+        askForExtension({ [self] in $0.socket(self, shouldTimeoutWriteWithTag: tag, elapsed: elapsed, bytesDone: done) }) { [self] extra in
+            guard state == .connected, writeQueue.first?.id == id else { return }
+            guard extra > 0 else {
+                close(error: .writeTimeout(tag: tag))
+                return
+            }
+            writeQueue.updateFirst { $0.extensions += extra }
+            writeTimeout.restart { writeTimer(after: extra, id: id) }
+        }
+    }
+}
