@@ -80,6 +80,16 @@ public final class EventRecorder<Event: Sendable>: Sendable {
         return events
     }
 
+    /// The next `count` events that satisfy `predicate`, skipping the others.
+    public func next(_ count: Int, within limit: Duration = .seconds(10), where predicate: (Event) -> Bool) async throws -> [Event] {
+        var events: [Event] = []
+        while events.count < count {
+            let event = try await next(within: limit)
+            if predicate(event) { events.append(event) }
+        }
+        return events
+    }
+
     /// Skips events until one satisfies `predicate` and returns it.
     public func first(within limit: Duration = .seconds(10), where predicate: (Event) -> Bool) async throws -> Event {
         while true {

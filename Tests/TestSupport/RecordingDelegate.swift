@@ -5,6 +5,13 @@ import Foundation
 public enum SocketEvent: Sendable, CustomStringConvertible {
     case accepted(TCPSocket)
     case connected(host: String, port: UInt16)
+    case connectedToUrl(URL)
+    case readPartial(UInt, tag: Int)
+    case wrotePartial(UInt, tag: Int)
+    case readStreamClosed
+    case rejectedRead(tag: Int, SocketError)
+    case rejectedWrite(tag: Int, SocketError)
+    case willDisconnect(unread: Data, unsentTags: [Int])
     case read(Data, tag: Int)
     case wrote(tag: Int)
     case disconnected(SocketError?)
@@ -15,11 +22,27 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
         switch self {
         case .accepted(let socket): return "accepted(\(socket.connectedAddress?.description ?? "?"))"
         case .connected(let host, let port): return "connected(\(host):\(port))"
+        case .connectedToUrl(let url): return "connectedToUrl(\(url.path))"
+        case .readPartial(let length, let tag): return "readPartial(\(length), tag: \(tag))"
+        case .wrotePartial(let length, let tag): return "wrotePartial(\(length), tag: \(tag))"
+        case .readStreamClosed: return "readStreamClosed"
+        case .rejectedRead(let tag, let error): return "rejectedRead(tag: \(tag), \(error))"
+        case .rejectedWrite(let tag, let error): return "rejectedWrite(tag: \(tag), \(error))"
+        case .willDisconnect(let unread, let tags):
+            return "willDisconnect(unread: \(String(decoding: unread, as: UTF8.self).debugDescription), unsentTags: \(tags))"
         case .read(let data, let tag): return "read(\(String(decoding: data, as: UTF8.self).debugDescription), tag: \(tag))"
         case .wrote(let tag): return "wrote(tag: \(tag))"
         case .disconnected(let error): return "disconnected(\(error.map { "\($0)" } ?? "nil"))"
         case .highWatermark(let bytes): return "highWatermark(\(bytes))"
         case .lowWatermark(let bytes): return "lowWatermark(\(bytes))"
+        }
+    }
+
+    /// True for the partial-progress callbacks, which arrive in numbers that depend on timing.
+    public var isProgress: Bool {
+        switch self {
+        case .readPartial, .wrotePartial: return true
+        default: return false
         }
     }
 
@@ -35,6 +58,7 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
 public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public let events = EventRecorder<SocketEvent>()
     private let acceptedSockets = LockedValue<[TCPSocket]>([])
+    private let timeoutAnswers = LockedValue<(extensions: [TimeInterval], asked: [String])>(([], []))
     private let onAccept: (@Sendable (TCPSocket) -> Void)?
     private let onRead: (@Sendable (TCPSocket, Data, Int) -> Void)?
 
@@ -58,6 +82,57 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
         events.record(.connected(host: host, port: port))
     }
+
+    public func socket(_ sock: TCPSocket, didConnectToUrl url: URL) {
+        events.record(.connectedToUrl(url))
+    }
+
+    public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
+        events.record(.readPartial(partialLength, tag: tag))
+    }
+
+    public func socket(_ sock: TCPSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
+        events.record(.wrotePartial(partialLength, tag: tag))
+    }
+
+    public func socketDidCloseReadStream(_ sock: TCPSocket) {
+        events.record(.readStreamClosed)
+    }
+
+    public func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {
+        events.record(.rejectedRead(tag: tag, error))
+    }
+
+    public func socket(_ sock: TCPSocket, didRejectWriteWithTag tag: Int, error: SocketError) {
+        events.record(.rejectedWrite(tag: tag, error))
+    }
+
+    public func socketWillDisconnect(_ sock: TCPSocket, unreadData: Data, unsentWriteTags: [Int]) {
+        events.record(.willDisconnect(unread: unreadData, unsentTags: unsentWriteTags))
+    }
+
+    public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
+        timeoutAnswers.withLock { answers in
+            answers.asked.append("read tag \(tag) elapsed \(elapsed) bytesDone \(length)")
+            return answers.extensions.isEmpty ? 0 : answers.extensions.removeFirst()
+        }
+    }
+
+    public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
+        timeoutAnswers.withLock { answers in
+            answers.asked.append("write tag \(tag) elapsed \(elapsed) bytesDone \(length)")
+            return answers.extensions.isEmpty ? 0 : answers.extensions.removeFirst()
+        }
+    }
+
+    /// Extensions (seconds) the delegate grants, in order, when asked whether a read or write should
+    /// time out; once used up it answers 0. Set before the timeouts fire.
+    public func grantTimeoutExtensions(_ seconds: [TimeInterval]) {
+        timeoutAnswers.withLock { $0.extensions = seconds }
+    }
+
+    /// The timeout questions asked so far, as "read tag T elapsed E bytesDone B".
+    public var timeoutQuestions: [String] { timeoutAnswers.withLock { $0.asked } }
 
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
         events.record(.read(data, tag: tag))

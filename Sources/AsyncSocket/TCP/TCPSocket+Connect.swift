@@ -54,7 +54,8 @@ extension TCPSocket {
     }
 
     /// Connects to the Unix-domain socket at the file URL `url` (GCDAsyncSocket's
-    /// `connectToUrl:withTimeout:error:`).
+    /// `connectToUrl:withTimeout:error:`). Success arrives as
+    /// ``TCPSocketDelegate/socket(_:didConnectToUrl:)``.
     ///
     /// - Throws: ``SocketError/badParam(_:)`` when `url` is not a file URL or its path is too long;
     ///   otherwise as ``connect(toHost:onPort:viaInterface:withTimeout:)``.
@@ -137,7 +138,11 @@ extension TCPSocket {
             $0.localAddress = local
             $0.remoteAddress = remote
         }
-        notify { $0.socket(self, didConnectToHost: remote.host, port: remote.port) }
+        if let path = remote.path {
+            notify { $0.socket(self, didConnectToUrl: URL(fileURLWithPath: path)) }
+        } else {
+            notify { $0.socket(self, didConnectToHost: remote.host, port: remote.port) }
+        }
         startConnected()
     }
 

@@ -15,9 +15,12 @@ public protocol TCPSocketDelegate: AnyObject {
     /// up here. Keep a reference to it: the library holds it only until it disconnects.
     func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket)
 
-    /// A connect finished: `host` is the numeric address actually connected to (the path for a
-    /// Unix-domain socket), `port` its port (0 for Unix-domain).
+    /// A connect finished: `host` is the numeric address actually connected to, `port` its port.
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16)
+
+    /// A connect to a Unix-domain socket finished (GCDAsyncSocket's `socket:didConnectToUrl:`); `url`
+    /// is the socket's file URL.
+    func socket(_ sock: TCPSocket, didConnectToUrl url: URL)
 
     /// A queued read completed with `data` (never empty), carrying the tag the read was queued with.
     /// For a read into a caller's buffer, `data` is a copy of the bytes just written into that buffer.
@@ -88,6 +91,7 @@ public protocol TCPSocketDelegate: AnyObject {
 extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {}
     public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {}
+    public func socket(_ sock: TCPSocket, didConnectToUrl url: URL) {}
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {}
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {}
