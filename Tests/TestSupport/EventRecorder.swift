@@ -115,3 +115,13 @@ public func unusedLoopbackPort() -> UInt16 {
         }
     }
 }
+
+/// Waits until `condition` holds, checking every millisecond, for state that no callback announces;
+/// throws after `limit`.
+public func waitUntil(within limit: Duration = .seconds(10), _ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut(description: "never: \(what)") }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}

@@ -57,6 +57,8 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
 /// an accept (for example to queue the first read) through `onAccept`.
 public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public let events = EventRecorder<SocketEvent>()
+    /// One entry per timeout question ("read tag T"), to wait for.
+    public let timeoutQuestionEvents = EventRecorder<String>()
     private let acceptedSockets = LockedValue<[TCPSocket]>([])
     private let timeoutAnswers = LockedValue<(extensions: [TimeInterval], asked: [String])>(([], []))
     private let onAccept: (@Sendable (TCPSocket) -> Void)?
@@ -114,6 +116,7 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
         timeoutAnswers.withLock { answers in
             answers.asked.append("read tag \(tag) elapsed \(elapsed) bytesDone \(length)")
+            timeoutQuestionEvents.record("read tag \(tag)")
             return answers.extensions.isEmpty ? 0 : answers.extensions.removeFirst()
         }
     }
@@ -121,6 +124,7 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
         timeoutAnswers.withLock { answers in
             answers.asked.append("write tag \(tag) elapsed \(elapsed) bytesDone \(length)")
+            timeoutQuestionEvents.record("write tag \(tag)")
             return answers.extensions.isEmpty ? 0 : answers.extensions.removeFirst()
         }
     }

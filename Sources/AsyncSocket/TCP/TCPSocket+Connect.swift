@@ -70,6 +70,16 @@ extension TCPSocket {
         }
     }
 
+    /// Connects to the first of `addresses` to answer, in the Happy Eyeballs order, as if a name had
+    /// resolved to them (for tests of the connect logic).
+    func connect(toAddresses addresses: [SocketAddress], withTimeout timeout: TimeInterval) throws(SocketError) {
+        try claim(for: .connecting, verb: "connect")
+        onLoop { [self] in
+            _ = startConnecting(timeout: timeout)
+            connect(toAny: addresses, from: [])
+        }
+    }
+
     /// The local addresses to bind to before connecting, from an interface description.
     private func localAddresses(for interface: String?) throws(SocketError) -> [SocketAddress] {
         guard let interface else { return [] }

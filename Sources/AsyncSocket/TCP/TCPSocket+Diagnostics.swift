@@ -10,6 +10,12 @@ public struct TransferProgress: Sendable, Equatable {
     /// available bytes or to a delimiter.
     public var total: UInt?
 
+    public init(tag: Int, bytesDone: UInt, total: UInt?) {
+        self.tag = tag
+        self.bytesDone = bytesDone
+        self.total = total
+    }
+
     /// `bytesDone / total` from 0 to 1, or `nil` when the total is not known.
     public var fraction: Double? { total.map { $0 == 0 ? 1 : Double(bytesDone) / Double($0) } }
 }
