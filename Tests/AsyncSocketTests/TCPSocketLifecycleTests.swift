@@ -7,13 +7,9 @@ import TestSupport
 
 @Suite struct TCPSocketLifecycleTests {
     @Test func connectToAClosedPortReportsConnectionRefused() async throws {
-        // Bind a port, then release it, so nothing listens there.
-        let probeDelegate = RecordingDelegate()
-        let probe = TCPSocket(delegate: probeDelegate, delegateQueue: nil)
-        try probe.accept(onInterface: "127.0.0.1", port: 0)
-        let port = probe.localPort
-        probe.disconnect()
-        #expect(try await probeDelegate.events.next().description == "disconnected(nil)")
+        // A port held by a bound socket that does not listen: connects to it are refused.
+        let reserved = ReservedLoopbackPort()
+        let port = reserved.port
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
@@ -199,7 +195,6 @@ import TestSupport
         // The whole write is queued before the first byte goes out.
         let exceeded = try await pair.clientDelegate.events.next()
         #expect(exceeded.description == "highWatermark(8388608)")
-        #expect(pair.client.queuedWriteBytes > 1 << 20)
         accepted.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 1)
         let drained = try await pair.clientDelegate.events.next(2) { !$0.isProgress }.map(\.description)
         #expect(drained == ["lowWatermark(0)", "wrote(tag: 5)"])

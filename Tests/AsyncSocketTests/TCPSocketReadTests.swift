@@ -68,7 +68,7 @@ import TestSupport
     }
 
     @Test func partialProgressIsReportedAndReadable() async throws {
-        let pair = try LoopbackPair()
+        let pair = try LoopbackPair(recordsProgress: true)
         defer { pair.close() }
         let server = try await pair.connect()
         server.readData(toLength: 10, withTimeout: 5, tag: 9)
@@ -85,7 +85,7 @@ import TestSupport
     }
 
     @Test func writeProgressIsReportedForALargeWrite() async throws {
-        let pair = try LoopbackPair()
+        let pair = try LoopbackPair(recordsProgress: true)
         defer { pair.close() }
         let server = try await pair.connect()
         let size = 32 << 20
@@ -101,19 +101,28 @@ import TestSupport
     }
 
     @Test func delegateExtendsAReadTimeoutAndSeesTheElapsedTotal() async throws {
-        let pair = try LoopbackPair()
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
+        defer { group.shutdown() }
+        let pair = try LoopbackPair(group: group, recordsProgress: true)
         defer { pair.close() }
         let server = try await pair.connect()
-        pair.serverDelegate.grantTimeoutExtensions([0.1, 0.1])
-        server.readData(toLength: 10, withTimeout: 0.1, tag: 3)
-        try await send(["12345"], from: pair.client, delegate: pair.clientDelegate)
-        let events = try await pair.serverDelegate.events.next(2) { !$0.isProgress }
+        pair.serverDelegate.grantTimeoutExtensions([0.25, 0.5])
+        server.readData(toLength: 10, withTimeout: 1, tag: 3)
+        pair.client.write(Data("12345".utf8), withTimeout: -1, tag: 0)
+        #expect(try await pair.serverDelegate.events.next().description == "readPartial(5, tag: 3)")
+        // Virtual time: asked at 1 s, extended by 0.25 s; asked at 1.25 s, extended by 0.5 s; asked at
+        // 1.75 s, and the answer 0 lets it fail.
+        for step in [Duration.seconds(1), .milliseconds(250), .milliseconds(500)] {
+            await clock.advance(by: step)
+            #expect(try await pair.serverDelegate.timeoutQuestionEvents.next() == "read tag 3")
+        }
+        let events = try await pair.serverDelegate.events.next(2)
         #expect(events.map(\.description) == [
             #"willDisconnect(unread: "12345", unsentTags: [])"#, "disconnected(read timed out (tag 3))",
         ])
-        // Asked three times: after 0.1 s, after 0.2 s, after 0.3 s; the third answer (0) let it fail.
         #expect(pair.serverDelegate.timeoutQuestions == [
-            "read tag 3 elapsed 0.1 bytesDone 5", "read tag 3 elapsed 0.2 bytesDone 5", "read tag 3 elapsed 0.30000000000000004 bytesDone 5",
+            "read tag 3 elapsed 1.0 bytesDone 5", "read tag 3 elapsed 1.25 bytesDone 5", "read tag 3 elapsed 1.75 bytesDone 5",
         ])
     }
 

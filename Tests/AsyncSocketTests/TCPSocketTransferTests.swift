@@ -13,14 +13,16 @@ struct LoopbackPair {
 
     init(
         host: String = "127.0.0.1",
+        group: EventLoopGroup = .shared,
+        recordsProgress: Bool = false,
         onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
         onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
     ) throws {
-        serverDelegate = RecordingDelegate(onAccept: onAccept, onRead: onServerRead)
-        server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"))
+        serverDelegate = RecordingDelegate(acceptLimit: 1, recordsProgress: recordsProgress, onAccept: onAccept, onRead: onServerRead)
+        server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"), group: group)
         try server.accept(onInterface: host, port: 0)
-        clientDelegate = RecordingDelegate()
-        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"))
+        clientDelegate = RecordingDelegate(recordsProgress: recordsProgress)
+        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"), group: group)
     }
 
     var port: UInt16 { server.localPort }

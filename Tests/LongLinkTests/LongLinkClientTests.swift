@@ -158,11 +158,13 @@ import TestSupport
 
     @Test func messagesSentWhileDisconnectedAreDeliveredAfterConnectInOrder() async throws {
         let harness = LinkHarness()
-        let port = unusedLoopbackPort()
+        let reserved = ReservedLoopbackPort()
+        let port = reserved.port
         let client = harness.makeClient(port: port) { $0.offlineQueueLimit = 3 }
         defer { client.disconnect() }
         for index in 1...4 { client.send("offline \(index)") }
         #expect(try await harness.clientEvents.next() == "send failed (offline queue full): offline 4")
+        reserved.release()
         let server = try harness.makeServer(port: port)
         defer { server.stop() }
         client.connect()
@@ -172,7 +174,8 @@ import TestSupport
 
     @Test func firstConnectToNothingRetriesOnTheScheduleAndReportsUnavailable() async throws {
         let harness = LinkHarness()
-        let port = unusedLoopbackPort()
+        let reserved = ReservedLoopbackPort()
+        let port = reserved.port
         let client = harness.makeClient(port: port) { $0.reconnectDelays = [.zero] }
         defer { client.disconnect() }
         client.connect()

@@ -99,6 +99,39 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     }
 }
 
+/// A TCP port on 127.0.0.1 that nothing listens on and nobody else can take while this object holds it:
+/// a socket bound to it but not listening, so connects are refused (ECONNREFUSED). ``release()`` frees
+/// the port for a server the test starts later.
+public final class ReservedLoopbackPort: Sendable {
+    public let port: UInt16
+    private let fd: LockedValue<Int32>
+
+    public init() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        port = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
+                return UInt16(bigEndian: pointer.pointee.sin_port)
+            }
+        }
+        self.fd = LockedValue(fd)
+    }
+
+    /// Frees the port (closes the bound socket). Idempotent.
+    public func release() {
+        fd.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    deinit { release() }
+}
+
 /// A TCP port on 127.0.0.1 that was free a moment ago and that nothing listens on now: bound with
 /// port 0 and closed again, synchronously.
 public func unusedLoopbackPort() -> UInt16 {

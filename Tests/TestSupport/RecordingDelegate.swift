@@ -64,10 +64,22 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     private let onAccept: (@Sendable (TCPSocket) -> Void)?
     private let onRead: (@Sendable (TCPSocket, Data, Int) -> Void)?
 
+    private let acceptLimit: Int
+    private let recordsProgress: Bool
+
+    /// - Parameters:
+    ///   - acceptLimit: connections beyond this many are closed unrecorded, so a stray connection
+    ///     (another test's connect to a port it believed closed) cannot disturb the events.
+    ///   - recordsProgress: whether to record the partial-progress callbacks, whose number depends on
+    ///     how the bytes happen to arrive.
     public init(
+        acceptLimit: Int = .max,
+        recordsProgress: Bool = false,
         onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
         onRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
     ) {
+        self.acceptLimit = acceptLimit
+        self.recordsProgress = recordsProgress
         self.onAccept = onAccept
         self.onRead = onRead
     }
@@ -76,7 +88,16 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public var accepted: [TCPSocket] { acceptedSockets.withLock { $0 } }
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
-        acceptedSockets.withLock { $0.append(newSocket) }
+        let admitted = acceptedSockets.withLock { sockets -> Bool in
+            guard sockets.count < acceptLimit else { return false }
+            sockets.append(newSocket)
+            return true
+        }
+        guard admitted else {
+            newSocket.setDelegate(nil, delegateQueue: nil)
+            newSocket.disconnect()
+            return
+        }
         onAccept?(newSocket)
         events.record(.accepted(newSocket))
     }
@@ -90,11 +111,11 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     }
 
     public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {
-        events.record(.readPartial(partialLength, tag: tag))
+        if recordsProgress { events.record(.readPartial(partialLength, tag: tag)) }
     }
 
     public func socket(_ sock: TCPSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {
-        events.record(.wrotePartial(partialLength, tag: tag))
+        if recordsProgress { events.record(.wrotePartial(partialLength, tag: tag)) }
     }
 
     public func socketDidCloseReadStream(_ sock: TCPSocket) {

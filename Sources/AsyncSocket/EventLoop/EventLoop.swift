@@ -83,7 +83,11 @@ public final class EventLoop: @unchecked Sendable {
     /// thread. Cancel it with ``Scheduled/cancel()``.
     @discardableResult
     public func scheduleTask(in delay: Duration, _ task: @escaping @Sendable () -> Void) -> Scheduled {
-        let deadline = now() &+ delay.nanosecondsClamped
+        scheduleTask(atNanoseconds: now() &+ delay.nanosecondsClamped, task)
+    }
+
+    /// Runs `task` on the loop thread once the loop's clock (``now()``) reaches `deadline` nanoseconds.
+    func scheduleTask(atNanoseconds deadline: UInt64, _ task: @escaping @Sendable () -> Void) -> Scheduled {
         let scheduled = Scheduled(loop: self)
         let guarded: @Sendable () -> Void = { if !scheduled.isCancelled { task() } }
         if inEventLoop {

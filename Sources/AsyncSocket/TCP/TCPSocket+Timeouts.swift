@@ -9,12 +9,13 @@ extension TCPSocket {
     func armReadTimer() {
         let head = readQueue.first
         readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
-            readTimer(after: head?.timeout ?? 0, id: head?.id ?? 0)
+            let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
+            return (readTimer(at: deadline, id: head?.id ?? 0), deadline)
         }
     }
 
-    private func readTimer(after seconds: Double, id: UInt64) -> Scheduled {
-        eventLoop.scheduleTask(in: .seconds(seconds)) { [self] in readTimedOut(id) }
+    private func readTimer(at deadline: UInt64, id: UInt64) -> Scheduled {
+        eventLoop.scheduleTask(atNanoseconds: deadline) { [self] in readTimedOut(id) }
     }
 
     private func readTimedOut(_ id: UInt64) {
@@ -27,7 +28,7 @@ extension TCPSocket {
                 return
             }
             readQueue.updateFirst { $0.extensions += extra }
-            readTimeout.restart { readTimer(after: extra, id: id) }
+            readTimeout.extend(by: extra) { readTimer(at: $0, id: id) }
         }
     }
 
@@ -35,12 +36,13 @@ extension TCPSocket {
     func armWriteTimer() {
         let head = writeQueue.first
         writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
-            writeTimer(after: head?.timeout ?? 0, id: head?.id ?? 0)
+            let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
+            return (writeTimer(at: deadline, id: head?.id ?? 0), deadline)
         }
     }
 
-    private func writeTimer(after seconds: Double, id: UInt64) -> Scheduled {
-        eventLoop.scheduleTask(in: .seconds(seconds)) { [self] in writeTimedOut(id) }
+    private func writeTimer(at deadline: UInt64, id: UInt64) -> Scheduled {
+        eventLoop.scheduleTask(atNanoseconds: deadline) { [self] in writeTimedOut(id) }
     }
 
     private func writeTimedOut(_ id: UInt64) {
@@ -53,7 +55,7 @@ extension TCPSocket {
                 return
             }
             writeQueue.updateFirst { $0.extensions += extra }
-            writeTimeout.restart { writeTimer(after: extra, id: id) }
+            writeTimeout.extend(by: extra) { writeTimer(at: $0, id: id) }
         }
     }
 }
