@@ -126,6 +126,27 @@ import TestSupport
         ])
     }
 
+    @Test func delegateExtendsAWriteTimeoutUntilThePeerReads() async throws {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
+        defer { group.shutdown() }
+        let pair = try LoopbackPair(group: group)
+        defer { pair.close() }
+        let server = try await pair.connect()
+        pair.clientDelegate.grantTimeoutExtensions([5])
+        let size = 32 << 20
+        pair.client.write(Data(count: size), withTimeout: 2, tag: 6)
+        await clock.advance(by: .zero)  // the write has started: its timeout runs from now
+        await clock.advance(by: .seconds(2))
+        #expect(try await pair.clientDelegate.timeoutQuestionEvents.next() == "write tag 6")
+        // Extended by 5 s; the peer starts reading and the write completes within it.
+        server.readData(toLength: UInt(size), withTimeout: -1, tag: 1)
+        #expect(try await pair.clientDelegate.events.next().description == "wrote(tag: 6)")
+        let question = try #require(pair.clientDelegate.timeoutQuestions.first)
+        #expect(question.hasPrefix("write tag 6 elapsed 2.0 bytesDone "))
+        #expect(pair.client.isConnected)
+    }
+
     @Test func extendedReadThatCompletesInTimeSucceeds() async throws {
         let pair = try LoopbackPair()
         defer { pair.close() }
