@@ -27,7 +27,7 @@ final class ServerProcess: Sendable {
 
     /// The longest a server may live, whatever happens to the test process.
     static let lifetimeLimit = 120
-    /// How long ``start(_:arguments:in:)`` waits for the server to accept a connection.
+    /// How long ``start(_:in:prepare:arguments:)`` waits for the server to accept a connection.
     static let startLimit: Duration = .seconds(10)
 
     var logURL: URL { directory.appendingPathComponent("server.log") }
@@ -81,7 +81,7 @@ final class ServerProcess: Sendable {
             case .accepting:
                 return server
             case .exited(let status):
-                failures.append("\(program) on port \(port) exited (status \(status)) before accepting:\n\(server.log)")
+                failures.append("\(program) on port \(port) \(describe(status)) before accepting:\n\(server.log)")
                 server.stop(removingDirectory: false)
             case .timedOut:
                 server.stop()
@@ -237,10 +237,14 @@ final class ClientProcess: Sendable {
         while true {
             if let status = exited.withLock({ $0 }) { return status }
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid {
                 let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
                 exited.withLock { $0 = code }
                 return code
+            }
+            if reaped == -1 && errno != EINTR {
+                throw ServerError("waitpid(\(name)): \(String(cString: strerror(errno)))")
             }
             guard ContinuousClock.now < deadline else {
                 throw ServerError("\(name) still running after \(limit):\n\(log)")
@@ -259,6 +263,11 @@ final class ClientProcess: Sendable {
         }
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// A wait(2) status in words: "exited with status 1", "was killed by signal 9".
+func describe(_ status: Int32) -> String {
+    (status & 0x7F) == 0 ? "exited with status \((status >> 8) & 0xFF)" : "was killed by signal \(status & 0x7F)"
 }
 
 /// A server would not start, or is not installed.
