@@ -37,6 +37,8 @@ let package = Package(
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
+        // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
+        .testTarget(name: "InteropTests", dependencies: ["AsyncSocket", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

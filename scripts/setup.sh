@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what the build needs beyond the Swift 6.3 toolchain: Debian's zlib headers (zlib1g-dev),
-# for the SocketFraming compression. Safe to run again; does nothing when all is present.
+# Installs what the build and tests need beyond the Swift 6.3 toolchain: Debian's zlib headers
+# (zlib1g-dev), for the SocketFraming compression, and the servers the interoperability tests talk to
+# (redis-server, nginx-light, socat). Safe to run again; does nothing when all is present.
 set -euo pipefail
 
-packages=(zlib1g-dev pkg-config)
+packages=(zlib1g-dev pkg-config redis-server nginx-light socat)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -14,6 +15,28 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+# The servers' post-install scripts would start a system redis and nginx on fixed ports (6379, 80).
+# The tests start their own; a policy-rc.d that exits 101 makes invoke-rc.d start nothing. One that
+# was already there is put back afterwards.
+policy=/usr/sbin/policy-rc.d
+saved_policy=""
+if [ -e "$policy" ]; then
+    saved_policy=$(mktemp)
+    $sudo cp -p "$policy" "$saved_policy"
+fi
+restore_policy() {
+    if [ -n "$saved_policy" ]; then
+        $sudo cp -p "$saved_policy" "$policy"
+        rm -f "$saved_policy"
+    else
+        $sudo rm -f "$policy"
+    fi
+}
+trap restore_policy EXIT
+printf '#!/bin/sh\n# scripts/setup.sh: start no services while installing.\nexit 101\n' | $sudo tee "$policy" >/dev/null
+$sudo chmod 755 "$policy"
+
 echo "setup: installing ${missing[*]}"
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${missing[@]}"
