@@ -103,6 +103,12 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         self.state = LockedValue(State())
     }
 
+    /// How many reads have been queued so far (for tests).
+    var readsQueued: Int { state.withLock { $0.readsQueued } }
+
+    /// How many received bytes wait for a read (for tests).
+    var unreadBytes: Int { state.withLock { $0.received.count } }
+
     @discardableResult
     private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
         var effects = AsyncEffects()

@@ -135,7 +135,7 @@ public final class TCPListener: AsyncSequence, Sendable {
     }
 
     /// Hands out accepted connections, oldest first.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let bridge: AsyncListenerBridge
 
         /// The next accepted connection, waiting for one to arrive. Returns `nil` once the listener is
@@ -181,6 +181,12 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
         effects.run()
         return result
     }
+
+    /// Accepted connections waiting for the iteration (for tests).
+    var pendingConnections: Int { state.withLock { $0.ready.count } }
+
+    /// `next()` calls waiting for a connection (for tests).
+    var waitingIterations: Int { state.withLock { $0.waiters.count } }
 
     /// The error listening ended with, if it did end with one and no `next()` has thrown it yet.
     var failure: SocketError? { state.withLock { $0.failure } }
