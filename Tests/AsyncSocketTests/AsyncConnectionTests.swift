@@ -369,3 +369,70 @@ func waitUntil(_ limit: Duration = .seconds(10), _ condition: @escaping @Sendabl
         await Task.yield()
     }
 }
+
+/// A loopback listening descriptor nobody accepts from, with its accept queue filled: further connects
+/// to it stall in SYN-SENT (Linux drops the SYNs), so a connect stays in progress until its timeout.
+struct StalledListener {
+    let fd: Int32
+    let port: UInt16
+    let fillers: [TCPConnection]
+
+    static func open() async throws -> StalledListener {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let port = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> UInt16 in
+                guard bind(fd, raw, length) == 0, listen(fd, 0) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
+                return UInt16(bigEndian: pointer.pointee.sin_port)
+            }
+        }
+        #expect(port != 0)
+        var fillers: [TCPConnection] = []
+        for _ in 0..<16 {
+            do {
+                fillers.append(try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .milliseconds(300)))
+            } catch SocketError.connectTimeout {
+                return StalledListener(fd: fd, port: port, fillers: fillers)
+            }
+        }
+        throw WaitTimedOut(description: "the accept queue never filled")
+    }
+
+    func close() async {
+        for filler in fillers { await filler.close() }
+        Glibc.close(fd)
+    }
+}
+
+@Suite struct AsyncConnectTests {
+    @Test func connectThatCannotCompleteThrowsConnectTimeout() async throws {
+        let stalled = try await StalledListener.open()
+        let error = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: stalled.port, timeout: .milliseconds(200)) }
+        #expect(error as? SocketError == .connectTimeout)
+        await stalled.close()
+    }
+
+    @Test func cancelledConnectThrowsCancellationError() async throws {
+        let stalled = try await StalledListener.open()
+        let connecting = Task { try await TCPConnection.connect(toHost: "127.0.0.1", port: stalled.port, timeout: .seconds(60)) }
+        connecting.cancel()
+        let error = try await thrownError { _ = try await connecting.value }
+        #expect(error is CancellationError)
+        // Also once the connect is surely under way.
+        let port = stalled.port
+        let started = LockedValue(false)
+        let underWay = Task {
+            started.withLock { $0 = true }
+            return try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(60))
+        }
+        try await waitUntil { started.withLock { $0 } }
+        await Task.yield()
+        underWay.cancel()
+        let later = try await thrownError(.seconds(10)) { _ = try await underWay.value }
+        #expect(later is CancellationError)
+        await stalled.close()
+    }
+}
