@@ -1,0 +1,300 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A listening socket whose accepted connections arrive as an `AsyncSequence` of ``TCPConnection``s.
+///
+/// ```swift
+/// let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+/// print("listening on", listener.port)
+/// for try await connection in listener {
+///     Task { try await serve(connection) }
+/// }
+/// ```
+///
+/// Connections are accepted as they arrive, whether or not a task is iterating. Up to
+/// `maxPendingConnections` of them wait in the listener for the iteration; beyond that bound, newly
+/// accepted connections are closed at once (the peer sees its connection accepted, then closed). A
+/// ``TCPSocket`` cannot stop accepting while it listens, so this bound, not the kernel's backlog, is
+/// what limits the connections waiting.
+///
+/// Iteration ends (`next()` returns `nil`) when the listener is closed, and, for the iterating task
+/// only, when that task is cancelled: cancellation does not close the listener, and another iteration
+/// can carry on. When listening fails, `next()` throws that error once, then returns `nil`. Several tasks
+/// may iterate at once; each connection goes to one of them.
+///
+/// Threading: every member may be used from any task. Accepted connections are set up on their event
+/// loop's thread.
+public final class TCPListener: AsyncSequence, Sendable {
+    /// The elements: accepted connections, already connected.
+    public typealias Element = TCPConnection
+
+    let socket: TCPSocket
+    let bridge: AsyncListenerBridge
+
+    /// The address listened on (the first one when listening on several, for example IPv4 and IPv6 for
+    /// `"localhost"`); for port 0, with the port the kernel chose. Stays readable after ``close()``.
+    public let localAddress: SocketAddress?
+
+    /// The port listened on (the one the kernel chose for port 0); 0 for a Unix-domain listener.
+    public var port: UInt16 { localAddress?.port ?? 0 }
+
+    /// The default bound on accepted connections waiting for the iteration: 128.
+    public static let defaultMaxPendingConnections = 128
+
+    init(socket: TCPSocket, bridge: AsyncListenerBridge, localAddress: SocketAddress?) {
+        self.socket = socket
+        self.bridge = bridge
+        self.localAddress = localAddress
+    }
+
+    deinit {
+        bridge.removeSocketFile()
+        socket.disconnect()
+    }
+
+    /// Listens on `host` and `port` (``TCPSocket/accept(onInterface:port:backlog:)``).
+    ///
+    /// - Parameters:
+    ///   - host: a numeric address (`"127.0.0.1"`, `"::1"`), `"localhost"` (IPv4 and IPv6 loopback), an
+    ///     interface name (`"lo"`, `"eth0"`) or a host name; `nil` listens on every interface, IPv4 and IPv6.
+    ///   - port: 0 lets the kernel pick a free port; read it from ``port``.
+    ///   - backlog: the `listen(2)` backlog.
+    ///   - maxPendingConnections: accepted connections that may wait for the iteration (at least 1);
+    ///     more are closed at once.
+    ///   - allowRemoteHalfClosure: for the accepted connections, as in
+    ///     ``TCPConnection/connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``.
+    ///   - group: the event loops the listener and its connections run on (spread over the group's loops).
+    /// - Returns: once the listener is listening: connects to it succeed from then on.
+    /// - Throws: ``SocketError/posix(operation:errno:)`` (`EADDRINUSE`, `EACCES`…),
+    ///   ``SocketError/badParam(_:)`` for an unknown interface or a `maxPendingConnections` below 1.
+    public static func bind(
+        host: String?,
+        port: UInt16,
+        backlog: Int32 = 1024,
+        maxPendingConnections: Int = TCPListener.defaultMaxPendingConnections,
+        allowRemoteHalfClosure: Bool = false,
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPListener {
+        try await start(maxPendingConnections, allowRemoteHalfClosure, group, socketFile: nil) { socket throws(SocketError) in
+            try socket.accept(onInterface: host, port: port, backlog: backlog)
+        }
+    }
+
+    /// Listens on a Unix-domain stream socket at the file URL `url` (``TCPSocket/accept(onUrl:backlog:)``):
+    /// a stale socket file there is replaced; ``close()`` removes the socket file. Other parameters and
+    /// errors as ``bind(host:port:backlog:maxPendingConnections:allowRemoteHalfClosure:group:)``, plus
+    /// ``SocketError/badParam(_:)`` for a URL that is not a usable socket path.
+    public static func bind(
+        url: URL,
+        backlog: Int32 = 1024,
+        maxPendingConnections: Int = TCPListener.defaultMaxPendingConnections,
+        allowRemoteHalfClosure: Bool = false,
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPListener {
+        try await start(maxPendingConnections, allowRemoteHalfClosure, group, socketFile: url.path) { socket throws(SocketError) in
+            try socket.accept(onUrl: url, backlog: backlog)
+        }
+    }
+
+    private static func start(
+        _ maxPending: Int,
+        _ allowRemoteHalfClosure: Bool,
+        _ group: EventLoopGroup,
+        socketFile: String?,
+        _ listen: (TCPSocket) throws(SocketError) -> Void
+    ) async throws -> TCPListener {
+        guard maxPending >= 1 else { throw SocketError.badParam("maxPendingConnections must be at least 1") }
+        let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
+        socket.autoDisconnectOnClosedReadStream = !allowRemoteHalfClosure
+        let bridge = AsyncListenerBridge(socket: socket, maxPending: maxPending, socketFile: socketFile)
+        socket.delegate = bridge
+        try listen(socket)
+        let listener = TCPListener(socket: socket, bridge: bridge, localAddress: socket.localAddress)
+        // The socket registers its listening descriptors in a task on its loop; once a task queued
+        // after it has run, the listener is listening, or has failed.
+        await withCheckedContinuation { continuation in socket.eventLoop.execute { continuation.resume() } }
+        if let failure = bridge.failure { throw failure }
+        return listener
+    }
+
+    /// Stops listening and returns once the listening socket is closed (connects are refused from
+    /// then on). Connections accepted but not yet handed to the iteration are closed; iterations end.
+    /// Connections already handed out are not affected. Calling it again returns at once.
+    public func close() async {
+        await bridge.close()
+    }
+
+    /// Makes an iterator over the accepted connections. Iterators share the listener's queue: each
+    /// connection goes to one `next()` call.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(bridge: bridge)
+    }
+
+    /// Hands out accepted connections, oldest first.
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let bridge: AsyncListenerBridge
+
+        /// The next accepted connection, waiting for one to arrive. Returns `nil` once the listener is
+        /// closed, or when the calling task is cancelled (the listener stays open).
+        ///
+        /// - Throws: the ``SocketError`` that ended listening, once.
+        public mutating func next() async throws -> TCPConnection? {
+            try await bridge.next()
+        }
+    }
+}
+
+/// The delegate of a ``TCPListener``'s socket (delegate queue `nil`: callbacks inline on the loop):
+/// wraps each accepted socket in a ``TCPConnection`` before the socket starts reading, and queues it
+/// for the iteration.
+final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
+    struct State {
+        var ready: [TCPConnection] = []
+        var waiters: [AsyncWaiter<TCPConnection?>] = []
+        var ended = false
+        /// The error that ended listening, until one `next()` has thrown it.
+        var failure: SocketError?
+        var closeRequested = false
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        var socketFileRemoved = false
+    }
+
+    let socket: TCPSocket
+    let maxPending: Int
+    let socketFile: String?
+    private let state = LockedValue(State())
+
+    init(socket: TCPSocket, maxPending: Int, socketFile: String?) {
+        self.socket = socket
+        self.maxPending = maxPending
+        self.socketFile = socketFile
+    }
+
+    @discardableResult
+    private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
+        var effects = AsyncEffects()
+        let result = state.withLock { body(&$0, &effects) }
+        effects.run()
+        return result
+    }
+
+    /// Accepted connections waiting for the iteration (for tests).
+    var pendingConnections: Int { state.withLock { $0.ready.count } }
+
+    /// `next()` calls waiting for a connection (for tests).
+    var waitingIterations: Int { state.withLock { $0.waiters.count } }
+
+    /// The error listening ended with, if it did end with one and no `next()` has thrown it yet.
+    var failure: SocketError? { state.withLock { $0.failure } }
+
+    func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
+        // Inline on the listener's loop, before the new socket starts reading: no callback of the new
+        // socket can reach the listener's bridge.
+        let bridge = AsyncConnectionBridge(socket: newSocket)
+        newSocket.setDelegate(bridge, delegateQueue: nil)
+        let connection = TCPConnection(socket: newSocket, bridge: bridge,
+                                       localAddress: newSocket.localAddress, remoteAddress: newSocket.connectedAddress)
+        locked { state, effects in
+            while let waiter = state.waiters.first {
+                state.waiters.removeFirst()
+                if let continuation = waiter.take() {
+                    effects.append { continuation.resume(returning: connection) }
+                    return
+                }
+            }
+            if !state.ended && state.ready.count < maxPending {
+                state.ready.append(connection)
+            } else {
+                effects.append { newSocket.disconnect() }
+            }
+        }
+    }
+
+    func next() async throws -> TCPConnection? {
+        if Task.isCancelled { return nil }
+        let waiter = AsyncWaiter<TCPConnection?>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                locked { state, effects in
+                    if waiter.cancelled {
+                        effects.append { continuation.resume(returning: nil) }
+                    } else if !state.ready.isEmpty {
+                        let connection = state.ready.removeFirst()
+                        effects.append { continuation.resume(returning: connection) }
+                    } else if state.ended {
+                        let failure = state.failure
+                        state.failure = nil
+                        effects.append { continuation.resume(with: failure.map { .failure($0) } ?? .success(nil)) }
+                    } else {
+                        waiter.continuation = continuation
+                        state.waiters.append(waiter)
+                    }
+                }
+            }
+        } onCancel: {
+            locked { state, effects in
+                waiter.cancelled = true
+                guard let continuation = waiter.take() else { return }
+                state.waiters.removeAll { $0 === waiter }
+                effects.append { continuation.resume(returning: nil) }
+            }
+        }
+    }
+
+    func close() async {
+        let alreadyEnded = state.withLock { state -> Bool in
+            state.closeRequested = true
+            return state.ended
+        }
+        guard !alreadyEnded else { return }
+        await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> Bool in
+                if state.ended { return true }
+                state.closeWaiters.append(continuation)
+                return false
+            }
+            if ended {
+                continuation.resume()
+            } else {
+                socket.disconnect()
+            }
+        }
+    }
+
+    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
+        removeSocketFile()
+        locked { state, effects in
+            guard !state.ended else { return }
+            state.ended = true
+            var failure = state.closeRequested ? nil : err
+            for waiter in state.waiters {
+                guard let continuation = waiter.take() else { continue }
+                let result: Result<TCPConnection?, SocketError> = failure.map { .failure($0) } ?? .success(nil)
+                effects.append { continuation.resume(with: result) }
+            }
+            if !state.waiters.isEmpty { failure = nil }
+            state.waiters = []
+            state.failure = failure
+            let unclaimed = state.ready
+            state.ready = []
+            effects.append { for connection in unclaimed { connection.socket.disconnect() } }
+            let closeWaiters = state.closeWaiters
+            state.closeWaiters = []
+            effects.append { for continuation in closeWaiters { continuation.resume() } }
+        }
+    }
+
+    /// Removes the Unix-domain socket file this listener created, once.
+    func removeSocketFile() {
+        guard let socketFile else { return }
+        let remove = state.withLock { state -> Bool in
+            defer { state.socketFileRemoved = true }
+            return !state.socketFileRemoved
+        }
+        if remove { unlink(socketFile) }
+    }
+}
