@@ -30,9 +30,10 @@ public final class EventLoop: @unchecked Sendable {
     private let selector: Selector
     private let taskQueue = LockedValue(TaskQueue())
     private let clock: ManualClock?
-    private var timers = TimerHeap()
-    private var timerSequence: UInt64 = 0
-    private var registrations: [Registration] = []
+    // Loop-thread state: no dynamic exclusivity checks on the per-event path.
+    @exclusivity(unchecked) private var timers = TimerHeap()
+    @exclusivity(unchecked) private var timerSequence: UInt64 = 0
+    @exclusivity(unchecked) private var registrations: [Registration] = []
     private var threadID = pthread_self()
     private let stopped = DispatchSemaphore(value: 0)
 

@@ -15,8 +15,8 @@ struct RequestQueue<Element> {
 
     mutating func append(_ element: Element) { storage.append(element) }
 
-    /// Modifies the first element in place. The queue must not be empty.
-    mutating func updateFirst(_ body: (inout Element) -> Void) { body(&storage[head]) }
+    /// Works on the first element in place, without copying it. The queue must not be empty.
+    mutating func updateFirst<R>(_ body: (inout Element) -> R) -> R { body(&storage[head]) }
 
     @discardableResult
     mutating func removeFirst() -> Element {

@@ -149,9 +149,9 @@ extension TCPSocket {
             $0.remoteAddress = remote
         }
         if let path = remote.path {
-            notify { $0.socket(self, didConnectToUrl: URL(fileURLWithPath: path)) }
+            emit(.connectedToUrl(URL(fileURLWithPath: path)))
         } else {
-            notify { $0.socket(self, didConnectToHost: remote.host, port: remote.port) }
+            emit(.connectedToHost(remote.host, port: remote.port))
         }
         startConnected()
     }

@@ -7,17 +7,19 @@ import Darwin
 #endif
 
 extension TCPSocket {
-    /// The delegate, held weakly. Safe to set from any thread; once it changes, no callback that has not
-    /// started yet reaches the old delegate.
+    /// The delegate, held weakly. Safe to set from any thread. With a delegate queue, no callback that
+    /// has not started yet reaches the old delegate once this returns; without one (callbacks on the
+    /// loop thread), the change reaches the loop with a hop, so use ``synchronouslySetDelegate(_:)``
+    /// from other threads when that matters.
     public var delegate: (any TCPSocketDelegate)? {
         get { shared.withLock { $0.delegate } }
-        set { shared.withLock { $0.delegate = newValue } }
+        set { setDelegate(newValue, delegateQueue: delegateQueue) }
     }
 
     /// The queue delegate methods run on; `nil` means the event-loop thread.
     public var delegateQueue: DispatchQueue? {
         get { shared.withLock { $0.delegateQueue } }
-        set { shared.withLock { $0.delegateQueue = newValue } }
+        set { setDelegate(delegate, delegateQueue: newValue) }
     }
 
     /// Any value the app wants to keep with this socket (GCDAsyncSocket's `userData`).
@@ -32,10 +34,15 @@ extension TCPSocket {
             $0.delegate = delegate
             $0.delegateQueue = delegateQueue
         }
+        let transfer = UnsafeTransfer(delegate)
+        onLoop { [self] in
+            delegateOnLoop = transfer.value
+            delegateQueueOnLoop = delegateQueue
+        }
     }
 
-    /// Sets the delegate and returns once no callback can be running on the old delegate queue, for
-    /// teardown: after `synchronouslySetDelegate(nil)` returns, the old delegate is never called again
+    /// Sets the delegate and returns once no callback can be running on the old one, for teardown:
+    /// after `synchronouslySetDelegate(nil)` returns, the old delegate is never called again
     /// (GCDAsyncSocket's `synchronouslySetDelegate:`). Call it from a delegate callback or from a thread
     /// other than the delegate queue; from a plain block on the delegate queue it would wait forever.
     public func synchronouslySetDelegate(_ delegate: (any TCPSocketDelegate)?) {
@@ -56,47 +63,43 @@ extension TCPSocket {
             let inCallback = shared.callbackThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
             return (old, inCallback)
         }
+        // The loop's copy is updated before this returns, so no loop-thread callback starts afterwards.
+        let transfer = UnsafeTransfer(delegate)
+        _ = syncOnLoop { [self] in
+            delegateOnLoop = transfer.value
+            delegateQueueOnLoop = delegateQueue
+            return true
+        }
         if let oldQueue, !inCallback { oldQueue.sync {} }
     }
 
-    /// Calls the delegate on its queue (or inline on the loop when the queue is `nil`). The delegate is
-    /// read when the call runs, so a delegate set to `nil` meanwhile is not called.
-    func notify(_ call: @escaping (any TCPSocketDelegate) -> Void) {
-        onDelegateQueue { delegate in
-            if let delegate { call(delegate) }
-        }
-    }
-
     /// Asks the delegate for a timeout extension on its queue and hands the answer (seconds; 0 when
-    /// there is no delegate) to `answer` on the loop.
+    /// there is no delegate) to `answer` on the loop. Loop thread only.
     func askForExtension(
         _ question: @escaping (any TCPSocketDelegate) -> TimeInterval,
         answer: @escaping @Sendable (TimeInterval) -> Void
     ) {
-        onDelegateQueue { [self] delegate in
-            let extra = delegate.map(question) ?? 0
-            onLoop { answer(extra) }
-        }
-    }
-
-    /// Runs `body` on the delegate queue (inline when it is `nil`) with the delegate of that moment.
-    private func onDelegateQueue(_ body: @escaping ((any TCPSocketDelegate)?) -> Void) {
-        guard let queue = shared.withLock({ $0.delegateQueue }) else {
-            withCurrentDelegate(body)
+        guard let queue = delegateQueueOnLoop else {
+            answer(delegateOnLoop.map(question) ?? 0)
             return
         }
-        let transfer = UnsafeTransfer(body)
-        queue.async { [self] in withCurrentDelegate(transfer.value) }
+        let transfer = UnsafeTransfer(question)
+        queue.async { [self] in
+            withCurrentDelegate { delegate in
+                let extra = delegate.map(transfer.value) ?? 0
+                onLoop { answer(extra) }
+            }
+        }
     }
 
-    private func withCurrentDelegate(_ body: ((any TCPSocketDelegate)?) -> Void) {
-        // Callbacks may nest on the loop thread (a disconnect inside a read callback); restore the outer one's mark.
-        let (delegate, outer) = shared.withLock { shared -> ((any TCPSocketDelegate)?, pthread_t?) in
-            let outer = shared.callbackThread
+    /// Runs `body` with the delegate of this moment, marking this thread as running a callback of this
+    /// socket (for ``synchronouslySetDelegate(_:)``). Delegate-queue callbacks only.
+    func withCurrentDelegate(_ body: ((any TCPSocketDelegate)?) -> Void) {
+        let delegate = shared.withLock { shared -> (any TCPSocketDelegate)? in
             shared.callbackThread = pthread_self()
-            return (shared.delegate, outer)
+            return shared.delegate
         }
         body(delegate)
-        shared.withLock { $0.callbackThread = outer }
+        shared.withLock { $0.callbackThread = nil }
     }
 }

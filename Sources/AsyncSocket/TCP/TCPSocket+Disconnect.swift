@@ -120,8 +120,8 @@ extension TCPSocket {
             $0.remoteAddress = nil
         }
         if wasConnected && (!unread.isEmpty || !unsent.isEmpty) {
-            notify { $0.socketWillDisconnect(self, unreadData: unread, unsentWriteTags: unsent) }
+            emit(.willDisconnect(unread: unread, unsentTags: unsent))
         }
-        notify { $0.socketDidDisconnect(self, withError: error) }
+        emit(.disconnected(error))
     }
 }

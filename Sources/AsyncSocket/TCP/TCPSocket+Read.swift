@@ -92,7 +92,7 @@ extension TCPSocket {
         var consumed = 0
         while !readQueue.isEmpty {
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
-            switch readQueue[0].match(rest) {
+            switch readQueue.updateFirst({ $0.match(rest) }) {
             case .complete(let length):
                 let request = readQueue.removeFirst()
                 let bytes = UnsafeRawBufferPointer(rebasing: rest[..<length])
@@ -121,7 +121,7 @@ extension TCPSocket {
         for (data, tag) in completedReads {
             // A delegate on the loop thread may disconnect from within the callback.
             guard state == .connected else { break }
-            notify { $0.socket(self, didRead: data, withTag: tag) }
+            emit(.read(data, tag: tag))
         }
         completedReads.removeAll(keepingCapacity: true)
     }
@@ -134,7 +134,7 @@ extension TCPSocket {
         let delta = UInt(done - head.reportedBytes)
         let tag = head.tag
         readQueue.updateFirst { $0.reportedBytes = done }
-        notify { $0.socket(self, didReadPartialDataOfLength: delta, tag: tag) }
+        emit(.readPartial(delta, tag: tag))
     }
 
     /// The peer sent FIN and the reads have taken what they could: disconnect, or (half-close mode)
@@ -152,7 +152,7 @@ extension TCPSocket {
         }
         guard !readStreamClosed else { return }
         readStreamClosed = true
-        notify { $0.socketDidCloseReadStream(self) }
+        emit(.readStreamClosed)
         if writeStreamClosed { close(error: nil) }
     }
 }

@@ -87,18 +87,26 @@ extension TCPSocket {
             rejectRead(tag: tag, .badParam("bufferOffset \(offset) is past the buffer's end (\(buffer.length) bytes)"))
             return
         }
-        let request = UnsafeTransfer(ReadRequest(kind: kind, timeout: timeout, tag: tag, buffer: buffer, bufferOffset: Int(offset)))
-        onLoop { [self] in
-            if let refusal = readRefusal {
-                rejectRead(tag: tag, refusal)
-                return
-            }
-            nextRequestID &+= 1
-            var queued = request.value
-            queued.id = nextRequestID
-            readQueue.append(queued)
-            if state == .connected { processReads() }
+        let request = ReadRequest(kind: kind, timeout: timeout, tag: tag, buffer: buffer, bufferOffset: Int(offset))
+        if eventLoop.inEventLoop {
+            queueRead(request)
+        } else {
+            let transfer = UnsafeTransfer(request)
+            eventLoop.execute { [self] in queueRead(transfer.value) }
         }
+    }
+
+    /// Queues `request` or rejects it. Loop thread only.
+    private func queueRead(_ request: ReadRequest) {
+        if let refusal = readRefusal {
+            rejectRead(tag: request.tag, refusal)
+            return
+        }
+        nextRequestID &+= 1
+        var queued = request
+        queued.id = nextRequestID
+        readQueue.append(queued)
+        if state == .connected { processReads() }
     }
 
     /// Why a read cannot be queued now, or nil. Loop thread only.
@@ -112,6 +120,6 @@ extension TCPSocket {
     }
 
     func rejectRead(tag: Int, _ error: SocketError) {
-        notify { $0.socket(self, didRejectReadWithTag: tag, error: error) }
+        emit(.rejectedRead(tag: tag, error))
     }
 }

@@ -18,20 +18,27 @@ extension TCPSocket {
             rejectWrite(tag: tag, .badParam("a write needs at least one byte"))
             return
         }
-        onLoop { [self] in
-            if let refusal = writeRefusal {
-                rejectWrite(tag: tag, refusal)
-                return
-            }
-            nextRequestID &+= 1
-            var request = WriteRequest(data: data, timeout: timeout, tag: tag)
-            request.id = nextRequestID
-            writeQueue.append(request)
-            adjustQueuedWriteBytes(by: data.count)
-            guard state == .connected else { return }
-            armWriteTimer()
-            scheduleFlush()
+        if eventLoop.inEventLoop {
+            queueWrite(data, timeout: timeout, tag: tag)
+        } else {
+            eventLoop.execute { [self] in queueWrite(data, timeout: timeout, tag: tag) }
         }
+    }
+
+    /// Queues a write or rejects it. Loop thread only.
+    private func queueWrite(_ data: Data, timeout: TimeInterval, tag: Int) {
+        if let refusal = writeRefusal {
+            rejectWrite(tag: tag, refusal)
+            return
+        }
+        nextRequestID &+= 1
+        var request = WriteRequest(data: data, timeout: timeout, tag: tag)
+        request.id = nextRequestID
+        writeQueue.append(request)
+        adjustQueuedWriteBytes(by: data.count)
+        guard state == .connected else { return }
+        armWriteTimer()
+        scheduleFlush()
     }
 
     /// Why a write cannot be queued now, or nil. Loop thread only.
@@ -45,7 +52,7 @@ extension TCPSocket {
     }
 
     private func rejectWrite(tag: Int, _ error: SocketError) {
-        notify { $0.socket(self, didRejectWriteWithTag: tag, error: error) }
+        emit(.rejectedWrite(tag: tag, error))
     }
 
     /// Keeps the queued byte count and reports crossing the watermarks. Loop thread only.
@@ -55,10 +62,10 @@ extension TCPSocket {
         let queued = queuedWriteBytesOnLoop
         if !isAboveWriteHighWatermark && queued > options.writeHighWatermark {
             isAboveWriteHighWatermark = true
-            notify { $0.socket(self, writeQueueDidExceedHighWatermark: queued) }
+            emit(.highWatermark(queued))
         } else if isAboveWriteHighWatermark && queued <= options.writeLowWatermark {
             isAboveWriteHighWatermark = false
-            notify { $0.socket(self, writeQueueDidFallToLowWatermark: queued) }
+            emit(.lowWatermark(queued))
         }
     }
 
@@ -128,7 +135,7 @@ extension TCPSocket {
         }
         for tag in completedWrites {
             guard state == .connected else { break }
-            notify { $0.socket(self, didWriteDataWithTag: tag) }
+            emit(.wrote(tag: tag))
         }
         completedWrites.removeAll(keepingCapacity: true)
         if let failure {
@@ -137,7 +144,7 @@ extension TCPSocket {
         }
         guard state == .connected else { return }
         if let partial {
-            notify { $0.socket(self, didWritePartialDataOfLength: UInt(partial.bytes), tag: partial.tag) }
+            emit(.wrotePartial(UInt(partial.bytes), tag: partial.tag))
         }
         armWriteTimer()
         updateInterest()
