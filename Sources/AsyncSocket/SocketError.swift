@@ -26,6 +26,9 @@ public enum SocketError: Error, Equatable, Sendable {
     /// A read to a delimiter reached its maximum length, in bytes, without finding the delimiter
     /// (`GCDAsyncSocketReadMaxedOutError`).
     case readMaxedOut(maxLength: Int)
+    /// The bytes received cannot form a frame of the framing a read asked for; carries the framing's
+    /// reason (for example a length field over the maximum).
+    case badFrame(String)
     /// The peer closed the connection cleanly: a read returned end of file (`GCDAsyncSocketClosedError`,
     /// "Socket closed by remote peer").
     case closedByPeer
@@ -64,6 +67,7 @@ extension SocketError: CustomStringConvertible {
         case .writeTimeout(let tag): return "write timed out (tag \(tag))"
         case .readMaxedOut(let max): return "read reached its maximum length of \(max) bytes without the delimiter"
         case .closedByPeer: return "socket closed by remote peer"
+        case .badFrame(let why): return "bad frame: \(why)"
         case .hostLookupFailed(let host, let code):
             return "host lookup of \(host) failed: \(String(cString: gai_strerror(code)))"
         case .posix(let operation, let code):

@@ -1,4 +1,5 @@
 @testable import AsyncSocket
+import Foundation
 import Testing
 
 @Suite struct ReadRequestTests {
@@ -75,5 +76,47 @@ import Testing
         var deadlines: [UInt64] = []
         while let entry = heap.popExpired(now: .max) { deadlines.append(entry.deadline) }
         #expect(deadlines == (0..<100).map(UInt64.init).filter { $0 % 3 != 0 })
+    }
+}
+
+@Suite struct FrameBoundaryReadTests {
+    /// A 2-byte big-endian length prefix counting the body.
+    static let prefixed: FrameBoundary = { bytes in
+        guard bytes.count >= 2 else { return nil }
+        let length = 2 + (Int(bytes[0]) << 8 | Int(bytes[1]))
+        if length > 100 { throw SocketError.badParam("frame of \(length) bytes") }
+        return bytes.count >= length ? length : nil
+    }
+
+    func match(_ bytes: [UInt8], maxLength: Int = 0) -> ReadRequest.Match {
+        let request = ReadRequest(kind: .toFrameEnd(boundary: FrameBoundaryReadTests.prefixed, maxLength: maxLength), timeout: -1, tag: 0)
+        return bytes.withUnsafeBytes { request.match($0) }
+    }
+
+    @Test func boundaryDecidesWhereTheFrameEnds() {
+        #expect(match([0]) == .needMore(scanned: 1))
+        #expect(match([0, 3, 1, 2]) == .needMore(scanned: 4))
+        #expect(match([0, 3, 1, 2, 3, 9, 9]) == .complete(length: 5))
+        #expect(match([0, 3, 1, 2, 3], maxLength: 4) == .maxedOut(maxLength: 4))
+        #expect(match([0, 200]) == .invalid("bad parameter: frame of 202 bytes"))
+    }
+
+    @Test func framesSplitAndGluedArriveWholeAndABadFrameEndsTheConnection() async throws {
+        let pair = try LoopbackPair(onServerRead: { socket, _, tag in
+            socket.readData(toFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: tag + 1)
+        })
+        defer { pair.close() }
+        let server = try await pair.connect()
+        server.readData(toFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: 1)
+        // Two frames glued, a third split after its first byte, then a length over the framing's limit.
+        pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: 5, tag: 0)
+        _ = try await pair.clientDelegate.events.next()
+        pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: 5, tag: 0)
+        let events = try await pair.serverDelegate.events.next(5)
+        #expect(events.map(\.description) == [
+            #"read("\0\u{02}AB", tag: 1)"#, #"read("\0\u{01}C", tag: 2)"#, #"read("\0\u{03}DEF", tag: 3)"#,
+            #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
+            "disconnected(bad frame: bad parameter: frame of 258 bytes)",
+        ])
     }
 }

@@ -1,5 +1,12 @@
 import Foundation
 
+/// Finds where the first frame ends in a connection's unread bytes (oldest first): the frame's length
+/// in bytes once they hold a whole frame, `nil` while they hold only part of one. Throwing means the
+/// bytes can never form a frame: the read fails with ``SocketError/badFrame(_:)``. Called on the
+/// socket's loop thread each time bytes arrive, always with the unread bytes from the start of the
+/// frame; it must not keep the pointer.
+public typealias FrameBoundary = @Sendable (UnsafeRawBufferPointer) throws -> Int?
+
 /// One queued read: what ends it, its timeout and its tag (GCDAsyncSocket's `GCDAsyncReadPacket`).
 struct ReadRequest {
     enum Kind {
@@ -9,6 +16,9 @@ struct ReadRequest {
         case toLength(Int)
         /// Up to and including `delimiter`, failing when `maxLength` bytes (0 = no limit) hold none.
         case toData(delimiter: [UInt8], maxLength: Int)
+        /// One frame, whose length `boundary` finds; failing when `maxLength` bytes (0 = no limit) hold
+        /// no whole frame.
+        case toFrameEnd(boundary: FrameBoundary, maxLength: Int)
     }
 
     /// What the request needs from the unread bytes.
@@ -17,8 +27,10 @@ struct ReadRequest {
         case needMore(scanned: Int)
         /// The first `length` bytes complete the read.
         case complete(length: Int)
-        /// `maxLength` bytes hold no delimiter.
+        /// `maxLength` bytes hold no delimiter (or no whole frame).
         case maxedOut(maxLength: Int)
+        /// The bytes can never form a frame; carries the framing's reason.
+        case invalid(String)
     }
 
     let kind: Kind
@@ -47,6 +59,15 @@ struct ReadRequest {
         self.bufferOffset = bufferOffset
     }
 
+    /// A read to a delimiter or frame end with no maximum length, whose need for buffered bytes is
+    /// bounded only by ``TCPSocket/maxBufferedReadBytes``.
+    var isUnbounded: Bool {
+        switch kind {
+        case .toData(_, 0), .toFrameEnd(_, 0): return true
+        default: return false
+        }
+    }
+
     /// Bytes of the `unread` count that count towards this request, for progress reports: for a read to
     /// length, up to its length; to a delimiter, up to its maximum; none for a read of available bytes
     /// (it completes as soon as anything arrives).
@@ -54,7 +75,7 @@ struct ReadRequest {
         switch kind {
         case .available: return 0
         case .toLength(let length): return min(unread, length)
-        case .toData(_, let maxLength): return maxLength > 0 ? min(unread, maxLength) : unread
+        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength): return maxLength > 0 ? min(unread, maxLength) : unread
         }
     }
 
@@ -74,6 +95,22 @@ struct ReadRequest {
             }
             if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
             return .needMore(scanned: limit)
+        case .toFrameEnd(let boundary, let maxLength):
+            let length: Int?
+            do {
+                length = try boundary(unread)
+            } catch {
+                return .invalid("\(error)")
+            }
+            guard let length else {
+                if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+                return .needMore(scanned: unread.count)
+            }
+            guard length > 0 && length <= unread.count else {
+                return .invalid("the frame boundary gave \(length) bytes of \(unread.count) available")
+            }
+            if maxLength > 0 && length > maxLength { return .maxedOut(maxLength: maxLength) }
+            return .complete(length: length)
         }
     }
 

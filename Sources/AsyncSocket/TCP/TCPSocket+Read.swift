@@ -73,7 +73,7 @@ extension TCPSocket {
             readStreamEnded()
             guard state == .connected else { return }
         }
-        if let head = readQueue.first, case .toData(_, 0) = head.kind, buffer.count >= readBufferLimit {
+        if let head = readQueue.first, head.isUnbounded, buffer.count >= readBufferLimit {
             close(error: .readMaxedOut(maxLength: readBufferLimit))
             return
         }
@@ -104,6 +104,9 @@ extension TCPSocket {
                 return consumed
             case .maxedOut(let maxLength):
                 failure = .readMaxedOut(maxLength: maxLength)
+                return consumed
+            case .invalid(let reason):
+                failure = .badFrame(reason)
                 return consumed
             }
         }

@@ -73,6 +73,16 @@ extension TCPSocket {
                     timeout: timeout, tag: tag, buffer: buffer, offset: bufferOffset)
     }
 
+    /// Reads one frame of a framing the caller defines: `boundary` is given the unread bytes and says
+    /// how long the first frame is (or that more bytes are needed); the read completes with exactly
+    /// that frame's bytes, header included. A frame split across reads or glued to the next is found
+    /// either way. The socket disconnects with ``SocketError/badFrame(_:)`` when `boundary` throws, and
+    /// with ``SocketError/readMaxedOut(maxLength:)`` when `maxLength` bytes (0 = no limit beyond
+    /// ``maxBufferedReadBytes``) hold no whole frame. SocketFraming's decoders supply boundaries.
+    public func readData(toFrameEnd boundary: @escaping FrameBoundary, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
+        enqueueRead(.toFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
+    }
+
     /// Carriage return and line feed, `"\r\n"` (GCDAsyncSocket's `CRLFData`).
     public static let crlfData = Data([0x0D, 0x0A])
     /// Carriage return, `"\r"` (`CRData`).
