@@ -3,9 +3,11 @@ import Foundation
 /// Runs each frame another decoder produces through a `BodyTransform`'s `decode`: compression or
 /// encryption on top of any framing whose frames are `Data` (length field, delimiter, fixed length).
 ///
-///     reads:   | 00 00 00 0A 78 9C CB 48 | CD C9 C9 07 00 06 2C 02 15 |
-///     base:                               (10 zlib bytes)
-///     frames:                             "hello"
+/// With `LengthFieldBasedFrameDecoder.lengthPrefixed` and `CompressionTransform()` (zlib):
+///
+///     reads:   | 00 00 00 0D 78 9C CB 48 | CD C9 C9 07 00 06 2C 02 15 |
+///     base:                                13 bytes: 78 9C CB 48 CD C9 C9 07 00 06 2C 02 15
+///     frames:                              "hello"
 ///
 /// Errors: those of the base decoder, then those of the transform (for `CompressionTransform`:
 /// `.decompressedTooLarge`, `.decompressionFailed`).
