@@ -16,8 +16,8 @@ import Foundation
 /// Errors (after one, close the connection; the decoder is not meant to be used again):
 /// - `.headerTooLong(length:maxHeaderLength:)` as soon as more than `maxHeaderLength` bytes have arrived
 ///   with no CR LF among them;
-/// - `.malformedHeader(reason)` when the header is not valid UTF-8 JSON (RFC 8259), not an object, has no
-///   `"size"`, or a `"size"` that is not a non-negative integer (a number, or a string of ASCII digits);
+/// - `.malformedHeader(reason)` when the header is not valid UTF-8 JSON (RFC 8259; arrays and objects
+///   nested at most 512 deep), not an object, has no `"size"`, or a `"size"` that is not a non-negative integer (a number, or a string of ASCII digits);
 /// - `.frameTooLong(length:maxFrameLength:)` with the size and `maxBodyLength` when `"size"` is over
 ///   `maxBodyLength`, before any of the body is stored;
 /// - what `transform.decode` throws;
@@ -81,12 +81,7 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
 
     /// The header's fields other than `"size"`, and the size. Throws as the type's documentation says.
     static func parse(_ header: Data, maxBodyLength: Int) throws(FramingError) -> ([String: JSONValue], Int) {
-        let value: JSONValue
-        do {
-            value = try JSONDecoder().decode(JSONValue.self, from: header)
-        } catch {
-            throw .malformedHeader("header is not valid JSON")
-        }
+        guard let value = JSONValue.parse(header) else { throw .malformedHeader("header is not valid JSON") }
         guard case var .object(fields) = value else { throw .malformedHeader("header is not a JSON object") }
         guard let size = fields.removeValue(forKey: "size") else { throw .malformedHeader("header has no \"size\"") }
         let bodyLength: Int

@@ -2,9 +2,10 @@ import Foundation
 
 /// A JSON value (RFC 8259), as held in the fields of a JSON header.
 ///
-/// Numbers are `Double`, as in JavaScript: integers up to 2^53 are exact. Decoding tries, in order,
-/// null, a Boolean, a number, a string, an array, then an object, so `true` is never a number and `1` is
-/// never a Boolean.
+/// Numbers are `Double`, as in JavaScript: integers up to 2^53 are exact. `JSONHeaderFrameDecoder` parses
+/// headers with its own RFC 8259 parser (linear, nesting at most 512 deep); as `Codable`, decoding tries,
+/// in order, null, a Boolean, a number, a string, an array, then an object, so `true` is never a number
+/// and `1` is never a Boolean.
 public enum JSONValue: Equatable, Sendable {
     /// `null`.
     case null

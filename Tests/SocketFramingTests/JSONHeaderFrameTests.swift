@@ -126,14 +126,44 @@ import Testing
         }
     }
 
-    @Test func deeply_nested_header_values_are_an_error_or_a_value_never_a_crash() {
-        let depth = 2000
-        let wire = "{\"size\":0,\"a\":" + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}\r\n"
-        do {
-            _ = try frames(wire, JSONHeaderFrameDecoder(maxHeaderLength: 8192))
-        } catch {
-            #expect(error == .malformedHeader("header is not valid JSON"))
+    @Test func header_values_nest_512_deep_and_no_deeper() throws {
+        func header(depth: Int) -> String {
+            "{\"size\":0,\"a\":" + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1) + "}\r\n"
         }
+        let decoder = JSONHeaderFrameDecoder(maxHeaderLength: 8192)
+        #expect(try frames(header(depth: 512), decoder).count == 1)
+        #expect(throws: FramingError.malformedHeader("header is not valid JSON")) { try frames(header(depth: 513), decoder) }
+        #expect(throws: FramingError.malformedHeader("header is not valid JSON")) { try frames(header(depth: 4000), decoder) }
+    }
+
+    @Test func strings_decode_every_escape_and_surrogate_pairs() throws {
+        let header = #"{"size":0,"s":"q\"b\\s\/b\bf\fn\nr\rt\t\u00e9\ud83d\ude00é"}"#
+        #expect(try frames(header + "\r\n") == [JSONHeaderFrame(fields: ["s": .string("q\"b\\s/b\u{8}f\u{C}n\nr\rt\té😀é")], body: Data())])
+    }
+
+    @Test(arguments: [
+        #"{"size":0,"s":"\ud83d"}"#,  // a lone high surrogate
+        #"{"size":0,"s":"\ude00"}"#,  // a lone low surrogate
+        #"{"size":0,"s":"\x41"}"#,  // no such escape
+        #"{"size":0,"s":"\u12"}"#,  // short \u escape
+        "{\"size\":0,\"s\":\"tab\there\"}",  // a raw control character
+        #"{"size":01}"#,  // a leading zero
+        #"{"size":1.}"#, #"{"size":.5}"#, #"{"size":1e}"#, #"{"size":-}"#, #"{"size":+1}"#,
+        #"{"size":0,}"#, #"{"size":0 "a":1}"#, #"{"size":0}x"#, #"{size:0}"#, #"{'size':0}"#,
+        #"{"size":0,"a":[1,]}"#, #"{"size":0,"a":tru}"#, #"{"size":0,"a":nul}"#, #"{"size":0,"n":1e999}"#,
+        #"{"size":0,"s":"open}"#,
+    ])
+    func invalid_json_is_a_malformed_header(header: String) {
+        #expect(throws: FramingError.malformedHeader("header is not valid JSON")) { try frames(header + "\r\n") }
+    }
+
+    @Test func whitespace_around_tokens_and_exponents_are_json() throws {
+        #expect(try frames(" {\t\"size\" :\n 1E0 , \"x\" : [ -0.5e+1 , { } ] }\r\nz")
+            == [JSONHeaderFrame(fields: ["x": .array([.number(-5), .object([:])])], body: Data(utf8("z")))])
+    }
+
+    @Test func a_duplicate_key_keeps_its_last_value() throws {
+        #expect(try frames(#"{"size":5,"size":1,"k":1,"k":2}"# + "\r\nz") == [JSONHeaderFrame(fields: ["k": .number(2)], body: Data(utf8("z")))])
     }
 
     @Test func a_compressed_body_carries_the_compressed_size() throws {
