@@ -15,8 +15,7 @@ public enum BinaryCodingError: Error, Equatable, Sendable, CustomStringConvertib
     /// The value ended at `offset`, but `count` more bytes follow it.
     case trailingBytes(offset: Int, count: Int)
     /// The type asks for something the format cannot express (see docs/BINARY-ENCODING.md): a keyed
-    /// container's `allKeys` (enums with associated values), or a `Dictionary` whose key type is not
-    /// `Codable`.
+    /// container's `allKeys`, which enums with associated values need.
     case unsupported(offset: Int, reason: String)
     /// A type's own `init(from:)` or `encode(to:)` threw (e.g. a raw value no enum case has), for the
     /// value that starts at `offset`; carries that error's description.

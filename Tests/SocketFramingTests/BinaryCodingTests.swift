@@ -55,6 +55,13 @@ import Testing
         #expect(try decode(Login.self, Self.loginBytes) == Self.login)
     }
 
+    @Test func the_specification_examples_encode_byte_for_byte() throws {
+        #expect(try encode(Self.login, .uint8) == [0x00, 0x01, 0x03, 0x61, 0x6E, 0x6E, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07])
+        struct Nested: Codable { var id: UInt64; var from: Login; var tags: [String] }
+        #expect(try encode(Nested(id: 9, from: Self.login, tags: ["a", ""]))
+            == [0, 0, 0, 0, 0, 0, 0, 9] + Self.loginBytes + [0, 0, 0, 2, 0, 0, 0, 1, 0x61, 0, 0, 0, 0])
+    }
+
     @Test func every_primitive_is_big_endian_in_its_width() throws {
         let value = Primitives(
             i8: -1, i16: -2, i32: 0x0102_0304, i64: -0x0102_0304_0506_0708, int: 5,
