@@ -109,10 +109,11 @@ public enum FramingBenchmarks {
         for _ in 0..<passes {
             let start = ContinuousClock.now
             bytes.withUnsafeBytes { all in
+                guard let base = all.baseAddress else { return }
                 var offset = 0
                 while offset < all.count {
                     let length = min(readBytes, all.count - offset)
-                    memcpy(destination, all.baseAddress! + offset, length)
+                    memcpy(destination, base + offset, length)
                     checksum &+= destination.load(as: UInt8.self)
                     offset += length
                 }
@@ -129,6 +130,7 @@ public enum FramingBenchmarks {
 
 /// A benchmark's decoder did not produce the frames it should have.
 public struct BenchmarkError: Error, CustomStringConvertible {
+    /// What went wrong, naming the codec.
     public var description: String
 }
 

@@ -39,11 +39,11 @@ public struct EightByteHeaderFrameDecoder: FrameDecoder, Sendable {
         guard let serviceID = buffer.getInteger(at: 0, as: UInt32.self, byteOrder: .bigEndian),
               let wireBodyLength = buffer.getInteger(at: 4, as: UInt32.self, byteOrder: .bigEndian)
         else { return nil }
-        let bodyLength = Int(wireBodyLength)
-        guard bodyLength <= maxBodyLength else {
-            throw .frameTooLong(length: bodyLength, maxFrameLength: maxBodyLength)
+        // On a 32-bit platform a 4-byte length may not fit an Int: too long either way.
+        guard let bodyLength = Int(exactly: wireBodyLength), bodyLength <= maxBodyLength else {
+            throw .frameTooLong(length: Int(clamping: wireBodyLength), maxFrameLength: maxBodyLength)
         }
-        guard buffer.readableBytes >= EightByteHeaderFrame.headerLength + bodyLength else { return nil }
+        guard buffer.readableBytes - EightByteHeaderFrame.headerLength >= bodyLength else { return nil }
         buffer.moveReaderIndex(forwardBy: EightByteHeaderFrame.headerLength)
         guard let wireBody = buffer.readData(count: bodyLength) else { return nil }
         return EightByteHeaderFrame(serviceID: serviceID, body: try transform.decode(wireBody))

@@ -56,7 +56,7 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> JSONHeaderFrame? {
         if case let .waitingForHeader(searchedBytes) = state {
             guard let end = buffer.firstIndex(of: DelimiterBasedFrameDecoder.crlf, from: searchedBytes,
-                                              startLimit: maxHeaderLength + 1)
+                                              startLimit: min(maxHeaderLength, Int.max - 1) + 1)
             else {
                 // A CR LF may still start at the last byte.
                 let searched = max(searchedBytes, buffer.readableBytes - 1)
@@ -71,7 +71,7 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
             state = .waitingForBody(headerLength: end + 2, fields: fields, bodyLength: bodyLength)
         }
         guard case let .waitingForBody(headerLength, fields, bodyLength) = state,
-              buffer.readableBytes >= headerLength + bodyLength
+              buffer.readableBytes - headerLength >= bodyLength
         else { return nil }
         buffer.moveReaderIndex(forwardBy: headerLength)
         let wireBody = buffer.readData(count: bodyLength) ?? Data()
