@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "IMChat", targets: ["IMChat"]),
         .executable(name: "im-server", targets: ["im-server"]),
         .executable(name: "im-client", targets: ["im-client"]),
+        .executable(name: "framing-bench", targets: ["framing-bench"]),
     ],
     targets: [
         // C shims only where Swift cannot call the OS directly.
@@ -30,6 +31,9 @@ let package = Package(
         .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
+        // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
+        .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
+        .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),

@@ -4,7 +4,12 @@
 /// It never traps, whatever bytes it is given afterwards.
 public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A frame's length, in bytes, read from or implied by its header, is over the decoder's maximum.
+    /// Codecs whose maximum counts only the body (eight-byte header, JSON header) report body lengths; the
+    /// delimiter decoder with `failFast` reports the bytes known so far to precede the delimiter.
     case frameTooLong(length: Int, maxFrameLength: Int)
+    /// A header of variable length (the JSON header) has more than `maxHeaderLength` bytes before its end
+    /// marker; `length` is how many bytes are known to be in it.
+    case headerTooLong(length: Int, maxHeaderLength: Int)
     /// A length field holds an impossible value: negative (also after `lengthAdjustment`), beyond `Int`, or
     /// smaller than the header it is part of. Carries the value the length field held.
     case invalidLengthField(Int64)
@@ -18,6 +23,14 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncatedFrame(bufferedBytes: Int)
     /// An encoder cannot write a message of `length` bytes: its length field holds at most `maxLength`.
     case messageTooLong(length: Int, maxLength: Int)
+    /// A fixed-length encoder was given a message of `length` bytes; every frame has `expectedLength`.
+    case wrongMessageLength(length: Int, expectedLength: Int)
+    /// A delimiter encoder was given a message holding the delimiter at byte `offset`: the peer would cut
+    /// the message there.
+    case messageContainsDelimiter(offset: Int)
+    /// A `BodyTransform` supplied by the application (an encryption hook, say) refused a body; carries
+    /// the application's reason.
+    case transformFailed(String)
 
     /// A one-line English description with the numbers, e.g. "frame of 15 bytes exceeds the maximum frame
     /// length of 14 bytes".
@@ -37,6 +50,14 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
             "stream ended in the middle of a frame, \(bufferedBytes) bytes of it buffered"
         case let .messageTooLong(length, maxLength):
             "message length \(length) exceeds the length field's maximum of \(maxLength)"
+        case let .headerTooLong(length, maxHeaderLength):
+            "header of at least \(length) bytes exceeds the maximum header length of \(maxHeaderLength) bytes"
+        case let .wrongMessageLength(length, expectedLength):
+            "message of \(length) bytes, expected exactly \(expectedLength) bytes"
+        case let .messageContainsDelimiter(offset):
+            "message contains the delimiter at byte \(offset)"
+        case let .transformFailed(reason):
+            "body transform failed: \(reason)"
         }
     }
 }

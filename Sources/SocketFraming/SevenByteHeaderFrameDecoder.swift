@@ -1,7 +1,7 @@
 import Foundation
 
 /// Decodes seven-byte header frames (`SevenByteHeaderFrame`; source article 003, MISSION.md M3.4),
-/// decompressing bodies whose compressed flag is 1.
+/// undoing `transform` on every body, then decompressing bodies whose compressed flag is 1.
 ///
 /// Bytes as TCP delivers them, and the frames that come out (all plain, version 1, function codes 10 and 11):
 ///
@@ -16,21 +16,27 @@ import Foundation
 /// - `.malformedHeader` as soon as a header with a compressed flag other than 0 or 1 has arrived;
 /// - `.decompressedTooLarge(maxBytes: maxDecompressedBodyLength)` for a compressed body that inflates to more;
 /// - `.decompressionFailed` for a compressed body that is not a valid stream in `compressionFormat`;
+/// - what `transform.decode` throws (e.g. `.transformFailed` from a cipher);
 /// - `.truncatedFrame(bufferedBytes:)` from `decodeLast` when the stream ends inside a frame.
 public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
     /// The most bytes a decompressed body may have; default 1 MiB (1 << 20).
     public let maxDecompressedBodyLength: Int
     /// How compressed bodies are compressed; default `.zlib` (RFC 1950).
     public let compressionFormat: CompressionFormat
+    /// Undoes the sender's transform (e.g. decrypts) on every wire body, before decompression; default
+    /// `IdentityTransform()`.
+    public let transform: any BodyTransform
 
     /// Creates a decoder.
     ///
     /// - Precondition: `maxDecompressedBodyLength >= 0`.
-    public init(maxDecompressedBodyLength: Int = 1 << 20, compressionFormat: CompressionFormat = .zlib) {
+    public init(maxDecompressedBodyLength: Int = 1 << 20, compressionFormat: CompressionFormat = .zlib,
+                transform: any BodyTransform = IdentityTransform()) {
         precondition(maxDecompressedBodyLength >= 0,
                      "maxDecompressedBodyLength must not be negative: \(maxDecompressedBodyLength)")
         self.maxDecompressedBodyLength = maxDecompressedBodyLength
         self.compressionFormat = compressionFormat
+        self.transform = transform
     }
 
     /// Decodes the next frame, its body decompressed when the flag is 1, or returns nil, consuming nothing,
@@ -46,7 +52,8 @@ public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
         }
         guard buffer.readableBytes >= SevenByteHeaderFrame.headerLength + Int(bodyLength) else { return nil }
         buffer.moveReaderIndex(forwardBy: SevenByteHeaderFrame.headerLength)
-        guard var body = buffer.readData(count: Int(bodyLength)) else { return nil }
+        guard let wireBody = buffer.readData(count: Int(bodyLength)) else { return nil }
+        var body = try transform.decode(wireBody)
         if compressedFlag == 1 {
             body = try Zlib.decompress(body, format: compressionFormat, maxOutputBytes: maxDecompressedBodyLength)
         }

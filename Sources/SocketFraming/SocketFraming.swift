@@ -6,10 +6,21 @@
 //
 // - `FrameBuffer` holds received bytes; a `FrameDecoder` peels complete frames off its front and a
 //   `FrameReader` pairs the two into the "receive buffer that peels off every complete frame".
-// - `LengthFieldBasedFrameDecoder` / `LengthFieldPrepender`: Netty's configurable length field (M3.1).
-// - `SevenByteHeaderFrameDecoder` / `SevenByteHeaderFrameEncoder`: version, function code, compressed flag,
-//   body length (M3.4).
-// - `Zlib`: zlib, gzip and raw deflate with a bounded output, for compressed bodies.
+// - Framings, each an encoder and an incremental decoder:
+//   - `LengthFieldBasedFrameDecoder` / `LengthFieldPrepender`: Netty's configurable length field (M3.1);
+//   - `DelimiterBasedFrameDecoder` / `DelimiterFrameEncoder`: CRLF, LF or any byte sequences (M3.2);
+//   - `JSONHeaderFrameDecoder` / `JSONHeaderFrameEncoder`: `{"size":N}` CRLF, then N bytes (M3.3);
+//   - `SevenByteHeaderFrameDecoder` / `SevenByteHeaderFrameEncoder`: version, function code, compressed
+//     flag, body length (M3.4);
+//   - `EightByteHeaderFrameDecoder` / `EightByteHeaderFrameEncoder`: service id, body length (M3.5);
+//   - `FixedLengthFrameDecoder` / `FixedLengthFrameEncoder` (M3.6).
+// - `BodyTransform` changes bodies between message and frame: `CompressionTransform` (zlib, gzip, raw
+//   deflate through `Zlib`, with a bound on the inflated size), an application's cipher, or both chained;
+//   the header then counts the transformed body, as the articles require. `transformed(by:)` adds one to
+//   any framing of `Data` frames.
+// - `BinaryEncoder` / `BinaryDecoder`: `Codable` message models as big-endian fields in declaration order
+//   (M3.7; docs/BINARY-ENCODING.md).
 //
-// Every codec is a value type; bad input is a `FramingError` for that connection, never a trap, and no
-// buffer grows beyond a configured maximum because of what a peer claims.
+// Every codec is a value type; bad input is a `FramingError` (`BinaryCodingError` for message models) for
+// that connection, never a trap, and no buffer grows beyond a configured maximum because of what a peer
+// claims. Decoding is linear in the bytes received. The decoders are fuzzed (fuzz/, scripts/fuzz.sh).

@@ -199,4 +199,36 @@ import Testing
         #expect(Array(wire.dropFirst(7).prefix(3)) == [0x1F, 0x8B, 0x08])  // RFC 1952 magic and deflate method
         #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip)) == [frame])
     }
+
+    @Test func an_encrypted_body_is_compressed_first_and_its_length_is_the_encrypted_length() throws {
+        let cipher = TestCipher(key: 0x5A)
+        let frame = SevenByteHeaderFrame(version: 2, functionCode: 0x0102, isCompressed: true, body: Self.json)
+        let wire = try SevenByteHeaderFrameEncoder(transform: cipher).encode(frame)
+        let encrypted = try cipher.encode(Data(Self.compressedJSON))  // 49 bytes
+        #expect([UInt8](wire) == [0x00, 0x02, 0x01, 0x02, 0x01, 0x00, 0x31] + [UInt8](encrypted))
+        #expect(try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: cipher)) == [frame])
+    }
+
+    @Test func a_plain_body_can_be_encrypted_too() throws {
+        let cipher = TestCipher(key: 0x5A)
+        let wire = try SevenByteHeaderFrameEncoder(transform: cipher).encode(Self.plainFrame)
+        #expect([UInt8](wire) == [0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x03, 0x32, 0x33, 0xA4])
+        #expect(throws: FramingError.transformFailed("checksum 0xA4, expected 0xA5")) {
+            try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: TestCipher(key: 0x5B)))
+        }
+    }
+
+    @Test func random_frames_round_trip_with_a_cipher_under_random_cuts() {
+        var random = SplitMix64(seed: 0x7B)
+        let messages = (0..<25).map { _ in
+            SevenByteHeaderFrame(version: UInt16.random(in: 0...3, using: &random),
+                                 functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
+                                 isCompressed: Bool.random(using: &random),
+                                 body: Data(random.bytes(count: Int.random(in: 0...150, using: &random), from: [0x7B, 0x22, 0x61])))
+        }
+        let cipher = TestCipher(key: 0xC3)
+        DecoderVerifier.verifyRoundTrip(encoder: SevenByteHeaderFrameEncoder(transform: cipher),
+                                        { SevenByteHeaderFrameDecoder(transform: cipher) }, messages: messages,
+                                        randomCuttings: 40)
+    }
 }

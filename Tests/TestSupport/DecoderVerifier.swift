@@ -52,6 +52,43 @@ public enum DecoderVerifier {
         }
     }
 
+    /// Encodes `messages` with `encoder` into one byte stream, as a sender writing them back to back would,
+    /// then `verify`s that every cutting of it decodes into exactly `frames`.
+    public static func verifyRoundTrip<E: FrameEncoder, D: FrameDecoder>(
+        encoder: E,
+        _ makeDecoder: () -> D,
+        messages: [E.Message],
+        expecting frames: [D.Frame],
+        randomCuttings: Int = 200,
+        seed: UInt64 = 0x5EED_F4A3_1CE5_0001,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) where D.Frame: Equatable {
+        var stream = Data()
+        for (index, message) in messages.enumerated() {
+            do {
+                try encoder.encode(message, into: &stream)
+            } catch {
+                Issue.record("encoding message #\(index) threw \(error)", sourceLocation: sourceLocation)
+                return
+            }
+        }
+        verify(makeDecoder, bytes: [UInt8](stream), expecting: frames, randomCuttings: randomCuttings, seed: seed,
+               sourceLocation: sourceLocation)
+    }
+
+    /// `verifyRoundTrip` for codecs whose decoded frames are the messages themselves.
+    public static func verifyRoundTrip<E: FrameEncoder, D: FrameDecoder>(
+        encoder: E,
+        _ makeDecoder: () -> D,
+        messages: [E.Message],
+        randomCuttings: Int = 200,
+        seed: UInt64 = 0x5EED_F4A3_1CE5_0001,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) where D.Frame == E.Message, D.Frame: Equatable {
+        verifyRoundTrip(encoder: encoder, makeDecoder, messages: messages, expecting: messages,
+                        randomCuttings: randomCuttings, seed: seed, sourceLocation: sourceLocation)
+    }
+
     /// Chunk sizes adding up to `total`: each at most a maximum drawn once per cutting, so that some
     /// cuttings are fine-grained and some coarse.
     static func randomChunkSizes(total: Int, using random: inout SplitMix64) -> [Int] {

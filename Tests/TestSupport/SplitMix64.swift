@@ -20,3 +20,15 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+extension SplitMix64 {
+    /// `count` pseudorandom bytes.
+    public mutating func bytes(count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
+    }
+
+    /// `count` pseudorandom bytes drawn from `alphabet` only (e.g. to make delimiters likely or impossible).
+    public mutating func bytes(count: Int, from alphabet: [UInt8]) -> [UInt8] {
+        (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &self)] }
+    }
+}

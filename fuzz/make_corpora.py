@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets to fuzz/corpus/TARGET/: valid streams of each framing
+(from Tests/Interop/framing_interop.py where it has them), each behind the configuration bytes its target
+reads first (see fuzz/targets/*.swift). Run it again after changing a target's configuration bytes."""
+import os
+import struct
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Interop"))
+import framing_interop as interop  # noqa: E402
+
+
+def string(value):
+    raw = value.encode("utf-8")
+    return struct.pack(">I", len(raw)) + raw
+
+
+def login(version, user, admin, room):
+    return (struct.pack(">H", version) + string(user) + struct.pack(">?", admin)
+            + (b"\x00" if room is None else b"\x01" + struct.pack(">i", room)))
+
+
+def fuzz_message(reply):
+    """A FuzzMessage of fuzz/targets/binary_decoder.swift with 4-byte length prefixes."""
+    out = struct.pack(">Q", 9) + login(1, "ann", False, 7) + b"\x02"
+    out += struct.pack(">I", 2) + string("a") + string("")
+    out += struct.pack(">I", 2) + b"\x01" + struct.pack(">h", -3) + b"\x00"
+    out += b"\x01" + login(2, "b\u00e9", True, None) if reply else b"\x00"
+    out += b"\x01\x01" + struct.pack(">i", 5)
+    out += struct.pack(">d", 0.5) + struct.pack(">f", -1.5) + (2**127 - 1).to_bytes(16, "big")
+    out += struct.pack(">I", 3) + b"\x00\x01\x02"
+    out += struct.pack(">I", 2) + struct.pack(">I", 1) + b"\x07" + struct.pack(">I", 0)
+    out += struct.pack(">I", 2) + b"\x01\x00"
+    return out
+
+
+def seeds():
+    small = [b"", b"hello", interop.pattern(200, 1)]
+    length_prefixed = b"".join(struct.pack(">I", len(body)) + body for body in small)
+    yield "length_field", "lengthPrefixed", bytes([3, 0, 1, 0, 4, 1, 255, 0]) + length_prefixed
+    yield "length_field", "lengthPrefixed-cut", bytes([3, 0, 1, 0, 4, 1, 255, 7]) + length_prefixed
+    yield "length_field", "netty6", bytes([1, 1, 1, 1, 3, 0, 255, 3]) + interop.produce("length-netty6")[:40]
+    yield "length_field", "u8-inclusive", bytes([0, 0, 0, 0xFF, 0, 1, 200, 2]) + b"\x07hello\x02"
+    yield "length_field", "u64-le", bytes([4, 0, 0, 0, 8, 1, 100, 5]) + struct.pack("<Q", 2) + b"hi"
+
+    delimited = b"\x02\x03\x00\x01\x04\x00\x01\x00\x01\x02\x02\x04\x00\x01"
+    yield "delimiter", "one", bytes([0, 1, 0, 1, 1, 1, 200, 0]) + delimited
+    yield "delimiter", "two-overlapping", bytes([1, 1, 0, 1, 0, 1, 1, 1, 200, 3]) + delimited
+    yield "delimiter", "three-keep", bytes([2, 0, 1, 2, 2, 3, 0, 0, 0, 0, 1, 40, 9]) + delimited * 3
+    yield "delimiter", "too-long", bytes([0, 1, 0, 1, 1, 0, 3, 2]) + b"\x02" * 10 + b"\x00\x01\x03\x00\x01"
+
+    json_stream = interop.produce("json-header")
+    yield "json_header", "python", bytes([255, 255, 0]) + json_stream[:700]
+    yield "json_header", "small", bytes([64, 64, 5]) + b'{"size":2,"to":"bob"}\r\nhi{"size":"0"}\r\n'
+    yield "json_header", "pretty", bytes([64, 64, 1]) + b'{\n  "size" : "3"\n}\r\nabc'
+
+    seven = b"".join(
+        struct.pack(">HHBH", version, code, int(compressed), len(wire)) + wire
+        for version, code, compressed, body in [(1, 10, False, b"hi"), (2, 3, True, b"hello hello hello"), (3, 4, False, b"")]
+        for wire in [zlib.compress(body) if compressed else body])
+    yield "seven_byte_header", "zlib", bytes([0, 255, 0]) + seven
+    yield "seven_byte_header", "zlib-cut", bytes([0, 255, 3]) + seven
+
+    eight = b"".join(struct.pack(">II", sid, len(body)) + body for sid, body in [(1, b"hi"), (2, b""), (3, interop.pattern(100, 2))])
+    yield "eight_byte_header", "plain", bytes([255, 0, 0]) + eight
+    zipped = zlib.compress(b"hello " * 20)
+    yield "eight_byte_header", "zlib", bytes([255, 1, 4]) + struct.pack(">II", 5, len(zipped)) + zipped
+
+    yield "fixed_length", "eight", bytes([7, 0]) + interop.produce("fixed-8")
+    yield "fixed_length", "eight-cut", bytes([7, 3]) + interop.produce("fixed-8")
+
+    yield "zlib", "zlib", bytes([0, 255]) + zlib.compress(b"sticky packets " * 30)
+    yield "zlib", "gzip", bytes([1, 255]) + interop.gzip_compress(b"half packets " * 30)
+    raw = zlib.compressobj(wbits=-15)
+    yield "zlib", "raw", bytes([2, 255]) + raw.compress(b"raw deflate" * 30) + raw.flush()
+
+    yield "binary_decoder", "message", bytes([2]) + fuzz_message(reply=False)
+    yield "binary_decoder", "message-reply", bytes([2]) + fuzz_message(reply=True)
+    yield "binary_decoder", "dictionary", bytes([2]) + struct.pack(">I", 2) + string("a") + struct.pack(">I", 1) + b"\x01" \
+        + string("b") + struct.pack(">I", 0)
+
+
+def main():
+    for target, name, data in seeds():
+        directory = os.path.join(HERE, "corpus", target)
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, name), "wb") as file:
+            file.write(data)
+
+
+if __name__ == "__main__":
+    main()
