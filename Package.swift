@@ -26,7 +26,8 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
-        .target(name: "SocketFraming", dependencies: ["CZlib"]),
+        // Codecs are pure; one file (TCPSocket+Frames.swift) puts them on sockets.
+        .target(name: "SocketFraming", dependencies: ["CZlib", "AsyncSocket"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),

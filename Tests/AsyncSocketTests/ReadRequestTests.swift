@@ -1,4 +1,5 @@
 @testable import AsyncSocket
+import TestSupport
 import Foundation
 import Testing
 

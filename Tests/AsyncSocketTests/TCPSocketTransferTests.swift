@@ -4,48 +4,6 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A listener on 127.0.0.1 with a free port, and a client socket, both recording their callbacks.
-struct LoopbackPair {
-    let server: TCPSocket
-    let serverDelegate: RecordingDelegate
-    let client: TCPSocket
-    let clientDelegate: RecordingDelegate
-
-    init(
-        host: String = "127.0.0.1",
-        group: EventLoopGroup = .shared,
-        recordsProgress: Bool = false,
-        onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
-        onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
-    ) throws {
-        serverDelegate = RecordingDelegate(acceptLimit: 1, recordsProgress: recordsProgress, onAccept: onAccept, onRead: onServerRead)
-        server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"), group: group)
-        try server.accept(onInterface: host, port: 0)
-        clientDelegate = RecordingDelegate(recordsProgress: recordsProgress)
-        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"), group: group)
-    }
-
-    var port: UInt16 { server.localPort }
-
-    /// Connects the client and returns the server's side of the connection.
-    func connect(host: String = "127.0.0.1") async throws -> TCPSocket {
-        try client.connect(toHost: host, onPort: port, withTimeout: 5)
-        guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
-            throw WaitTimedOut(description: "expected an accept first")
-        }
-        guard case .connected = try await clientDelegate.events.next() else {
-            throw WaitTimedOut(description: "expected the client to connect")
-        }
-        return accepted
-    }
-
-    func close() {
-        client.disconnect()
-        server.disconnect()
-        for socket in serverDelegate.accepted { socket.disconnect() }
-    }
-}
-
 @Suite struct TCPSocketTransferTests {
     @Test func twoMessagesWrittenBackToBackArriveAsTwo() async throws {
         let pair = try LoopbackPair()

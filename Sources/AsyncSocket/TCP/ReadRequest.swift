@@ -7,6 +7,13 @@ import Foundation
 /// frame; it must not keep the pointer.
 public typealias FrameBoundary = @Sendable (UnsafeRawBufferPointer) throws -> Int?
 
+/// Decodes the first frame of a connection's unread bytes (oldest first), in place: returns how many
+/// bytes it consumed and the frame they completed, or a `nil` frame when more bytes are needed (it may
+/// still consume bytes it has dealt with, such as a too-long frame it discards). Throwing means the bytes
+/// can never form a frame: the read fails with ``SocketError/badFrame(_:)``. Called on the socket's loop
+/// thread each time bytes arrive; it must not keep the pointer. SocketFraming's decoders supply these.
+public typealias FrameDecoding = @Sendable (UnsafeRawBufferPointer) throws -> (consumed: Int, frame: (any Sendable)?)
+
 /// One queued read: what ends it, its timeout and its tag (GCDAsyncSocket's `GCDAsyncReadPacket`).
 struct ReadRequest {
     enum Kind {
@@ -19,10 +26,12 @@ struct ReadRequest {
         /// One frame, whose length `boundary` finds; failing when `maxLength` bytes (0 = no limit) hold
         /// no whole frame.
         case toFrameEnd(boundary: FrameBoundary, maxLength: Int)
+        /// One decoded frame; failing when `maxLength` bytes (0 = no limit) hold no whole frame.
+        case decodedFrame(decoding: FrameDecoding, maxLength: Int)
     }
 
     /// What the request needs from the unread bytes.
-    enum Match: Equatable {
+    enum Match {
         /// Not enough bytes yet; `scanned` bytes from the start hold no delimiter.
         case needMore(scanned: Int)
         /// The first `length` bytes complete the read.
@@ -31,6 +40,10 @@ struct ReadRequest {
         case maxedOut(maxLength: Int)
         /// The bytes can never form a frame; carries the framing's reason.
         case invalid(String)
+        /// The first `consumed` bytes made `frame`.
+        case decoded(consumed: Int, frame: any Sendable)
+        /// The decoder dealt with the first `count` bytes without completing a frame; match again after.
+        case skip(Int)
     }
 
     let kind: Kind
@@ -63,7 +76,7 @@ struct ReadRequest {
     /// bounded only by ``TCPSocket/maxBufferedReadBytes``.
     var isUnbounded: Bool {
         switch kind {
-        case .toData(_, 0), .toFrameEnd(_, 0): return true
+        case .toData(_, 0), .toFrameEnd(_, 0), .decodedFrame(_, 0): return true
         default: return false
         }
     }
@@ -75,7 +88,8 @@ struct ReadRequest {
         switch kind {
         case .available: return 0
         case .toLength(let length): return min(unread, length)
-        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength): return maxLength > 0 ? min(unread, maxLength) : unread
+        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength), .decodedFrame(_, let maxLength):
+            return maxLength > 0 ? min(unread, maxLength) : unread
         }
     }
 
@@ -100,7 +114,7 @@ struct ReadRequest {
             do {
                 length = try boundary(unread)
             } catch {
-                return .invalid("\(error)")
+                return .invalid(ReadRequest.reason(error))
             }
             guard let length else {
                 if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
@@ -111,7 +125,27 @@ struct ReadRequest {
             }
             if maxLength > 0 && length > maxLength { return .maxedOut(maxLength: maxLength) }
             return .complete(length: length)
+        case .decodedFrame(let decoding, let maxLength):
+            let result: (consumed: Int, frame: (any Sendable)?)
+            do {
+                result = try decoding(unread)
+            } catch {
+                return .invalid(ReadRequest.reason(error))
+            }
+            guard result.consumed >= 0 && result.consumed <= unread.count else {
+                return .invalid("the frame decoder consumed \(result.consumed) bytes of \(unread.count) available")
+            }
+            if let frame = result.frame { return .decoded(consumed: result.consumed, frame: frame) }
+            if result.consumed > 0 { return .skip(result.consumed) }
+            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+            return .needMore(scanned: unread.count)
         }
+    }
+
+    /// The text of a framing error, without a second "bad frame:" when it is one already.
+    static func reason(_ error: any Error) -> String {
+        if case .badFrame(let reason)? = error as? SocketError { return reason }
+        return "\(error)"
     }
 
     /// The index just past the first `delimiter` within `bytes[from..<upTo]`, or nil.
@@ -132,6 +166,20 @@ struct ReadRequest {
                 index = position + 1
             }
             return nil
+        }
+    }
+}
+
+extension ReadRequest.Match: Equatable {
+    /// Equal cases with equal values; decoded frames compare by their description (for tests).
+    static func == (lhs: ReadRequest.Match, rhs: ReadRequest.Match) -> Bool {
+        switch (lhs, rhs) {
+        case (.needMore(let a), .needMore(let b)), (.complete(let a), .complete(let b)), (.maxedOut(let a), .maxedOut(let b)),
+             (.skip(let a), .skip(let b)):
+            return a == b
+        case (.invalid(let a), .invalid(let b)): return a == b
+        case (.decoded(let a, let x), .decoded(let b, let y)): return a == b && "\(x)" == "\(y)"
+        default: return false
         }
     }
 }

@@ -97,7 +97,13 @@ extension TCPSocket {
                 let request = readQueue.removeFirst()
                 let bytes = UnsafeRawBufferPointer(rebasing: rest[..<length])
                 if let target = request.buffer { TCPSocket.write(bytes, into: target, at: request.bufferOffset) }
-                completedReads.append((Data(bytes), request.tag))
+                completedReads.append(.read(Data(bytes), tag: request.tag))
+                consumed += length
+            case .decoded(let length, let frame):
+                let request = readQueue.removeFirst()
+                completedReads.append(.readFrame(frame, tag: request.tag))
+                consumed += length
+            case .skip(let length):
                 consumed += length
             case .needMore(let scanned):
                 readQueue.updateFirst { $0.scanned = scanned }
@@ -121,10 +127,10 @@ extension TCPSocket {
     }
 
     private func deliverCompletedReads() {
-        for (data, tag) in completedReads {
+        for event in completedReads {
             // A delegate on the loop thread may disconnect from within the callback.
             guard state == .connected else { break }
-            emit(.read(data, tag: tag))
+            emit(event)
         }
         completedReads.removeAll(keepingCapacity: true)
     }

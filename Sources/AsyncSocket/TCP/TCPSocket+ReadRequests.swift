@@ -83,6 +83,16 @@ extension TCPSocket {
         enqueueRead(.toFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
     }
 
+    /// Reads one frame and decodes it in place with `decoding`, without first copying the bytes out:
+    /// completes with ``TCPSocketDelegate/socket(_:didReadFrame:withTag:)`` carrying the decoder's
+    /// frame. Frames decoded before a malformed one are delivered first; then the socket disconnects
+    /// with ``SocketError/badFrame(_:)``. `maxLength` bounds the bytes a frame may occupy (0 = no limit
+    /// beyond ``maxBufferedReadBytes``). SocketFraming's `readFrame(using:withTimeout:tag:)` builds
+    /// `decoding` from any of its decoders.
+    public func readFrame(decodingWith decoding: @escaping FrameDecoding, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
+        enqueueRead(.decodedFrame(decoding: decoding, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
+    }
+
     /// Carriage return and line feed, `"\r\n"` (GCDAsyncSocket's `CRLFData`).
     public static let crlfData = Data([0x0D, 0x0A])
     /// Carriage return, `"\r"` (`CRData`).

@@ -67,7 +67,7 @@ public final class TCPSocket: @unchecked Sendable {
     // Reading.
     @exclusivity(unchecked) var readQueue = RequestQueue<ReadRequest>()
     @exclusivity(unchecked) var buffer = ReadBuffer()
-    @exclusivity(unchecked) var completedReads: [(data: Data, tag: Int)] = []
+    @exclusivity(unchecked) var completedReads: [DelegateEvent] = []
     @exclusivity(unchecked) var isProcessingReads = false
     /// The peer sent FIN; no more bytes will arrive.
     @exclusivity(unchecked) var readEOF = false

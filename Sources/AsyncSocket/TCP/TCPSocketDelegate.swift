@@ -26,6 +26,10 @@ public protocol TCPSocketDelegate: AnyObject {
     /// For a read into a caller's buffer, `data` is a copy of the bytes just written into that buffer.
     func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int)
 
+    /// A read of a decoded frame (``TCPSocket/readFrame(decodingWith:withTimeout:maxLength:tag:)``, or
+    /// SocketFraming's `readFrame(using:withTimeout:tag:)`) completed with `frame`, the decoder's value.
+    func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int)
+
     /// The current read (to a length or to a delimiter) received `partialLength` more bytes but is not
     /// complete yet (GCDAsyncSocket's `socket:didReadPartialDataOfLength:tag:`), for progress display.
     func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int)
@@ -93,6 +97,7 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {}
     public func socket(_ sock: TCPSocket, didConnectToUrl url: URL) {}
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {}
+    public func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {}
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {}
