@@ -14,7 +14,7 @@ import TestSupport
     func rawLink(_ chat: ChatFixture, greeting: ChatMessage? = nil) async throws -> (LongLinkClient<ChatCodec>, EventRecorder<Event>) {
         let events = EventRecorder<Event>()
         let link = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
-                                  eventQueue: nil) { events.record($0) }
+                                  group: chat.group, eventQueue: nil) { events.record($0) }
         link.greeting = greeting
         link.connect()
         _ = try await events.next()

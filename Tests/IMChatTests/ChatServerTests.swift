@@ -5,19 +5,25 @@ import LongLink
 import Testing
 import TestSupport
 
-/// A chat server on a free loopback port, with its log recorded.
+/// A chat server on a free loopback port, with its log recorded, and its clients, all on event loops of
+/// their own. When the fixture goes, so do the loops: no client of a finished test keeps reconnecting
+/// to a port that another test's listener may have been given meanwhile.
 final class ChatFixture: Sendable {
     let log = EventRecorder<String>()
     let server: ChatServer
+    let group: EventLoopGroup
+    private let ownsGroup: Bool
 
-    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup = .shared) throws {
+    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil) throws {
         let log = self.log
-        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: group) { log.record($0) }
+        self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")
+        ownsGroup = group == nil
+        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: self.group) { log.record($0) }
         try server.start()
     }
 
     /// A started client for `name`, its output recorded.
-    func client(_ name: String, heartbeat: Duration = .seconds(180), group: EventLoopGroup = .shared) -> (ChatClient, EventRecorder<String>) {
+    func client(_ name: String, heartbeat: Duration = .seconds(180)) -> (ChatClient, EventRecorder<String>) {
         let output = EventRecorder<String>()
         let client = ChatClient(name: name, host: "127.0.0.1", port: server.port, heartbeat: heartbeat, group: group,
                                 output: { output.record($0) }, onFinish: { output.record("finished \($0)") })
@@ -25,7 +31,10 @@ final class ChatFixture: Sendable {
         return (client, output)
     }
 
-    deinit { server.stop() }
+    deinit {
+        server.stop()
+        if ownsGroup { group.shutdown() }
+    }
 }
 
 @Suite struct ChatServerTests {
@@ -72,7 +81,7 @@ final class ChatFixture: Sendable {
         defer { group.shutdown() }
         let chat = try ChatFixture(idleTimeout: .seconds(30), group: group)
         // ann heartbeats every 10 s; bob logs in over a bare socket and then says nothing.
-        let (ann, annOut) = chat.client("ann", heartbeat: .seconds(10), group: group)
+        let (ann, annOut) = chat.client("ann", heartbeat: .seconds(10))
         _ = try await annOut.next(2)
         let bobDelegate = RecordingDelegate()
         let bob = TCPSocket(delegate: bobDelegate, delegateQueue: nil)
@@ -104,7 +113,7 @@ final class ChatFixture: Sendable {
         func login(token: String?) async throws -> (LongLinkClient<ChatCodec>, EventRecorder<Event>, ChatMessage?) {
             let events = EventRecorder<Event>()
             let client = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
-                                        eventQueue: nil) { events.record($0) }
+                                        group: chat.group, eventQueue: nil) { events.record($0) }
             client.greeting = .login(name: "ann", resumeToken: token)
             client.connect()
             _ = try await events.next()  // connected

@@ -92,7 +92,8 @@ import TestSupport
 
     @Test func serverRestartedUnderAConnectedClientIsReconnectedTo() async throws {
         let harness = LinkHarness()
-        let first = try harness.makeServer()
+        // A port below the ephemeral range, so no connection's local port takes it while the server is down.
+        let first = try harness.makeServer(port: unusedLoopbackPort())
         let port = first.port
         let client = harness.makeClient(port: port)
         defer { client.disconnect() }

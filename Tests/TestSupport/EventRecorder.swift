@@ -1,5 +1,6 @@
 import AsyncSocket
 import Dispatch
+import Foundation
 import Glibc
 
 /// The test waited longer than its limit for an event.
@@ -106,18 +107,20 @@ public final class ReservedLoopbackPort: Sendable {
     public let port: UInt16
     private let fd: LockedValue<Int32>
 
+    /// Reserves a port below the kernel's ephemeral range (see ``unusedLoopbackPort()``), so that once
+    /// released it is not handed out to another socket's connect or bind-to-0 before the test's server
+    /// binds it.
     public init() {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        port = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
-                return UInt16(bigEndian: pointer.pointee.sin_port)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var chosen: UInt16 = 0
+        for _ in 0..<200 {
+            let candidate = unusedLoopbackPort()
+            if candidate != 0 && bindLoopback(fd, candidate) {
+                chosen = candidate
+                break
             }
         }
+        port = chosen
         self.fd = LockedValue(fd)
     }
 
@@ -132,19 +135,39 @@ public final class ReservedLoopbackPort: Sendable {
     deinit { release() }
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago and that nothing listens on now: bound with
-/// port 0 and closed again, synchronously.
+/// A TCP port on 127.0.0.1 that was free a moment ago and that nothing listens on now, for a server a
+/// test starts later on a port it must know first. It is taken from below the kernel's ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`), so listeners other tests open on port 0 (which get
+/// ephemeral ports) cannot take it meanwhile and receive connections meant for that server.
 public func unusedLoopbackPort() -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
+    let ephemeralLow = range.first ?? 32768
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<200 {
+        let port = UInt16(Int.random(in: 10_000..<max(10_001, ephemeralLow), using: &generator))
+        if isFreeLoopbackPort(port) { return port }
+    }
+    return 0
+}
+
+/// Whether 127.0.0.1:`port` can be bound right now (the probe socket is closed again at once).
+private func isFreeLoopbackPort(_ port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
     defer { close(fd) }
+    return bindLoopback(fd, port)
+}
+
+/// Binds `fd` to 127.0.0.1:`port`.
+private func bindLoopback(_ fd: Int32, _ port: UInt16) -> Bool {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    return withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { return 0 }
-            return UInt16(bigEndian: pointer.pointee.sin_port)
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
         }
     }
 }

@@ -127,8 +127,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Wakes the loop so it looks at the clock again (used by ``ManualClock``).
     func wakeup() { selector.wakeup() }
 
-    /// Stops the loop after the current iteration and waits for its thread to end. Sockets still
-    /// registered are not closed. Call from outside the loop.
+    /// Stops the loop after the current iteration (running the tasks already submitted) and waits for
+    /// its thread to end. Sockets still registered are not closed. Call from outside the loop.
     func stop() {
         clock?.detach(self)
         taskQueue.withLock { $0.stopping = true }
@@ -185,7 +185,11 @@ public final class EventLoop: @unchecked Sendable {
     private func run() {
         while true {
             let (hasTasks, stopping) = taskQueue.withLock { ($0.tasks.isEmpty == false, $0.stopping) }
-            if stopping { return }
+            if stopping {
+                // Tasks submitted before the stop (closing sockets, say) still run.
+                runTasks()
+                return
+            }
             var timeout: UInt64? = nil
             if hasTasks {
                 timeout = 0
