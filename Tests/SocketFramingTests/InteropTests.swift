@@ -71,25 +71,18 @@ import Testing
 
     /// Runs `python3 framing_interop.py arguments…` with `input` on its standard input; returns its output.
     static func python(_ arguments: [String], input: Data = Data()) throws -> Data {
-        let inputFile = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
-        try input.write(to: inputFile)
-        defer { try? FileManager.default.removeItem(at: inputFile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + arguments
-        process.standardInput = try FileHandle(forReadingFrom: inputFile)
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ScriptFailed(description: "framing_interop.py \(arguments) exited \(process.terminationStatus): \(errorText)")
+        let process = try ChildProcess("python3", [script.path] + arguments)
+        defer { process.stop() }
+        process.write(input)
+        process.closeInput()
+        guard let status = process.waitForExit(within: .seconds(60)) else {
+            throw ScriptFailed(description: "framing_interop.py \(arguments) did not finish")
         }
-        return data
+        let output = process.allOutput
+        guard status == 0 else {
+            throw ScriptFailed(description: "framing_interop.py \(arguments) exited \(status): \(String(decoding: output, as: UTF8.self))")
+        }
+        return output
     }
 
     static func produce(_ codec: String) throws -> [UInt8] { [UInt8](try python(["produce", codec])) }

@@ -23,6 +23,15 @@ public struct LoopbackPair: Sendable {
         try server.accept(onInterface: host, port: 0)
         clientDelegate = RecordingDelegate(recordsProgress: recordsProgress)
         client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"), group: group)
+        // Only the pair's own client gets in: a stray connection (a finished test's client retrying a port
+        // number this listener has been given since) is turned away, not mistaken for it.
+        let client = self.client
+        serverDelegate.admitOnly { accepted in
+            let deadline = ContinuousClock.now + .seconds(2)
+            while client.localAddress == nil && ContinuousClock.now < deadline { usleep(500) }
+            guard let local = client.localAddress else { return true }
+            return accepted.connectedAddress == local
+        }
     }
 
     public var port: UInt16 { server.localPort }

@@ -70,6 +70,7 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     private let onFrame: (@Sendable (TCPSocket, any Sendable, Int) -> Void)?
 
     private let acceptLimit: Int
+    private let acceptFilter: LockedValue<(@Sendable (TCPSocket) -> Bool)?> = LockedValue(nil)
     private let recordsProgress: Bool
 
     /// - Parameters:
@@ -94,8 +95,14 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     /// Sockets accepted so far, in order.
     public var accepted: [TCPSocket] { acceptedSockets.withLock { $0 } }
 
+    /// Admits only accepted connections for which `filter` returns true; the others are closed unrecorded.
+    public func admitOnly(_ filter: @escaping @Sendable (TCPSocket) -> Bool) {
+        acceptFilter.withLock { $0 = filter }
+    }
+
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
-        let admitted = acceptedSockets.withLock { sockets -> Bool in
+        let filter = acceptFilter.withLock { $0 }
+        let admitted = (filter?(newSocket) ?? true) && acceptedSockets.withLock { sockets -> Bool in
             guard sockets.count < acceptLimit else { return false }
             sockets.append(newSocket)
             return true
