@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "im-server", targets: ["im-server"]),
         .executable(name: "im-client", targets: ["im-client"]),
         .executable(name: "framing-bench", targets: ["framing-bench"]),
+        .executable(name: "socket-bench", targets: ["socket-bench"]),
     ],
     targets: [
         // C shims only where Swift cannot call the OS directly.
@@ -35,6 +36,9 @@ let package = Package(
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
         .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
+        // LP4 / raw echo servers and load-generating clients on our stack (docs/BENCHMARKS.md).
+        .target(name: "SocketBench", dependencies: ["AsyncSocket", "SocketFraming"]),
+        .executableTarget(name: "socket-bench", dependencies: ["SocketBench"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
@@ -44,6 +48,8 @@ let package = Package(
         .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
         .testTarget(name: "InteropTests", dependencies: ["AsyncSocket", "TestSupport"]),
+        // A few seconds of socket-bench: that it runs clean, not how fast.
+        .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,6 +57,28 @@ import TestSupport
         #expect(second == SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long))
     }
 
+    /// Regression: a frame larger than `maxBufferedReadBytes` (1 MiB) stalled when reading paused at
+    /// 1 MiB, even with a larger `maxLength` given.
+    @Test func aFrameLargerThanTheReadBufferLimitArrivesWithinItsMaxLength() async throws {
+        let bodyLength = 3 * TCPSocket.maxBufferedReadBytes + 5
+        let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 4 + bodyLength))
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let server = try await pair.connect()
+        server.readFrame(using: frames, withTimeout: 30, maxLength: UInt(4 + bodyLength), tag: 7)
+        let body = Data((0..<bodyLength).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        var bytes = Data(withUnsafeBytes(of: UInt32(bodyLength).bigEndian, Array.init))
+        bytes.append(body)
+        pair.client.write(bytes, withTimeout: 30, tag: 0)
+        let events = try await pair.serverDelegate.events.next(1)
+        guard case .frame(let frame as Data, 7) = events[0] else {
+            Issue.record("got \(events)")
+            return
+        }
+        #expect(frame.count == bodyLength)
+        #expect(frame == body)
+    }
+
     @Test func undecodableFrameClosesOnlyThatConnectionAfterTheFramesBeforeIt() async throws {
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100))
         let pair = try LoopbackPair(onFrame: { socket, _, tag in

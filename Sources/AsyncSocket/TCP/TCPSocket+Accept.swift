@@ -41,7 +41,7 @@ extension TCPSocket {
             guard !addresses.isEmpty else {
                 throw SocketError.badConfig("no address of an enabled family on interface \(interface ?? "(any)")")
             }
-            try startListening(try openListeners(at: addresses, backlog: backlog, receiveBufferSize: options.receiveBufferSize))
+            try startListening(try openListeners(at: addresses, backlog: backlog, options: options))
         } catch {
             shared.withLock { $0.state = .disconnected }
             throw error
@@ -62,7 +62,7 @@ extension TCPSocket {
         do throws(SocketError) {
             var status = stat()
             if lstat(url.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK { unlink(url.path) }
-            try startListening([try openListener(at: address, backlog: backlog, receiveBufferSize: nil)])
+            try startListening([try openListener(at: address, backlog: backlog, options: Options())])
         } catch {
             shared.withLock { $0.state = .disconnected }
             throw error
@@ -91,7 +91,7 @@ extension TCPSocket {
 
     /// Binds every address to one port (the first one's when asked for port 0), retrying a few times
     /// when the kernel's pick for the first is taken for a later one.
-    private func openListeners(at addresses: [SocketAddress], backlog: Int32, receiveBufferSize: Int?) throws(SocketError) -> [Int32] {
+    private func openListeners(at addresses: [SocketAddress], backlog: Int32, options: Options) throws(SocketError) -> [Int32] {
         let pickPort = addresses.first?.port == 0
         var lastError: SocketError?
         for _ in 0..<(pickPort ? 5 : 1) {
@@ -99,7 +99,7 @@ extension TCPSocket {
             do {
                 var port = addresses[0].port
                 for address in addresses {
-                    let descriptor = try openListener(at: address.withPort(port), backlog: backlog, receiveBufferSize: receiveBufferSize)
+                    let descriptor = try openListener(at: address.withPort(port), backlog: backlog, options: options)
                     opened.append(descriptor)
                     if port == 0 { port = SocketAddress.read(descriptor, getsockname)?.port ?? 0 }
                 }
@@ -113,7 +113,7 @@ extension TCPSocket {
         throw lastError ?? .badParam("nothing to listen on")
     }
 
-    private func openListener(at address: SocketAddress, backlog: Int32, receiveBufferSize: Int?) throws(SocketError) -> Int32 {
+    private func openListener(at address: SocketAddress, backlog: Int32, options: Options) throws(SocketError) -> Int32 {
         let descriptor = try Posix.check("socket") { socket(address.domain, cass_sock_stream_nonblock(), 0) }
         do {
             #if !os(Linux)
@@ -121,11 +121,14 @@ extension TCPSocket {
             #endif
             if address.family != .unix {
                 try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+                if options.isReusePortEnabled {
+                    try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEPORT, value: 1)
+                }
             }
             if address.family == .inet6 {
                 try Posix.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: 1)
             }
-            if let size = receiveBufferSize {
+            if let size = options.receiveBufferSize {
                 // Accepted sockets inherit the receive buffer, which must be set before listen for window scaling.
                 try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_RCVBUF, value: Int32(clamping: size))
             }

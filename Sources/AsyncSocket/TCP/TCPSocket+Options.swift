@@ -39,6 +39,7 @@ extension TCPSocket {
         var isIPv4PreferredOverIPv6 = true
         var alternateAddressDelay: TimeInterval = 0.3
         var autoDisconnectOnClosedReadStream = true
+        var isReusePortEnabled = false
     }
 
     /// Sets an option everywhere: for readers on any thread, on the loop, and (through `apply`) on the
@@ -89,6 +90,15 @@ extension TCPSocket {
     public var lingerSeconds: Int? {
         get { get(\.lingerSeconds) }
         set { set(\.lingerSeconds, newValue, reapply: true) }
+    }
+
+    /// Whether listening sockets set `SO_REUSEPORT` (socket(7)), so several processes (or several sockets
+    /// in one) can listen on the same address and port and the kernel spreads incoming connections
+    /// over them: the way to scale one server past a process's open-file limit. Default false; set it
+    /// before ``accept(onInterface:port:backlog:)``, and in every process sharing the port.
+    public var isReusePortEnabled: Bool {
+        get { get(\.isReusePortEnabled) }
+        set { set(\.isReusePortEnabled, newValue, reapply: false) }
     }
 
     /// Whether connects and accepts use IPv4 (GCDAsyncSocket's `IPv4Enabled`). Default true.

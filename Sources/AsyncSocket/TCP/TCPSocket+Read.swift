@@ -4,10 +4,15 @@ extension TCPSocket {
     // MARK: Reading from the kernel (loop thread)
 
     /// The most bytes the socket will buffer right now: the general limit, or the current read's
-    /// length when that is larger.
+    /// length or maximum length when that is larger.
     var readBufferLimit: Int {
-        if case .toLength(let length)? = readQueue.first?.kind { return max(length, TCPSocket.maxBufferedReadBytes) }
-        return TCPSocket.maxBufferedReadBytes
+        switch readQueue.first?.kind {
+        case .toLength(let length)?,
+             .toData(_, let length)?, .toFrameEnd(_, let length)?, .decodedFrame(_, let length)?:
+            return max(length, TCPSocket.maxBufferedReadBytes)
+        case .available?, nil:
+            return TCPSocket.maxBufferedReadBytes
+        }
     }
 
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.

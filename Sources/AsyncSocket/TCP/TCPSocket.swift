@@ -102,7 +102,8 @@ public final class TCPSocket: @unchecked Sendable {
     /// Bytes a connection may buffer that no queued read has taken yet. Reading from the kernel pauses
     /// at this level (TCP flow control then slows the peer) until reads consume the bytes; a read to a
     /// delimiter with no maximum length that would need more fails with ``SocketError/readMaxedOut(maxLength:)``.
-    /// A read to length larger than this may buffer its whole length. 1 MiB.
+    /// A read to length larger than this may buffer its whole length, and a read with a larger maximum
+    /// length (to a delimiter or a frame end) up to that maximum. 1 MiB.
     public static let maxBufferedReadBytes = 1 << 20
 
     /// Creates a socket that is neither connected nor listening.

@@ -49,9 +49,13 @@ extension TCPSocket {
     ///
     /// - Parameters:
     ///   - timeout: seconds from when this read becomes the current one; negative means none.
+    ///   - maxLength: the most bytes a frame may occupy on the wire; 0 (default) means no limit beyond
+    ///     ``TCPSocket/maxBufferedReadBytes`` (1 MiB). Give the decoder's maximum frame length to read
+    ///     larger frames. More bytes holding no whole frame end the connection with
+    ///     ``SocketError/readMaxedOut(maxLength:)``.
     ///   - tag: handed back in the callback.
-    public func readFrame<Decoder>(using decoder: SocketFrameDecoder<Decoder>, withTimeout timeout: TimeInterval, tag: Int) {
-        readFrame(decodingWith: decoder.decoding, withTimeout: timeout, tag: tag)
+    public func readFrame<Decoder>(using decoder: SocketFrameDecoder<Decoder>, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
+        readFrame(decodingWith: decoder.decoding, withTimeout: timeout, maxLength: maxLength, tag: tag)
     }
 
     /// Encodes `message` with `encoder` and queues the bytes as one write (see

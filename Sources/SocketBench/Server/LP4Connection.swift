@@ -1,0 +1,36 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+
+/// One LP4 echo connection: its own frame decoder (decoders keep state between reads), and the delegate of
+/// its socket, so a frame reaches the decoder with no lookup. The socket keeps it alive (as its
+/// `userData`) for as long as the connection lasts.
+final class LP4Connection: TCPSocketDelegate, @unchecked Sendable {
+    // Unchecked Sendable: after `start`, used only on the socket's loop thread.
+    /// The length field and the largest payload, in bytes.
+    static let maxFrameLength = UInt(4 + EchoServer.maxPayloadLength)
+    private let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder(
+        maxFrameLength: Int(maxFrameLength), lengthFieldLength: 4, initialBytesToStrip: 0))
+    private unowned let server: EchoServer
+
+    private init(server: EchoServer) { self.server = server }
+
+    /// Makes a connection of `socket` (just accepted) and reads its first frame.
+    static func start(on socket: TCPSocket, server: EchoServer) {
+        let connection = LP4Connection(server: server)
+        socket.userData = connection
+        socket.delegate = connection
+        socket.readFrame(using: connection.frames, withTimeout: -1, maxLength: maxFrameLength, tag: 0)
+    }
+
+    func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {
+        // The frame is the length field and the payload (nothing stripped): echo it as it came.
+        if let bytes = frame as? Data { sock.write(bytes, withTimeout: -1, tag: 0) }
+        sock.readFrame(using: frames, withTimeout: -1, maxLength: LP4Connection.maxFrameLength, tag: 0)
+    }
+
+    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
+        server.connectionDidEnd()
+        sock.userData = nil
+    }
+}

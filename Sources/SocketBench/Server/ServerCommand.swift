@@ -1,0 +1,89 @@
+import AsyncSocket
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
+/// ``EchoServer`` until the process is killed, after one line on standard output with the port:
+/// `socket-bench lp4 echo listening on 127.0.0.1:7000 (pid 123, 1 loop)`.
+///
+/// `--workers N` starts N worker processes of this same command, each listening on the port with
+/// `SO_REUSEPORT` (so the kernel spreads connections over them), and waits for them: a way past the
+/// per-process open-file limit. SIGTERM or SIGINT to the parent stops the workers too.
+enum ServerCommand {
+    struct Options: Equatable {
+        var mode = EchoServer.Mode.lp4
+        var host = "127.0.0.1"
+        /// The LP4 bench's customary port (`shared/bench/run-peers.sh` uses 9101 and up).
+        var port: UInt16 = 9100
+        var loops = 1
+        var reusePort = false
+        var workers = 0
+    }
+
+    static let usage = "usage: socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]"
+
+    /// Parses the arguments after `server`.
+    /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
+    static func parse(_ arguments: [String]) throws(ArgumentError) -> Options {
+        var options = Options()
+        var scanner = ArgumentScanner(arguments)
+        guard let modeName = scanner.next(), let mode = EchoServer.Mode(rawValue: modeName) else {
+            throw ArgumentError("the first argument must be a mode: lp4 or raw")
+        }
+        options.mode = mode
+        while let argument = scanner.next() {
+            switch argument {
+            case "--host": options.host = try scanner.value(for: argument)
+            case "--port": options.port = try scanner.number(for: argument, in: 0...65_535)
+            case "--loops": options.loops = try scanner.number(for: argument, in: 1...256)
+            case "--workers": options.workers = try scanner.number(for: argument, in: 1...256)
+            case "--reuse-port": options.reusePort = true
+            default: throw ArgumentError("unknown argument \(argument)")
+            }
+        }
+        return options
+    }
+
+    static func run(arguments: [String]) -> Int32 {
+        if arguments.contains("--help") {
+            Output.say(usage)
+            return 0
+        }
+        let options: Options
+        do {
+            options = try parse(arguments)
+        } catch {
+            Output.complain("\(error)\n\(usage)")
+            return 64
+        }
+        ResourceLimits.raiseOpenFileLimit()
+        if options.workers > 0 {
+            let workerArguments = ["server"] + arguments.filter { $0 != "--reuse-port" }.removingOption("--workers")
+                + ["--reuse-port"]
+            return WorkerProcesses.run(count: options.workers, arguments: workerArguments)
+        }
+        let server = EchoServer(mode: options.mode, loops: options.loops)
+        let port: UInt16
+        do {
+            port = try server.start(host: options.host, port: options.port, reusePort: options.reusePort)
+        } catch {
+            Output.complain("cannot listen on \(options.host):\(options.port): \(error)")
+            return 1
+        }
+        let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
+        Output.say("socket-bench \(options.mode.rawValue) echo listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
+        while true { pause() }
+    }
+}
+
+extension [String] {
+    /// The arguments without `name` and the value after it.
+    func removingOption(_ name: String) -> [String] {
+        guard let index = firstIndex(of: name) else { return self }
+        return Array(self[..<index]) + Array(self[Swift.min(index + 2, count)...])
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// socket-bench's logic (the executable only forwards its arguments here): LP4 echo and raw echo servers on
+/// our own stack, and load-generating clients (ping-pong, pipeline, bulk, idle) that verify every echoed byte.
+/// docs/BENCHMARKS.md has the commands and the figures.
+///
+/// LP4 is the echo protocol of `shared/bench/README.md`: each frame is a 4-byte big-endian unsigned length N,
+/// then N bytes; the server echoes every frame unchanged and closes a connection whose frame is over 16 MiB.
+public enum SocketBench {
+    /// The usage text printed for `--help` and for bad arguments.
+    public static let usage = """
+        usage: socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+               socket-bench client pingpong|pipeline|bulk|idle [options]   (socket-bench client --help)
+        """
+
+    /// Runs socket-bench with `arguments` (without the program name) and returns the process exit status:
+    /// 0 after a clean run, 1 when a run failed (errors or mismatched echoes), 64 for bad arguments.
+    /// Server modes run until the process is killed.
+    public static func main(arguments: [String]) -> Int32 {
+        switch arguments.first {
+        case "server": return ServerCommand.run(arguments: Array(arguments.dropFirst()))
+        case "client": return ClientCommand.run(arguments: Array(arguments.dropFirst()))
+        case "--help", "-h":
+            Output.say(usage)
+            return 0
+        default:
+            Output.complain("unknown command\n" + usage)
+            return 64
+        }
+    }
+}
