@@ -9,7 +9,7 @@ import Foundation
 public enum SocketBench {
     /// The usage text printed for `--help` and for bad arguments.
     public static let usage = """
-        usage: socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+        usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
                socket-bench client pingpong|pipeline|bulk|idle [options]   (socket-bench client --help)
         """
 

@@ -121,3 +121,46 @@ import Testing
         ])
     }
 }
+
+@Suite struct LastFrameEndReadTests {
+    func match(_ bytes: [UInt8], maxLength: Int = 0) -> ReadRequest.Match {
+        let request = ReadRequest(kind: .toLastFrameEnd(boundary: FrameBoundaryReadTests.prefixed, maxLength: maxLength), timeout: -1, tag: 0)
+        return bytes.withUnsafeBytes { request.match($0) }
+    }
+
+    @Test func takesEveryWholeFrameAndLeavesThePartialOne() {
+        #expect(match([]) == .needMore(scanned: 0))
+        #expect(match([0, 3, 1, 2]) == .needMore(scanned: 4))
+        #expect(match([0, 1, 7]) == .complete(length: 3))
+        #expect(match([0, 1, 7, 0, 0, 0, 2, 8, 9]) == .complete(length: 9))
+        #expect(match([0, 1, 7, 0, 0, 0, 2, 8]) == .complete(length: 5))
+    }
+
+    @Test func wholeFramesBeforeABadOrOversizedOneComeFirst() {
+        #expect(match([0, 1, 7, 0, 200]) == .complete(length: 3))
+        #expect(match([0, 200]) == .invalid("bad parameter: frame of 202 bytes"))
+        #expect(match([0, 1, 7, 0, 5, 1, 2, 3, 4, 5], maxLength: 4) == .complete(length: 3))
+        #expect(match([0, 5, 1, 2, 3, 4, 5], maxLength: 4) == .maxedOut(maxLength: 4))
+    }
+
+    @Test func aBurstOfFramesIsOneReadAndTheRestFollowsWhole() async throws {
+        let pair = try LoopbackPair(onServerRead: { socket, _, tag in
+            socket.readData(toLastFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: tag + 1)
+        })
+        defer { pair.close() }
+        let server = try await pair.connect()
+        // Written before the read is queued, so all of it is there when the first read looks.
+        pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: 5, tag: 0)
+        _ = try await pair.clientDelegate.events.next()
+        server.readData(toLastFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: 1)
+        let first = try await pair.serverDelegate.events.next()
+        #expect(first.description == #"read("\0\u{02}AB\0\u{01}C", tag: 1)"#)
+        pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: 5, tag: 0)
+        let events = try await pair.serverDelegate.events.next(3)
+        #expect(events.map(\.description) == [
+            #"read("\0\u{03}DEF", tag: 2)"#,
+            #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
+            "disconnected(bad frame: bad parameter: frame of 258 bytes)",
+        ])
+    }
+}

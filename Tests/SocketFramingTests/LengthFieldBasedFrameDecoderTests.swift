@@ -178,3 +178,29 @@ import Testing
         }
     }
 }
+
+@Suite struct LengthFieldFrameBoundaryTests {
+    func boundary(_ decoder: LengthFieldBasedFrameDecoder, _ bytes: [UInt8]) throws -> Int? {
+        try bytes.withUnsafeBytes { try decoder.frameBoundary($0) }
+    }
+
+    @Test func theWholeFrameLengthHeaderIncludedAsNettyComputesIt() throws {
+        let lp4 = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 4, initialBytesToStrip: 0)
+        #expect(try boundary(lp4, [0, 0, 0]) == nil)
+        #expect(try boundary(lp4, [0, 0, 0, 2, 9]) == nil)
+        #expect(try boundary(lp4, [0, 0, 0, 2, 9, 9, 1]) == 6)
+        // Netty's example 5: a 3-byte length at offset 2 that counts the body only, after a 2-byte header.
+        let offset = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldOffset: 2, lengthFieldLength: 3, lengthAdjustment: 0)
+        #expect(try boundary(offset, [0xCA, 0xFE, 0, 0, 3, 1, 2, 3]) == 8)
+        // Stripping does not apply: the boundary covers the bytes as they came.
+        let stripped = LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100)
+        #expect(try boundary(stripped, [0, 0, 0, 1, 7]) == 5)
+    }
+
+    @Test func tooLongAndNegativeLengthsThrowAsSoonAsTheFieldIsRead() {
+        let lp4 = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 4, initialBytesToStrip: 0)
+        #expect(throws: FramingError.frameTooLong(length: 101, maxFrameLength: 100)) { try boundary(lp4, [0, 0, 0, 97]) }
+        let adjusted = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 2, lengthAdjustment: -5)
+        #expect(throws: FramingError.invalidLengthField(1)) { try boundary(adjusted, [0, 1]) }
+    }
+}

@@ -26,6 +26,9 @@ struct ReadRequest {
         /// One frame, whose length `boundary` finds; failing when `maxLength` bytes (0 = no limit) hold
         /// no whole frame.
         case toFrameEnd(boundary: FrameBoundary, maxLength: Int)
+        /// Every whole frame available (at least one) as one run of bytes, each frame's length found by
+        /// `boundary`; failing when `maxLength` bytes (0 = no limit) hold no whole frame.
+        case toLastFrameEnd(boundary: FrameBoundary, maxLength: Int)
         /// One decoded frame; failing when `maxLength` bytes (0 = no limit) hold no whole frame.
         case decodedFrame(decoding: FrameDecoding, maxLength: Int)
     }
@@ -76,7 +79,7 @@ struct ReadRequest {
     /// bounded only by ``TCPSocket/maxBufferedReadBytes``.
     var isUnbounded: Bool {
         switch kind {
-        case .toData(_, 0), .toFrameEnd(_, 0), .decodedFrame(_, 0): return true
+        case .toData(_, 0), .toFrameEnd(_, 0), .toLastFrameEnd(_, 0), .decodedFrame(_, 0): return true
         default: return false
         }
     }
@@ -88,7 +91,8 @@ struct ReadRequest {
         switch kind {
         case .available: return 0
         case .toLength(let length): return min(unread, length)
-        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength), .decodedFrame(_, let maxLength):
+        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength), .toLastFrameEnd(_, let maxLength),
+             .decodedFrame(_, let maxLength):
             return maxLength > 0 ? min(unread, maxLength) : unread
         }
     }
@@ -110,21 +114,18 @@ struct ReadRequest {
             if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
             return .needMore(scanned: limit)
         case .toFrameEnd(let boundary, let maxLength):
-            let length: Int?
-            do {
-                length = try boundary(unread)
-            } catch {
-                return .invalid(ReadRequest.reason(error))
-            }
-            guard let length else {
-                if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
-                return .needMore(scanned: unread.count)
-            }
-            guard length > 0 && length <= unread.count else {
-                return .invalid("the frame boundary gave \(length) bytes of \(unread.count) available")
-            }
-            if maxLength > 0 && length > maxLength { return .maxedOut(maxLength: maxLength) }
-            return .complete(length: length)
+            return ReadRequest.matchFrame(boundary, maxLength: maxLength, in: unread)
+        case .toLastFrameEnd(let boundary, let maxLength):
+            var end = 0
+            repeat {
+                let next = ReadRequest.matchFrame(boundary, maxLength: maxLength, in: UnsafeRawBufferPointer(rebasing: unread[end...]))
+                guard case .complete(let length) = next else {
+                    // Whole frames before an incomplete or bad one are delivered first.
+                    return end > 0 ? .complete(length: end) : next
+                }
+                end += length
+            } while end < unread.count
+            return .complete(length: end)
         case .decodedFrame(let decoding, let maxLength):
             let result: (consumed: Int, frame: (any Sendable)?)
             do {
@@ -140,6 +141,25 @@ struct ReadRequest {
             if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
             return .needMore(scanned: unread.count)
         }
+    }
+
+    /// Where the first frame of `unread` ends, by `boundary`.
+    private static func matchFrame(_ boundary: FrameBoundary, maxLength: Int, in unread: UnsafeRawBufferPointer) -> Match {
+        let length: Int?
+        do {
+            length = try boundary(unread)
+        } catch {
+            return .invalid(ReadRequest.reason(error))
+        }
+        guard let length else {
+            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+            return .needMore(scanned: unread.count)
+        }
+        guard length > 0 && length <= unread.count else {
+            return .invalid("the frame boundary gave \(length) bytes of \(unread.count) available")
+        }
+        if maxLength > 0 && length > maxLength { return .maxedOut(maxLength: maxLength) }
+        return .complete(length: length)
     }
 
     /// The text of a framing error, without a second "bad frame:" when it is one already.

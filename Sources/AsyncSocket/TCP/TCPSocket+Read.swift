@@ -8,7 +8,8 @@ extension TCPSocket {
     var readBufferLimit: Int {
         switch readQueue.first?.kind {
         case .toLength(let length)?,
-             .toData(_, let length)?, .toFrameEnd(_, let length)?, .decodedFrame(_, let length)?:
+             .toData(_, let length)?, .toFrameEnd(_, let length)?, .toLastFrameEnd(_, let length)?,
+             .decodedFrame(_, let length)?:
             return max(length, TCPSocket.maxBufferedReadBytes)
         case .available?, nil:
             return TCPSocket.maxBufferedReadBytes

@@ -83,6 +83,19 @@ extension TCPSocket {
         enqueueRead(.toFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
     }
 
+    /// Reads every whole frame that has arrived (at least one) as one run of bytes, headers included:
+    /// `boundary` finds each frame's end as in ``readData(toFrameEnd:withTimeout:maxLength:tag:)``, and
+    /// the read completes with the bytes up to the end of the last whole frame, leaving a partial frame
+    /// after it for the next read. For relays and echo servers that pass frames on without looking
+    /// inside: one callback, one copy and one write per burst of frames instead of one per frame.
+    /// Frames before a malformed one are delivered first; then the socket disconnects with
+    /// ``SocketError/badFrame(_:)``. `maxLength` bounds each frame (0 = no limit beyond
+    /// ``maxBufferedReadBytes``); a frame over it ends the connection with
+    /// ``SocketError/readMaxedOut(maxLength:)``.
+    public func readData(toLastFrameEnd boundary: @escaping FrameBoundary, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
+        enqueueRead(.toLastFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
+    }
+
     /// Reads one frame and decodes it in place with `decoding`, without first copying the bytes out:
     /// completes with ``TCPSocketDelegate/socket(_:didReadFrame:withTag:)`` carrying the decoder's
     /// frame. Frames decoded before a malformed one are delivered first; then the socket disconnects

@@ -4,23 +4,29 @@ import SocketFraming
 
 /// An echo server on our own stack, for benchmarks: every callback runs on the event-loop thread (no
 /// delegate queue), and the loops of its own ``EventLoopGroup`` serve the connections round robin.
-///
-/// - ``Mode/lp4``: LP4 (`shared/bench/README.md`) through SocketFraming: a
-///   ``LengthFieldBasedFrameDecoder`` (4-byte big-endian length, nothing stripped) reads each frame and
-///   the same bytes are written back. A frame whose length field is over ``maxPayloadLength`` (16 MiB)
-///   closes that connection with ``SocketError/badFrame(_:)``.
-/// - ``Mode/raw``: every byte read is written back as it came (`readData(available)`).
 public final class EchoServer: TCPSocketDelegate, Sendable {
-    /// What the server echoes.
+    /// What the server echoes and how it reads it.
     public enum Mode: String, Sendable, CaseIterable {
-        /// Whole LP4 frames, through the framing layer.
+        /// LP4 (`shared/bench/README.md`) as the bench's other servers do it: each read takes every whole
+        /// frame that has arrived (`readData(toLastFrameEnd:)` with SocketFraming's
+        /// ``LengthFieldBasedFrameDecoder/frameBoundary``) and writes that run of frames back in one write.
         case lp4
-        /// Bytes as they arrive.
+        /// LP4 one frame at a time: a ``SocketFrameDecoder`` over a ``LengthFieldBasedFrameDecoder``
+        /// delivers each frame in its own callback and each is written back on its own (gathered by
+        /// `writev`): what an app that looks at every message pays.
+        case lp4PerFrame = "lp4-per-frame"
+        /// Bytes as they arrive (`readData(withTimeout:tag:)`), written back as they came.
         case raw
     }
 
-    /// The largest LP4 payload the server echoes: 16 MiB (16,777,216 bytes), as the LP4 protocol says.
+    /// The largest LP4 payload the server echoes: 16 MiB (16,777,216 bytes), as the LP4 protocol says;
+    /// a longer frame closes its connection with ``SocketError/badFrame(_:)``.
     public static let maxPayloadLength = 16 << 20
+    /// The largest LP4 frame in bytes: the 4-byte length field and the largest payload.
+    static let maxFrameLength = 4 + maxPayloadLength
+    /// LP4's framing: a 4-byte big-endian length of the payload that follows, nothing stripped.
+    static let lp4Framing = LengthFieldBasedFrameDecoder(maxFrameLength: maxFrameLength, lengthFieldLength: 4, initialBytesToStrip: 0)
+    private static let lp4Boundary = lp4Framing.frameBoundary
 
     /// What this server echoes.
     public let mode: Mode
@@ -63,14 +69,22 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
         connections.withLock { $0 += 1 }
         switch mode {
-        case .lp4: LP4Connection.start(on: newSocket, server: self)
-        case .raw: newSocket.readData(withTimeout: -1, tag: 0)
+        case .lp4PerFrame: LP4Connection.start(on: newSocket, server: self)
+        case .lp4, .raw: readNext(on: newSocket)
         }
     }
 
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
         sock.write(data, withTimeout: -1, tag: 0)
-        sock.readData(withTimeout: -1, tag: 0)
+        readNext(on: sock)
+    }
+
+    private func readNext(on socket: TCPSocket) {
+        if mode == .raw {
+            socket.readData(withTimeout: -1, tag: 0)
+        } else {
+            socket.readData(toLastFrameEnd: EchoServer.lp4Boundary, withTimeout: -1, maxLength: UInt(EchoServer.maxFrameLength), tag: 0)
+        }
     }
 
     public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {

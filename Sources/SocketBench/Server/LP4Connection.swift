@@ -2,15 +2,13 @@ import AsyncSocket
 import Foundation
 import SocketFraming
 
-/// One LP4 echo connection: its own frame decoder (decoders keep state between reads), and the delegate of
+/// One LP4 echo connection of ``EchoServer/Mode/lp4PerFrame``: its own frame decoder (decoders keep state between reads), and the delegate of
 /// its socket, so a frame reaches the decoder with no lookup. The socket keeps it alive (as its
 /// `userData`) for as long as the connection lasts.
 final class LP4Connection: TCPSocketDelegate, @unchecked Sendable {
     // Unchecked Sendable: after `start`, used only on the socket's loop thread.
-    /// The length field and the largest payload, in bytes.
-    static let maxFrameLength = UInt(4 + EchoServer.maxPayloadLength)
-    private let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder(
-        maxFrameLength: Int(maxFrameLength), lengthFieldLength: 4, initialBytesToStrip: 0))
+    private static let maxFrameLength = UInt(EchoServer.maxFrameLength)
+    private let frames = SocketFrameDecoder(EchoServer.lp4Framing)
     private unowned let server: EchoServer
 
     private init(server: EchoServer) { self.server = server }

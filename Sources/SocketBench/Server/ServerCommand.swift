@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
+/// `socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
 /// ``EchoServer`` until the process is killed, after one line on standard output with the port:
 /// `socket-bench lp4 echo listening on 127.0.0.1:7000 (pid 123, 1 loop)`.
 ///
@@ -24,7 +24,7 @@ enum ServerCommand {
         var workers = 0
     }
 
-    static let usage = "usage: socket-bench server lp4|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]"
+    static let usage = "usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]"
 
     /// Parses the arguments after `server`.
     /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
@@ -32,7 +32,7 @@ enum ServerCommand {
         var options = Options()
         var scanner = ArgumentScanner(arguments)
         guard let modeName = scanner.next(), let mode = EchoServer.Mode(rawValue: modeName) else {
-            throw ArgumentError("the first argument must be a mode: lp4 or raw")
+            throw ArgumentError("the first argument must be a mode: lp4, lp4-per-frame or raw")
         }
         options.mode = mode
         while let argument = scanner.next() {
