@@ -4,32 +4,43 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t` (pthread_mutex_lock(3)), like SwiftNIO's `NIOLockedValueBox`.
+/// A value guarded by a `pthread_mutex_t` (pthread_mutex_lock(3)), like SwiftNIO's `NIOLockedValueBox`:
+/// a reference to one heap object that holds both (copies share the value and the lock), so a
+/// connection's locked state costs one allocation.
 ///
 /// The library uses it rather than the standard library's `Mutex` because ThreadSanitizer understands
 /// pthread mutexes, so `swift test --sanitize=thread` reports real races only.
-public final class LockedValue<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+public struct LockedValue<Value>: @unchecked Sendable {
+    /// The value as the header and the mutex as the single element, in one allocation: the mutex
+    /// has a stable address there, as `pthread_mutex_t` requires.
+    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+        deinit {
+            withUnsafeMutablePointerToElements { mutex in
+                pthread_mutex_destroy(mutex)
+                mutex.deinitialize(count: 1)
+            }
+        }
+    }
+
+    private let storage: Storage
 
     /// Guards `value`.
     public init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+        storage = unsafeDowncast(buffer, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
     }
 
     /// Runs `body` with the value while holding the lock. `body` must not call back into this lock.
     @inline(__always)
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value.pointee)
+        }
     }
 }

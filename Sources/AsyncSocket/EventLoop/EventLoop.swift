@@ -41,6 +41,10 @@ public final class EventLoop: @unchecked Sendable {
     /// idle connection holds no buffer of its own. Used only on the loop thread, within one handler call.
     let scratch: UnsafeMutableRawBufferPointer
 
+    /// Arrays for the reads and the write tags one pass over a socket completes (see ``SpareArrays``).
+    @exclusivity(unchecked) var spareEventArrays = SpareArrays<DelegateEvent>()
+    @exclusivity(unchecked) var spareTagArrays = SpareArrays<Int>()
+
     /// The size of ``scratch`` in bytes: the most one `read(2)` takes from a socket.
     static let scratchBytes = 64 * 1024
 

@@ -20,8 +20,41 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         case unix
     }
 
-    private var storage: sockaddr_storage
+    /// An IPv4 or IPv6 address's bytes (a `sockaddr_in` or `sockaddr_in6`, 28 bytes at most) inline;
+    /// a Unix-domain address's (up to 110 bytes) in a box, so that the common IP address keeps a
+    /// connection's memory small.
+    private var inlineBytes = sockaddr_in6()
+    private var unixBytes: UnixAddressBytes?
     private let storedLength: socklen_t
+
+    private final class UnixAddressBytes: @unchecked Sendable {
+        // Unchecked Sendable: never mutated after init.
+        let storage: sockaddr_storage
+        init(_ storage: sockaddr_storage) { self.storage = storage }
+    }
+
+    private init(storage: sockaddr_storage, length: socklen_t) {
+        storedLength = length
+        self.storage = storage
+    }
+
+    /// The address as a `sockaddr_storage`.
+    private var storage: sockaddr_storage {
+        get {
+            if let unixBytes { return unixBytes.storage }
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: inlineBytes, as: sockaddr_in6.self) }
+            return storage
+        }
+        set {
+            if Int32(newValue.ss_family) == AF_UNIX {
+                unixBytes = UnixAddressBytes(newValue)
+            } else {
+                unixBytes = nil
+                inlineBytes = withUnsafeBytes(of: newValue) { $0.load(as: sockaddr_in6.self) }
+            }
+        }
+    }
 
     /// The address family of this address.
     public var family: Family {
@@ -94,8 +127,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
             withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v4, as: sockaddr_in.self) }
-            self.storage = storage
-            storedLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
             return
         }
         var v6 = sockaddr_in6()
@@ -103,8 +135,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
             withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v6, as: sockaddr_in6.self) }
-            self.storage = storage
-            storedLength = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
             return
         }
         return nil
@@ -123,9 +154,8 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
         var storage = sockaddr_storage()
         withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_un.self) }
-        self.storage = storage
         let offset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path) ?? 2
-        storedLength = socklen_t(offset + bytes.count + 1)
+        self.init(storage: storage, length: socklen_t(offset + bytes.count + 1))
     }
 
     /// The wildcard address of `family` (`INADDR_ANY` / `in6addr_any`) on `port`.
@@ -144,8 +174,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         withUnsafeMutableBytes(of: &storage) { target in
             target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: count))
         }
-        self.storage = storage
-        storedLength = socklen_t(count)
+        self.init(storage: storage, length: socklen_t(count))
     }
 
     /// This address with another port (IP addresses only; the scope of a link-local IPv6 address is kept).

@@ -47,11 +47,13 @@ extension TCPSocket {
             return
         }
         isProcessingReads = true
+        var completed = eventLoop.spareEventArrays.borrow()
+        defer { eventLoop.spareEventArrays.giveBack(&completed) }
         var failure: SocketError?
         if let incoming {
             if buffer.isEmpty {
                 // Fast path: satisfy reads straight from the scratch buffer; keep only the leftover.
-                let consumed = satisfyReads(from: incoming, failure: &failure)
+                let consumed = satisfyReads(from: incoming, into: &completed, failure: &failure)
                 if consumed < incoming.count { buffer.append(UnsafeRawBufferPointer(rebasing: incoming[consumed...])) }
             } else {
                 buffer.append(incoming)
@@ -59,13 +61,13 @@ extension TCPSocket {
         }
         while state == .connected {
             if failure == nil && !buffer.isEmpty && !readQueue.isEmpty {
-                let consumed = buffer.withUnsafeReadableBytes { satisfyReads(from: $0, failure: &failure) }
+                let consumed = buffer.withUnsafeReadableBytes { satisfyReads(from: $0, into: &completed, failure: &failure) }
                 buffer.consume(consumed)
             }
-            if completedReads.isEmpty { break }
+            if completed.isEmpty { break }
             // Reads completed before a failure are delivered first. The delegate may queue more reads
             // meanwhile (on the loop thread); the loop goes round for them.
-            deliverCompletedReads()
+            deliver(&completed)
         }
         isProcessingReads = false
 
@@ -92,9 +94,9 @@ extension TCPSocket {
         closeIfFinished()
     }
 
-    /// Takes every read that `unread` completes off the queue into `completedReads`, in order, and
+    /// Takes every read that `unread` completes off the queue into `completed`, in order, and
     /// returns how many bytes they took. Sets `failure` when a read maxes out.
-    private func satisfyReads(from unread: UnsafeRawBufferPointer, failure: inout SocketError?) -> Int {
+    private func satisfyReads(from unread: UnsafeRawBufferPointer, into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
         while !readQueue.isEmpty {
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
@@ -103,11 +105,11 @@ extension TCPSocket {
                 let request = readQueue.removeFirst()
                 let bytes = UnsafeRawBufferPointer(rebasing: rest[..<length])
                 if let target = request.buffer { TCPSocket.write(bytes, into: target, at: request.bufferOffset) }
-                completedReads.append(.read(Data(bytes), tag: request.tag))
+                completed.append(.read(Data(bytes), tag: request.tag))
                 consumed += length
             case .decoded(let length, let frame):
                 let request = readQueue.removeFirst()
-                completedReads.append(.readFrame(frame, tag: request.tag))
+                completed.append(.readFrame(frame, tag: request.tag))
                 consumed += length
             case .skip(let length):
                 consumed += length
@@ -132,13 +134,13 @@ extension TCPSocket {
         target.replaceBytes(in: NSRange(location: offset, length: replaced), withBytes: base, length: bytes.count)
     }
 
-    private func deliverCompletedReads() {
-        for event in completedReads {
+    private func deliver(_ completed: inout [DelegateEvent]) {
+        for event in completed {
             // A delegate on the loop thread may disconnect from within the callback.
             guard state == .connected else { break }
             emit(event)
         }
-        completedReads.removeAll(keepingCapacity: true)
+        completed.removeAll(keepingCapacity: true)
     }
 
     /// Tells the delegate how many more bytes the unfinished current read has received.

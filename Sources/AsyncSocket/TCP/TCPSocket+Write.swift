@@ -92,6 +92,8 @@ extension TCPSocket {
         guard state == .connected, !writeBlocked else { return }
         var failure: SocketError?
         var partial: (bytes: Int, tag: Int)?
+        var completedWrites = eventLoop.spareTagArrays.borrow()
+        defer { eventLoop.spareTagArrays.giveBack(&completedWrites) }
         sending: while !writeQueue.isEmpty {
             let count = min(writeQueue.count, TCPSocket.maxIOVecs)
             var attempted = 0
@@ -137,7 +139,6 @@ extension TCPSocket {
             guard state == .connected else { break }
             emit(.wrote(tag: tag))
         }
-        completedWrites.removeAll(keepingCapacity: true)
         if let failure {
             close(error: failure)
             return

@@ -67,7 +67,6 @@ public final class TCPSocket: @unchecked Sendable {
     // Reading.
     @exclusivity(unchecked) var readQueue = RequestQueue<ReadRequest>()
     @exclusivity(unchecked) var buffer = ReadBuffer()
-    @exclusivity(unchecked) var completedReads: [DelegateEvent] = []
     @exclusivity(unchecked) var isProcessingReads = false
     /// The peer sent FIN; no more bytes will arrive.
     @exclusivity(unchecked) var readEOF = false
@@ -77,7 +76,6 @@ public final class TCPSocket: @unchecked Sendable {
 
     // Writing.
     @exclusivity(unchecked) var writeQueue = RequestQueue<WriteRequest>()
-    @exclusivity(unchecked) var completedWrites: [Int] = []
     @exclusivity(unchecked) var writeBlocked = false
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var needsFlush = false
