@@ -1,38 +1,77 @@
 /// Bytes received on one connection and not yet handed to a read. Empty (and holding no memory beyond
 /// a small retained capacity) whenever every received byte has been delivered, which is the usual state
-/// of an idle connection.
-struct ReadBuffer {
-    private var bytes: [UInt8] = []
+/// of an idle connection. Loop thread only.
+struct ReadBuffer: ~Copyable {
+    private var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var readerIndex = 0
+    private var writerIndex = 0
 
     /// Capacity kept after the buffer empties, in bytes; larger storage is released.
     static let retainedCapacity = 4096
 
+    /// Unread bytes above which a socket reads from the kernel straight into this buffer rather than
+    /// through the loop's scratch buffer: a large frame is arriving, and reading in place saves a copy.
+    static let readInPlaceThreshold = 4096
+
+    deinit { storage.deallocate() }
+
     /// Bytes waiting to be read.
-    var count: Int { bytes.count - readerIndex }
-    var isEmpty: Bool { readerIndex == bytes.count }
+    var count: Int { writerIndex - readerIndex }
+    var isEmpty: Bool { readerIndex == writerIndex }
 
     mutating func append(_ chunk: UnsafeRawBufferPointer) {
-        if readerIndex > 0 && readerIndex >= bytes.count / 2 {
-            bytes.removeFirst(readerIndex)
-            readerIndex = 0
-        }
-        bytes.append(contentsOf: chunk)
+        guard let source = chunk.baseAddress, chunk.count > 0 else { return }
+        makeRoom(for: chunk.count)
+        storage.baseAddress.unsafelyUnwrapped.advanced(by: writerIndex).copyMemory(from: source, byteCount: chunk.count)
+        writerIndex += chunk.count
+    }
+
+    /// Lets `fill` write up to `maximum` bytes after the unread ones (a `read(2)` into the buffer) and
+    /// keeps the number of bytes it reports.
+    mutating func append<E: Error>(upTo maximum: Int, _ fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
+        makeRoom(for: maximum)
+        let written = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[writerIndex..<writerIndex + maximum]))
+        writerIndex += max(0, written)
+        return written
     }
 
     /// Drops the first `count` bytes.
     mutating func consume(_ count: Int) {
         readerIndex += count
-        if readerIndex == bytes.count { reset() }
+        if readerIndex == writerIndex { reset() }
     }
 
     mutating func reset() {
         readerIndex = 0
-        bytes.removeAll(keepingCapacity: bytes.capacity <= ReadBuffer.retainedCapacity)
+        writerIndex = 0
+        if storage.count > ReadBuffer.retainedCapacity {
+            storage.deallocate()
+            storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
     }
 
     /// Calls `body` with the unread bytes.
     func withUnsafeReadableBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[readerIndex...])) }
+        try body(UnsafeRawBufferPointer(rebasing: storage[readerIndex..<writerIndex]))
+    }
+
+    /// Ensures room for `extra` more bytes after the unread ones: moves the unread bytes to the front
+    /// when that makes room (each byte moves at most once per doubling), else grows the storage.
+    private mutating func makeRoom(for extra: Int) {
+        guard writerIndex + extra > storage.count else { return }
+        let unread = count
+        if readerIndex > 0 && unread + extra <= storage.count && readerIndex >= unread {
+            if let base = storage.baseAddress { base.copyMemory(from: base.advanced(by: readerIndex), byteCount: unread) }
+        } else {
+            let capacity = max(unread + extra, storage.count * 2, 256)
+            let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+            if let base = storage.baseAddress, let target = grown.baseAddress {
+                target.copyMemory(from: base.advanced(by: readerIndex), byteCount: unread)
+            }
+            storage.deallocate()
+            storage = grown
+        }
+        readerIndex = 0
+        writerIndex = unread
     }
 }

@@ -19,9 +19,21 @@ extension TCPSocket {
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
     func readFromSocket() {
         let scratch = eventLoop.scratch
+        let inPlace = buffer.count >= ReadBuffer.readInPlaceThreshold && !isProcessingReads
         let result: Posix.IOResult
         do {
-            result = try Posix.read(fd, into: scratch)
+            if inPlace {
+                // Part of a large frame is buffered already: read the rest in after it, saving a copy.
+                var outcome = Posix.IOResult.wouldBlock
+                _ = try buffer.append(upTo: scratch.count) { (room) throws(SocketError) -> Int in
+                    outcome = try Posix.read(fd, into: room)
+                    if case .processed(let count) = outcome { return count }
+                    return 0
+                }
+                result = outcome
+            } else {
+                result = try Posix.read(fd, into: scratch)
+            }
         } catch {
             close(error: error)
             return
@@ -33,7 +45,7 @@ extension TCPSocket {
             readEOF = true
             processReads()
         case .processed(let count):
-            processReads(incoming: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            processReads(incoming: inPlace ? nil : UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
     }
 

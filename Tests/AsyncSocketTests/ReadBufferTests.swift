@@ -1,0 +1,49 @@
+import Testing
+@testable import AsyncSocket
+
+@Suite struct ReadBufferTests {
+    func contents(_ buffer: borrowing ReadBuffer) -> [UInt8] { buffer.withUnsafeReadableBytes { Array($0) } }
+
+    @Test func appendedBytesComeOutInOrderAcrossCompactionAndGrowth() {
+        var buffer = ReadBuffer()
+        var expected: [UInt8] = []
+        for round in 0..<50 {
+            let chunk = (0..<(round * 37 % 300 + 1)).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+            chunk.withUnsafeBytes { buffer.append($0) }
+            expected += chunk
+            let take = min(expected.count, round * 53 % 250)
+            buffer.consume(take)
+            expected.removeFirst(take)
+            let count = buffer.count
+            #expect(count == expected.count)
+        }
+        #expect(contents(buffer) == expected)
+    }
+
+    @Test func readingInPlaceKeepsOnlyWhatTheReadReports() {
+        var buffer = ReadBuffer()
+        ([1, 2, 3] as [UInt8]).withUnsafeBytes { buffer.append($0) }
+        let written = buffer.append(upTo: 1000) { room in
+            #expect(room.count == 1000)
+            room.storeBytes(of: 9, toByteOffset: 0, as: UInt8.self)
+            room.storeBytes(of: 8, toByteOffset: 1, as: UInt8.self)
+            return 2
+        }
+        #expect(written == 2)
+        #expect(contents(buffer) == [1, 2, 3, 9, 8])
+        // A read that got nothing (EAGAIN, end of stream) adds nothing.
+        _ = buffer.append(upTo: 10) { _ in 0 }
+        #expect(contents(buffer) == [1, 2, 3, 9, 8])
+    }
+
+    @Test func emptyingTheBufferStartsAfreshAndLargeStorageIsReleased() {
+        var buffer = ReadBuffer()
+        let large = [UInt8](repeating: 7, count: 3 * ReadBuffer.retainedCapacity)
+        large.withUnsafeBytes { buffer.append($0) }
+        buffer.consume(large.count)
+        let isEmpty = buffer.isEmpty
+        #expect(isEmpty)
+        ([4, 5] as [UInt8]).withUnsafeBytes { buffer.append($0) }
+        #expect(contents(buffer) == [4, 5])
+    }
+}
