@@ -38,7 +38,8 @@ public enum BenchClient {
         let rss = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
         for connection in connections { connection.socket.disconnect() }
         group.shutdown()
-        withExtendedLifetime(connections) {}
+        // Connections hold their loop state and the connector unowned: keep all alive until no callback can run.
+        withExtendedLifetime((connections, loops, connector)) {}
 
         return BenchResult(
             options: options, seconds: options.duration, messages: figures.messages, bytes: figures.bytes,
