@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Connections run on their own ``EventLoopGroup`` of ``ClientOptions/loops`` threads, callbacks on the
 /// loop threads; the calling thread only waits.
-public enum BenchClient {
+enum BenchClient {
     /// Runs `options`' load, blocking the calling thread for the whole run (warmup + duration, plus
     /// connecting and, idle, the grace period).
     static func run(_ options: ClientOptions) -> BenchResult {

@@ -1,39 +1,40 @@
 import Foundation
 
-/// The outcome of one client run, with the figures of its RESULT line and CSV row.
-public struct BenchResult: Sendable {
+/// The outcome of one client run, with the figures of its RESULT line and CSV row. A value, made once
+/// every loop has stopped; units are in each property's name or comment (seconds, bytes, KiB, µs, ns).
+struct BenchResult: Sendable {
     /// The run's settings (mode, connections, sizes, …).
     let options: ClientOptions
     /// Seconds measured (the warmup excluded).
-    public let seconds: Double
+    let seconds: Double
     /// Frames echoed and verified within the measured window.
-    public let messages: UInt64
+    let messages: UInt64
     /// Bytes of those frames, 4-byte length fields included.
-    public let bytes: UInt64
+    let bytes: UInt64
     /// Their round-trip latencies, nanoseconds.
     let latency: LatencyHistogram
     /// Connections that connected and then failed, plus connects that failed.
-    public let errors: Int
+    let errors: Int
     /// Echoes that differed from what was sent.
-    public let mismatches: Int
+    let mismatches: Int
     /// Connections that connected, and connects that failed.
-    public let connected: Int, connectFailures: Int
+    let connected: Int, connectFailures: Int
     /// Connections open at the end that never failed nor missed a heartbeat echo.
-    public let alive: Int
+    let alive: Int
     /// Idle heartbeats sent, echoed and missed over the whole run.
-    public let heartbeatsSent: Int, heartbeatsEchoed: Int, heartbeatsMissed: Int
+    let heartbeatsSent: Int, heartbeatsEchoed: Int, heartbeatsMissed: Int
     /// The server's resident memory at the end, KiB, when a server PID was given and readable.
-    public let serverRSSKilobytes: Int?
+    let serverRSSKilobytes: Int?
 
     /// Messages per second over the measured window.
-    public var messagesPerSecond: Double { seconds > 0 ? Double(messages) / seconds : 0 }
+    var messagesPerSecond: Double { seconds > 0 ? Double(messages) / seconds : 0 }
     /// Megabytes (10^6 bytes) per second echoed over the measured window.
-    public var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }
+    var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }
     /// Latency percentile `fraction` (0.5, 0.99, 0.999) in microseconds.
-    public func latencyMicroseconds(_ fraction: Double) -> Double { Double(latency.percentile(fraction)) / 1e3 }
+    func latencyMicroseconds(_ fraction: Double) -> Double { Double(latency.percentile(fraction)) / 1e3 }
 
     /// No errors, no mismatches and (idle) every connection alive: the process then exits 0.
-    public var isClean: Bool {
+    var isClean: Bool {
         errors == 0 && mismatches == 0 && (options.mode != .idle || alive == options.connections)
     }
 

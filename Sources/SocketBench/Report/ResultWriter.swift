@@ -1,6 +1,7 @@
 import Foundation
 
-/// Writes a ``BenchResult`` out: the RESULT line, the human summary, a CSV row.
+/// Writes a ``BenchResult`` out: the RESULT line, the human summary, a CSV row. Pure functions of the
+/// result (plus the CSV file), callable from any thread.
 enum ResultWriter {
     /// `RESULT key=value …` on one line, spaces in values replaced by `_` so the line splits on spaces.
     static func resultLine(_ result: BenchResult) -> String {
