@@ -1,9 +1,50 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// `socket-bench client MODE …`: placeholder until the client modes land.
+/// `socket-bench client pingpong|pipeline|bulk|idle [options]` (``ClientOptions/usage``): runs one
+/// ``BenchClient`` load, prints the summary on standard error and one RESULT line on standard output,
+/// appends a CSV row with `--csv`, and returns 0 for a clean run, 1 otherwise, 64 for bad arguments.
 enum ClientCommand {
     static func run(arguments: [String]) -> Int32 {
-        FileHandle.standardError.write(Data("socket-bench: client modes are not built yet\n".utf8))
-        return 64
+        if arguments.contains("--help") || arguments.contains("-h") {
+            Output.say(ClientOptions.usage)
+            return 0
+        }
+        let options: ClientOptions
+        do {
+            options = try ClientOptions.parse(arguments)
+        } catch {
+            Output.complain("\(error)\n\(ClientOptions.usage)")
+            return 64
+        }
+        signal(SIGPIPE, SIG_IGN)
+        ResourceLimits.raiseOpenFileLimit()
+        warnAboutOpenFileLimit(connections: options.connections)
+
+        let result = BenchClient.run(options) as BenchResult
+        FileHandle.standardError.write(Data((ResultWriter.summary(result) + "\n").utf8))
+        Output.say(ResultWriter.resultLine(result))
+        if let path = options.csvPath {
+            do {
+                try ResultWriter.appendCSV(result, to: path)
+            } catch {
+                Output.complain("cannot append to \(path): \(error)")
+                return 1
+            }
+        }
+        return result.isClean ? 0 : 1
+    }
+
+    /// Says so on standard error when `connections` (plus a few descriptors of the process's own) exceed
+    /// the open-file limit: the connects past it will fail.
+    private static func warnAboutOpenFileLimit(connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, UInt64(connections) + 64 > UInt64(limit.rlim_cur) else { return }
+        Output.complain("warning: \(connections) connections need more open files than the limit, \(limit.rlim_cur); "
+            + "run several clients of fewer connections each")
     }
 }

@@ -1,0 +1,72 @@
+import AsyncSocket
+import Foundation
+
+/// Runs one client load against an LP4 echo server and returns its figures: connects every connection
+/// (at most 256 connects at a time), starts the traffic, lets `warmup` seconds pass unmeasured, measures
+/// for `duration` seconds, then (idle: after a grace of min(heartbeat, 2) seconds for the last echoes)
+/// collects each loop's figures, samples the server's memory and closes everything.
+///
+/// Connections run on their own ``EventLoopGroup`` of ``ClientOptions/loops`` threads, callbacks on the
+/// loop threads; the calling thread only waits.
+enum BenchClient {
+    /// Runs `options`' load, blocking the calling thread for the whole run (warmup + duration, plus
+    /// connecting and, idle, the grace period).
+    static func run(_ options: ClientOptions) -> BenchResult {
+        let group = EventLoopGroup(numberOfThreads: options.loops, name: "socket-bench-client")
+        let pattern = FramePattern(payloadSize: options.size)
+        let loops = group.loops.enumerated().map { index, loop in
+            LoopState(eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern)
+        }
+        let connector = Connector(host: options.host, port: options.port, spreadSources: options.mode == .idle)
+        let connections = (0..<options.connections).map { id in
+            BenchConnection(id: id, loop: loops[id % loops.count], connector: connector, group: group)
+        }
+        for (index, loop) in loops.enumerated() {
+            loop.connections = stride(from: index, to: connections.count, by: loops.count).map { connections[$0] }
+        }
+        let (connected, connectFailures) = connector.connectAll(connections)
+
+        let go = MonotonicClock.now()
+        let measureStart = go + UInt64(options.warmup * 1e9)
+        let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
+        for loop in loops { loop.eventLoop.execute { loop.start(schedule) } }
+        MonotonicClock.sleep(until: schedule.measureEnd)
+        if options.mode == .idle { MonotonicClock.sleep(until: schedule.measureEnd + UInt64(min(options.heartbeat, 2) * 1e9)) }
+
+        var figures = LoopFigures()
+        for loop in loops { figures.add(onLoop(loop.eventLoop) { loop.stop() }) }
+        let rss = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
+        for connection in connections { connection.socket.disconnect() }
+        group.shutdown()
+        // Connections hold their loop state and the connector unowned: keep all alive until no callback can run.
+        withExtendedLifetime((connections, loops, connector)) {}
+
+        return BenchResult(
+            options: options, seconds: options.duration, messages: figures.messages, bytes: figures.bytes,
+            latency: figures.latency, errors: figures.errors + connectFailures, mismatches: figures.mismatches,
+            connected: connected, connectFailures: connectFailures, alive: figures.alive,
+            heartbeatsSent: figures.heartbeatsSent, heartbeatsEchoed: figures.heartbeatsEchoed,
+            heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss)
+    }
+
+    /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of
+    /// Swift's cooperative pool.
+    static func run(_ options: ClientOptions) async -> BenchResult {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: run(options) as BenchResult) }.start()
+        }
+    }
+
+    /// Runs `body` on `loop`'s thread and returns its value, blocking the calling thread meanwhile.
+    private static func onLoop<Value: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> Value) -> Value {
+        let box = LockedValue<Value?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            let value = body()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 }!
+    }
+}

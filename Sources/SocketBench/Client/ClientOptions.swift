@@ -1,0 +1,106 @@
+/// What `socket-bench client` runs: a mode and its knobs, with each mode's defaults filled in (those of
+/// `shared/bench/loadgen.c`, except the idle heartbeat period, 30 s here).
+struct ClientOptions: Equatable, Sendable {
+    /// The load a run puts on the server.
+    enum Mode: String, Sendable, CaseIterable {
+        /// One frame in flight per connection; messages/s and latency.
+        case pingpong
+        /// ``ClientOptions/depth`` frames in flight per connection; messages/s and latency.
+        case pipeline
+        /// Big frames streamed with a deep window; MB/s echoed.
+        case bulk
+        /// Many connections sending a heartbeat every ``ClientOptions/heartbeat`` seconds; how many stay alive.
+        case idle
+    }
+
+    var mode: Mode
+    /// The server's address: a numeric IPv4 or IPv6 address, or a name.
+    var host = "127.0.0.1"
+    /// The server's port; socket-bench's server listens on 9100 by default.
+    var port: UInt16 = 9100
+    /// Connections opened (pingpong 1, pipeline 100, bulk 1, idle 10,000).
+    var connections: Int
+    /// Payload bytes per frame, the 4-byte length not counted (64; bulk 65,536; idle 16).
+    var size: Int
+    /// Frames in flight per connection (pipeline 16, bulk 32; always 1 for pingpong and idle).
+    var depth: Int
+    /// Seconds measured (10; idle: one heartbeat period, so every connection sends one heartbeat).
+    var duration: Double
+    /// Seconds of traffic before measuring starts, not counted in any figure (2; idle 0).
+    var warmup: Double
+    /// Seconds between an idle connection's heartbeats (30).
+    var heartbeat: Double = 30
+    /// Event-loop threads the connections are spread over (1).
+    var loops = 1
+    /// File the run appends a CSV row to, or nil.
+    var csvPath: String?
+    /// Copied to the RESULT line (`-` when empty).
+    var label = ""
+    /// Server process whose resident memory (`VmRSS`, KiB) is reported at the end, or nil.
+    var serverPID: Int32?
+
+    /// `mode` with its defaults.
+    init(mode: Mode) {
+        self.mode = mode
+        connections = mode == .pipeline ? 100 : mode == .idle ? 10_000 : 1
+        size = mode == .bulk ? 65_536 : mode == .idle ? 16 : 64
+        depth = mode == .pipeline ? 16 : mode == .bulk ? 32 : 1
+        duration = mode == .idle ? heartbeat : 10
+        warmup = mode == .idle ? 0 : 2
+    }
+
+    /// Bytes per frame on the wire: 4 + ``size``.
+    var frameSize: Int { 4 + size }
+
+    static let usage = """
+        usage: socket-bench client pingpong|pipeline|bulk|idle [options]
+          --host H               server address (default 127.0.0.1)
+          --port P               server port (default 9100)
+          -c, --connections N    connections (pingpong 1, pipeline 100, bulk 1, idle 10000)
+          -s, --size BYTES       payload bytes per frame (default 64; bulk 65536; idle 16)
+          -D, --depth N          frames in flight per connection (pipeline 16, bulk 32; pingpong/idle 1)
+          -d, --duration SEC     seconds measured (default 10; idle: one heartbeat period)
+          -w, --warmup SEC       seconds before measuring, not counted (default 2; idle 0)
+          -H, --heartbeat SEC    idle: seconds between a connection's heartbeats (default 30)
+          --loops N              event-loop threads (default 1)
+          --csv FILE             append a CSV row (header first when the file is new)
+          --label L              label for the RESULT line and the CSV row
+          --server-pid PID       report that process's resident memory (VmRSS) at the end
+        Idle connections bind source addresses 127.0.0.2-127.0.0.250 (so more connections fit than one
+        address's ephemeral ports); one process holds at most about 19,000 of them (open-file hard limit
+        20,000 here): run several clients for more.
+        Prints a table on standard error and one RESULT line on standard output; exits 1 when any echo
+        mismatched, any connection failed, or (idle) any connection missed a heartbeat echo.
+        """
+
+    /// Parses the arguments after `client`.
+    /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
+    static func parse(_ arguments: [String]) throws(ArgumentError) -> ClientOptions {
+        var scanner = ArgumentScanner(arguments)
+        guard let modeName = scanner.next(), let mode = Mode(rawValue: modeName) else {
+            throw ArgumentError("the first argument must be a mode: pingpong, pipeline, bulk or idle")
+        }
+        var options = ClientOptions(mode: mode)
+        var duration: Double?
+        while let argument = scanner.next() {
+            switch argument {
+            case "--host": options.host = try scanner.value(for: argument)
+            case "--port": options.port = try scanner.number(for: argument, in: 1...65_535)
+            case "-c", "--connections": options.connections = try scanner.number(for: argument, in: 1...1_000_000)
+            case "-s", "--size": options.size = try scanner.number(for: argument, in: 0...(16 << 20))
+            case "-D", "--depth": options.depth = try scanner.number(for: argument, in: 1...65_536)
+            case "-d", "--duration": duration = try scanner.decimal(for: argument, in: 0.001...1_000_000)
+            case "-w", "--warmup": options.warmup = try scanner.decimal(for: argument, in: 0...1_000_000)
+            case "-H", "--heartbeat": options.heartbeat = try scanner.decimal(for: argument, in: 0.001...1_000_000)
+            case "--loops": options.loops = try scanner.number(for: argument, in: 1...256)
+            case "--csv": options.csvPath = try scanner.value(for: argument)
+            case "--label": options.label = try scanner.value(for: argument)
+            case "--server-pid": options.serverPID = try scanner.number(for: argument, in: 1...Int(Int32.max))
+            default: throw ArgumentError("unknown argument \(argument)")
+            }
+        }
+        if mode == .pingpong || mode == .idle { options.depth = 1 }
+        options.duration = duration ?? (mode == .idle ? options.heartbeat : 10)
+        return options
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import SocketBench
+
+/// A fraction of a second of each client mode against an in-process LP4 echo server: that every run is
+/// clean, not how fast it is.
+@Suite struct BenchClientSmokeTests {
+    @Test func everyModeRunsCleanAgainstTheEchoServer() async throws {
+        let server = EchoServer(mode: .lp4, loops: 1)
+        let port = try server.start(host: "127.0.0.1", port: 0)
+        defer { server.stop() }
+
+        var runs: [ClientOptions] = []
+        for mode in ClientOptions.Mode.allCases {
+            var options = ClientOptions(mode: mode)
+            options.port = port
+            options.duration = 0.3
+            options.warmup = mode == .idle ? 0 : 0.1
+            switch mode {
+            case .pingpong, .bulk: break
+            case .pipeline: options.connections = 10
+            case .idle:
+                options.connections = 5
+                options.heartbeat = 0.1
+                options.serverPID = getpid()
+            }
+            runs.append(options)
+        }
+        for options in runs {
+            let result = await BenchClient.run(options)
+            let mode = options.mode.rawValue
+            #expect(result.errors == 0, "\(mode): errors")
+            #expect(result.mismatches == 0, "\(mode): mismatches")
+            #expect(result.messages > 0, "\(mode): no messages")
+            #expect(result.connected == options.connections, "\(mode): connected")
+            #expect(result.alive == options.connections, "\(mode): alive")
+            #expect(result.isClean, "\(ResultWriter.resultLine(result))")
+            #expect(result.latencyMicroseconds(0.5) > 0)
+            if options.mode == .idle {
+                #expect(result.heartbeatsMissed == 0 && result.heartbeatsEchoed == result.heartbeatsSent)
+                #expect(result.heartbeatsSent >= 5 * 2)  // 0.3 s at one every 0.1 s
+                #expect(result.serverRSSKilobytes.map { $0 > 0 } == true)
+            }
+        }
+    }
+}
