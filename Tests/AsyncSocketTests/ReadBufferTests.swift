@@ -24,7 +24,7 @@ import Testing
         var buffer = ReadBuffer()
         ([1, 2, 3] as [UInt8]).withUnsafeBytes { buffer.append($0) }
         let written = buffer.append(upTo: 1000) { room in
-            #expect(room.count == 1000)
+            #expect(room.count >= 250)
             room.storeBytes(of: 9, toByteOffset: 0, as: UInt8.self)
             room.storeBytes(of: 8, toByteOffset: 1, as: UInt8.self)
             return 2

@@ -46,7 +46,7 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var spareTagArrays = SpareArrays<Int>()
 
     /// The size of ``scratch`` in bytes: the most one `read(2)` takes from a socket.
-    static let scratchBytes = 64 * 1024
+    static let scratchBytes = 256 * 1024
 
     init(name: String, clock: ManualClock?) throws(SocketError) {
         selector = try Selector()

@@ -27,10 +27,15 @@ struct ReadBuffer: ~Copyable {
     }
 
     /// Lets `fill` write up to `maximum` bytes after the unread ones (a `read(2)` into the buffer) and
-    /// keeps the number of bytes it reports.
+    /// keeps the number of bytes it reports. When the room left at the end holds at least a quarter of
+    /// `maximum`, `fill` gets just that room, so the unread bytes are not moved for every read.
     mutating func append<E: Error>(upTo maximum: Int, _ fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
-        makeRoom(for: maximum)
-        let written = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[writerIndex..<writerIndex + maximum]))
+        var room = min(maximum, storage.count - writerIndex)
+        if room < maximum / 4 {
+            makeRoom(for: maximum)
+            room = maximum
+        }
+        let written = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[writerIndex..<writerIndex + room]))
         writerIndex += max(0, written)
         return written
     }
