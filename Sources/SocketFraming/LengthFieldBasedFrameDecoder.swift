@@ -150,10 +150,15 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
     }
 
     /// The whole frame's length in bytes, or nil when the length field is not fully readable yet.
-    func readFrameLength(_ buffer: FrameBuffer) throws(FramingError) -> Int? {
+    private func readFrameLength(_ buffer: FrameBuffer) throws(FramingError) -> Int? {
         guard let raw = buffer.getUnsignedInteger(
             at: lengthFieldOffset, byteCount: lengthFieldLength, byteOrder: byteOrder
         ) else { return nil }
+        return try frameLength(lengthField: raw)
+    }
+
+    /// The whole frame's length in bytes for the length field's value `raw`.
+    func frameLength(lengthField raw: UInt64) throws(FramingError) -> Int {
         let value = Int64(bitPattern: raw)
         let lengthFieldEnd = lengthFieldOffset + lengthFieldLength
         let (adjusted, overflow1) = value.addingReportingOverflow(Int64(lengthAdjustment))

@@ -195,6 +195,9 @@ import Testing
         // Stripping does not apply: the boundary covers the bytes as they came.
         let stripped = LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100)
         #expect(try boundary(stripped, [0, 0, 0, 1, 7]) == 5)
+        let littleEndian = LengthFieldBasedFrameDecoder(maxFrameLength: 1000, lengthFieldLength: 2, byteOrder: .littleEndian)
+        #expect(try boundary(littleEndian, [3, 0, 7, 8, 9, 1]) == 5)
+        #expect(try boundary(littleEndian, [0, 1] + [UInt8](repeating: 0, count: 256)) == 258)
     }
 
     @Test func tooLongAndNegativeLengthsThrowAsSoonAsTheFieldIsRead() {

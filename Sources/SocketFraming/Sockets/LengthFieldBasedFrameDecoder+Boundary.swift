@@ -13,14 +13,21 @@ extension LengthFieldBasedFrameDecoder {
     /// ``SocketError/badFrame(_:)``. Keeps no state, so one boundary can serve every connection.
     public var frameBoundary: FrameBoundary {
         let decoder = self
+        let fieldStart = lengthFieldOffset
+        let fieldEnd = lengthFieldOffset + lengthFieldLength
         return { bytes in
-            try FrameBuffer.borrowing(bytes) { (buffer: inout FrameBuffer) throws(FramingError) -> Int? in
-                guard let length = try decoder.readFrameLength(buffer) else { return nil }
-                guard length <= decoder.maxFrameLength else {
-                    throw .frameTooLong(length: length, maxFrameLength: decoder.maxFrameLength)
-                }
-                return bytes.count >= length ? length : nil
-            }.result
+            guard bytes.count >= fieldEnd else { return nil }
+            var raw: UInt64 = 0
+            if decoder.byteOrder == .bigEndian {
+                for index in fieldStart..<fieldEnd { raw = raw << 8 | UInt64(bytes[index]) }
+            } else {
+                for index in (fieldStart..<fieldEnd).reversed() { raw = raw << 8 | UInt64(bytes[index]) }
+            }
+            let length = try decoder.frameLength(lengthField: raw)
+            guard length <= decoder.maxFrameLength else {
+                throw FramingError.frameTooLong(length: length, maxFrameLength: decoder.maxFrameLength)
+            }
+            return bytes.count >= length ? length : nil
         }
     }
 }
