@@ -74,7 +74,7 @@ extension TCPSocket {
         shared.withLock { $0.localAddress = local }
         onLoop { [self] in
             state = .listening
-            options = shared.withLock { $0.options }
+            loopOptions = LoopOptions(shared.withLock { $0.options })
             for (index, descriptor) in descriptors.enumerated() {
                 let listener = Listener(fd: descriptor, owner: self)
                 do throws(SocketError) {

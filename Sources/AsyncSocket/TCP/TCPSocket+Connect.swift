@@ -122,6 +122,7 @@ extension TCPSocket {
 
     /// Orders `addresses` for Happy Eyeballs and starts the attempts.
     private func connect(toAny addresses: [SocketAddress], from local: [SocketAddress]) {
+        let options = shared.withLock { $0.options }
         let usable = addresses.filter {
             $0.family == .unix || ($0.family == .inet ? options.isIPv4Enabled : options.isIPv6Enabled)
         }

@@ -42,12 +42,25 @@ extension TCPSocket {
         var isReusePortEnabled = false
     }
 
+    /// The options the loop consults on every write and at the end of the read stream.
+    struct LoopOptions {
+        var writeHighWatermark: Int
+        var writeLowWatermark: Int
+        var autoDisconnectOnClosedReadStream: Bool
+
+        init(_ options: Options) {
+            writeHighWatermark = options.writeHighWatermark
+            writeLowWatermark = options.writeLowWatermark
+            autoDisconnectOnClosedReadStream = options.autoDisconnectOnClosedReadStream
+        }
+    }
+
     /// Sets an option everywhere: for readers on any thread, on the loop, and (through `apply`) on the
     /// open descriptor.
     private func set<Value: Sendable>(_ keyPath: WritableKeyPath<Options, Value> & Sendable, _ value: Value, reapply: Bool) {
         shared.withLock { $0.options[keyPath: keyPath] = value }
         onLoop { [self] in
-            options[keyPath: keyPath] = value
+            loopOptions = LoopOptions(shared.withLock { $0.options })
             if reapply && fd >= 0 && state == .connected { try? applyOptions(to: fd, isUnixDomain: isUnixDomain) }
         }
     }
@@ -164,6 +177,7 @@ extension TCPSocket {
 
     /// Sets the options that apply to a stream socket: `TCP_NODELAY`, keep-alive, buffer sizes, linger.
     func applyOptions(to fd: Int32, isUnixDomain: Bool) throws(SocketError) {
+        let options = shared.withLock { $0.options }
         if let size = options.sendBufferSize {
             try Posix.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: Int32(clamping: size))
         }

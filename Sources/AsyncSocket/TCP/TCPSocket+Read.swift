@@ -171,7 +171,7 @@ extension TCPSocket {
     private func readStreamEnded() {
         let stuck = !readQueue.isEmpty  // processReads left these unsatisfied: they never will be
         guard buffer.isEmpty || stuck else { return }  // wait for the delegate's next read
-        guard !options.autoDisconnectOnClosedReadStream else {
+        guard !loopOptions.autoDisconnectOnClosedReadStream else {
             close(error: .closedByPeer)
             return
         }

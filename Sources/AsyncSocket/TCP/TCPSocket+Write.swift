@@ -60,10 +60,10 @@ extension TCPSocket {
         queuedWriteBytesOnLoop += delta
         queuedWriteBytesMirror.store(queuedWriteBytesOnLoop, ordering: .relaxed)
         let queued = queuedWriteBytesOnLoop
-        if !isAboveWriteHighWatermark && queued > options.writeHighWatermark {
+        if !isAboveWriteHighWatermark && queued > loopOptions.writeHighWatermark {
             isAboveWriteHighWatermark = true
             emit(.highWatermark(queued))
-        } else if isAboveWriteHighWatermark && queued <= options.writeLowWatermark {
+        } else if isAboveWriteHighWatermark && queued <= loopOptions.writeLowWatermark {
             isAboveWriteHighWatermark = false
             emit(.lowWatermark(queued))
         }

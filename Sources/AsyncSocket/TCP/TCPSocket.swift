@@ -56,8 +56,9 @@ public final class TCPSocket: @unchecked Sendable {
     @exclusivity(unchecked) weak var delegateOnLoop: (any TCPSocketDelegate)?
     @exclusivity(unchecked) var delegateQueueOnLoop: DispatchQueue?
 
-    /// The loop's copy of the options, refreshed whenever one is set.
-    @exclusivity(unchecked) var options: Options
+    /// The options the loop consults on every event, refreshed whenever one is set (the others are
+    /// read from `shared` when needed, so a connection keeps one copy of them).
+    @exclusivity(unchecked) var loopOptions: LoopOptions
     @exclusivity(unchecked) var state: State = .idle
     @exclusivity(unchecked) var fd: Int32 = -1
     @exclusivity(unchecked) var listeners: [Listener] = []
@@ -124,7 +125,7 @@ public final class TCPSocket: @unchecked Sendable {
         shared.delegate = delegate
         shared.delegateQueue = delegateQueue
         self.shared = LockedValue(shared)
-        self.options = shared.options
+        self.loopOptions = LoopOptions(shared.options)
         self.group = group
         self.eventLoop = eventLoop ?? group.next()
         self.delegateOnLoop = delegate
@@ -141,7 +142,7 @@ public final class TCPSocket: @unchecked Sendable {
         shared.localAddress = local
         shared.remoteAddress = remote
         self.shared = LockedValue(shared)
-        self.options = template.options
+        self.loopOptions = LoopOptions(template.options)
         self.group = group
         self.eventLoop = loop
         self.fd = fd

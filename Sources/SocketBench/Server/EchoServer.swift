@@ -32,7 +32,6 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     public let mode: Mode
     private let group: EventLoopGroup
     private let listener: LockedValue<TCPSocket?> = LockedValue(nil)
-    private let connections = LockedValue(0)
 
     /// - Parameters:
     ///   - mode: LP4 frames or raw bytes.
@@ -41,9 +40,6 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         self.mode = mode
         group = EventLoopGroup(numberOfThreads: max(1, loops), name: "socket-bench")
     }
-
-    /// Connections open now.
-    public var connectionCount: Int { connections.withLock { $0 } }
 
     /// Listens on `host` and `port` and returns the port listened on (the kernel's pick when `port` is 0).
     ///
@@ -58,7 +54,8 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         return socket.localPort
     }
 
-    /// Stops listening, closes every connection and the loops; callbacks stop before this returns.
+    /// Stops listening and stops the loops; no callback runs after this returns. Connections still
+    /// open stay open (unserved) until the process ends: close them from the client side first.
     public func stop() {
         listener.withLock { $0 }?.disconnect()
         group.shutdown()
@@ -67,9 +64,8 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     // MARK: - TCPSocketDelegate (on the connection's loop thread)
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
-        connections.withLock { $0 += 1 }
         switch mode {
-        case .lp4PerFrame: LP4Connection.start(on: newSocket, server: self)
+        case .lp4PerFrame: LP4Connection.start(on: newSocket)
         case .lp4, .raw: readNext(on: newSocket)
         }
     }
@@ -85,13 +81,5 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         } else {
             socket.readData(toLastFrameEnd: EchoServer.lp4Boundary, withTimeout: -1, maxLength: UInt(EchoServer.maxFrameLength), tag: 0)
         }
-    }
-
-    public func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
-        connectionDidEnd()
-    }
-
-    func connectionDidEnd() {
-        connections.withLock { $0 -= 1 }
     }
 }

@@ -2,20 +2,17 @@ import AsyncSocket
 import Foundation
 import SocketFraming
 
-/// One LP4 echo connection of ``EchoServer/Mode/lp4PerFrame``: its own frame decoder (decoders keep state between reads), and the delegate of
-/// its socket, so a frame reaches the decoder with no lookup. The socket keeps it alive (as its
-/// `userData`) for as long as the connection lasts.
+/// One LP4 echo connection of ``EchoServer/Mode/lp4PerFrame``: its own frame decoder (decoders keep
+/// state between reads), and the delegate of its socket, so a frame reaches the decoder with no lookup.
+/// The socket keeps it alive (as its `userData`) for as long as the connection lasts.
 final class LP4Connection: TCPSocketDelegate, @unchecked Sendable {
     // Unchecked Sendable: after `start`, used only on the socket's loop thread.
     private static let maxFrameLength = UInt(EchoServer.maxFrameLength)
     private let frames = SocketFrameDecoder(EchoServer.lp4Framing)
-    private unowned let server: EchoServer
-
-    private init(server: EchoServer) { self.server = server }
 
     /// Makes a connection of `socket` (just accepted) and reads its first frame.
-    static func start(on socket: TCPSocket, server: EchoServer) {
-        let connection = LP4Connection(server: server)
+    static func start(on socket: TCPSocket) {
+        let connection = LP4Connection()
         socket.userData = connection
         socket.delegate = connection
         socket.readFrame(using: connection.frames, withTimeout: -1, maxLength: maxFrameLength, tag: 0)
@@ -28,7 +25,6 @@ final class LP4Connection: TCPSocketDelegate, @unchecked Sendable {
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
-        server.connectionDidEnd()
         sock.userData = nil
     }
 }
