@@ -51,6 +51,11 @@ enum Posix {
     /// `sendmsg(2)` of the gathered `iovecs` with `MSG_NOSIGNAL`, so a closed peer gives `EPIPE`, never
     /// `SIGPIPE` (Apple platforms set `SO_NOSIGPIPE` on the socket instead).
     static func writev(_ fd: Int32, _ iovecs: UnsafeMutableBufferPointer<iovec>) throws(SocketError) -> IOResult {
+        if iovecs.count == 1 {
+            // One buffer: send(2), which skips copying in a message header and an iovec array.
+            let only = iovecs[0]
+            return try checkIO("send") { send(fd, only.iov_base, only.iov_len, cass_msg_nosignal()) }
+        }
         var message = msghdr()
         message.msg_iov = iovecs.baseAddress
         #if canImport(Glibc)

@@ -116,16 +116,16 @@ struct ReadRequest {
         case .toFrameEnd(let boundary, let maxLength):
             return ReadRequest.matchFrame(boundary, maxLength: maxLength, in: unread)
         case .toLastFrameEnd(let boundary, let maxLength):
+            // The fast path asks `boundary` only; anything but a whole frame ends the run, and when the
+            // run is empty `matchFrame` says why. Whole frames before an incomplete or bad one go first.
             var end = 0
-            repeat {
-                let next = ReadRequest.matchFrame(boundary, maxLength: maxLength, in: UnsafeRawBufferPointer(rebasing: unread[end...]))
-                guard case .complete(let length) = next else {
-                    // Whole frames before an incomplete or bad one are delivered first.
-                    return end > 0 ? .complete(length: end) : next
-                }
+            while end < unread.count {
+                let rest = UnsafeRawBufferPointer(rebasing: unread[end...])
+                guard let length = try? boundary(rest), length > 0, length <= rest.count,
+                      maxLength == 0 || length <= maxLength else { break }
                 end += length
-            } while end < unread.count
-            return .complete(length: end)
+            }
+            return end > 0 ? .complete(length: end) : ReadRequest.matchFrame(boundary, maxLength: maxLength, in: unread)
         case .decodedFrame(let decoding, let maxLength):
             let result: (consumed: Int, frame: (any Sendable)?)
             do {
