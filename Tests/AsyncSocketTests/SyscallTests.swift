@@ -3,17 +3,19 @@ import Glibc
 import Testing
 
 @Suite struct SyscallTests {
-    @Test func writingToAClosedPeerIsEPIPENotSIGPIPE() throws {
+    /// One buffer goes out with send(2), several with sendmsg(2); both must pass MSG_NOSIGNAL.
+    @Test(arguments: [(1, "send"), (2, "sendmsg")])
+    func writingToAClosedPeerIsEPIPENotSIGPIPE(buffers: Int, call: String) throws {
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         Posix.close(pair[1])
         defer { Posix.close(pair[0]) }
         let byte = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-        let vectors = UnsafeMutableBufferPointer<iovec>.allocate(capacity: 1)
+        let vectors = UnsafeMutableBufferPointer<iovec>.allocate(capacity: buffers)
         defer { byte.deallocate(); vectors.deallocate() }
-        vectors[0] = iovec(iov_base: byte, iov_len: 1)
+        for index in 0..<buffers { vectors[index] = iovec(iov_base: byte, iov_len: 1) }
         // Without MSG_NOSIGNAL this would kill the test process with SIGPIPE.
-        #expect(throws: SocketError.posix(operation: "sendmsg", errno: EPIPE)) {
+        #expect(throws: SocketError.posix(operation: call, errno: EPIPE)) {
             try Posix.writev(pair[0], vectors)
         }
     }
