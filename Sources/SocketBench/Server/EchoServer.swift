@@ -4,6 +4,9 @@ import SocketFraming
 
 /// An echo server on our own stack, for benchmarks: every callback runs on the event-loop thread (no
 /// delegate queue), and the loops of its own ``EventLoopGroup`` serve the connections round robin.
+/// A connection whose peer sends without reading stops being read once ``writeHighWatermark`` (1 MiB)
+/// of echoes wait to be sent, and reads again at ``writeLowWatermark`` (256 KiB), as the C peer does:
+/// memory stays bounded and TCP flow control slows the peer down.
 public final class EchoServer: TCPSocketDelegate, Sendable {
     /// What the server echoes and how it reads it.
     public enum Mode: String, Sendable, CaseIterable {
@@ -27,6 +30,12 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     /// LP4's framing: a 4-byte big-endian length of the payload that follows, nothing stripped.
     static let lp4Framing = LengthFieldBasedFrameDecoder(maxFrameLength: maxFrameLength, lengthFieldLength: 4, initialBytesToStrip: 0)
     private static let lp4Boundary = lp4Framing.frameBoundary
+    /// Queued echo bytes (1 MiB) above which a connection stops reading until they fall to
+    /// ``writeLowWatermark``: a peer that sends without reading holds at most this much of the
+    /// server's memory, and TCP flow control slows it down.
+    static let writeHighWatermark = 1 << 20
+    /// Queued echo bytes (256 KiB) at which a paused connection reads again.
+    static let writeLowWatermark = 256 << 10
 
     /// What this server echoes.
     public let mode: Mode
@@ -49,6 +58,9 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     public func start(host: String, port: UInt16, reusePort: Bool = false) throws(SocketError) -> UInt16 {
         let socket = TCPSocket(delegate: self, delegateQueue: nil, group: group)
         socket.isReusePortEnabled = reusePort
+        // Accepted connections inherit these.
+        socket.writeHighWatermark = EchoServer.writeHighWatermark
+        socket.writeLowWatermark = EchoServer.writeLowWatermark
         try socket.accept(onInterface: host, port: port, backlog: 4096)
         listener.withLock { $0 = socket }
         return socket.localPort
@@ -72,8 +84,16 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
 
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
         sock.write(data, withTimeout: -1, tag: 0)
+        // Above the high watermark the next read waits for the low watermark.
+        if !EchoServer.isBackedUp(sock) { readNext(on: sock) }
+    }
+
+    public func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
         readNext(on: sock)
     }
+
+    /// Whether `socket`'s queued echoes are over the high watermark, so it should stop reading.
+    static func isBackedUp(_ socket: TCPSocket) -> Bool { socket.queuedWriteBytes > writeHighWatermark }
 
     private func readNext(on socket: TCPSocket) {
         if mode == .raw {

@@ -15,13 +15,21 @@ final class LP4Connection: TCPSocketDelegate, @unchecked Sendable {
         let connection = LP4Connection()
         socket.userData = connection
         socket.delegate = connection
-        socket.readFrame(using: connection.frames, withTimeout: -1, maxLength: maxFrameLength, tag: 0)
+        connection.readNext(on: socket)
     }
 
     func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {
         // The frame is the length field and the payload (nothing stripped): echo it as it came.
         if let bytes = frame as? Data { sock.write(bytes, withTimeout: -1, tag: 0) }
-        sock.readFrame(using: frames, withTimeout: -1, maxLength: LP4Connection.maxFrameLength, tag: 0)
+        if !EchoServer.isBackedUp(sock) { readNext(on: sock) }
+    }
+
+    func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
+        readNext(on: sock)
+    }
+
+    private func readNext(on socket: TCPSocket) {
+        socket.readFrame(using: frames, withTimeout: -1, maxLength: LP4Connection.maxFrameLength, tag: 0)
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
