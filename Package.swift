@@ -49,7 +49,7 @@ let package = Package(
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
         .testTarget(name: "InteropTests", dependencies: ["AsyncSocket", "TestSupport"]),
         // A few seconds of socket-bench: that it runs clean, not how fast.
-        .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport"]),
+        .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport", "socket-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

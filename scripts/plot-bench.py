@@ -23,8 +23,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def read_runs(path):
-    with open(path, newline="") as f:
-        text = f.read()
+    try:
+        with open(path, newline="") as f:
+            text = f.read()
+    except OSError as error:
+        raise SystemExit(f"plot-bench.py: cannot read {path}: {error.strerror}")
     if "RESULT " in text:
         return [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
                 for line in text.splitlines() if line.startswith("RESULT ")]

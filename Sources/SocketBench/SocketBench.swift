@@ -23,8 +23,11 @@ public enum SocketBench {
         case "--help", "-h":
             Output.say(usage)
             return 0
+        case nil:
+            Output.complain("a command is needed\n" + usage)
+            return 64
         default:
-            Output.complain("unknown command\n" + usage)
+            Output.complain("unknown command \(arguments[0])\n" + usage)
             return 64
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SocketBench
+import TestSupport
 
 /// A fraction of a second of each client mode against an in-process LP4 echo server: that every run is
 /// clean, not how fast it is.
@@ -42,5 +43,23 @@ import Testing
                 #expect(result.serverRSSKilobytes.map { $0 > 0 } == true)
             }
         }
+    }
+}
+
+@Suite struct BenchClientFailureTests {
+    /// Regression: with every connect refused, the client still waited out warm-up and duration.
+    @Test func aRunWithNoConnectionEndsAtOnceWithItsErrors() {
+        let port = unusedLoopbackPort()
+        var options = ClientOptions(mode: .pingpong)
+        options.port = port
+        options.connections = 2
+        options.warmup = 30
+        options.duration = 30
+        let started = ContinuousClock.now
+        let result = BenchClient.run(options) as BenchResult
+        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(result.connected == 0)
+        #expect(result.errors == 2)
+        #expect(result.isClean == false)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SocketBench
 
@@ -44,9 +45,17 @@ import Testing
         #expect(idle.heartbeat == 30 && idle.duration == 30 && idle.warmup == 0)
     }
 
-    @Test func pingpongAndIdleKeepOneFrameInFlight() throws {
-        #expect(try ClientOptions.parse(["pingpong", "-D", "8"]).depth == 1)
-        #expect(try ClientOptions.parse(["idle", "-D", "8"]).depth == 1)
+    /// Regression: `-D 8` was silently ignored for the modes that always keep one frame in flight.
+    @Test func pingpongAndIdleKeepOneFrameInFlightAndSayWhenToldOtherwise() throws {
+        #expect(try ClientOptions.parse(["pingpong", "-D", "1"]).depth == 1)
+        #expect(throws: ArgumentError.self) { try ClientOptions.parse(["pingpong", "-D", "8"]) }
+        #expect(throws: ArgumentError.self) { try ClientOptions.parse(["idle", "-D", "8"]) }
+    }
+
+    /// Regression: a bad --csv path was found only after the whole run.
+    @Test func aCSVPathIsCheckedBeforeTheRun() {
+        #expect(ResultWriter.canAppend(to: "/nonexistent/folder/runs.csv") == false)
+        #expect(ResultWriter.canAppend(to: NSTemporaryDirectory() + "socket-bench-\(getpid()).csv"))
     }
 
     @Test func idleMeasuresOneHeartbeatPeriodUnlessToldOtherwise() throws {

@@ -152,3 +152,24 @@ public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension ChildProcess {
+    /// Starts the package's executable `name` with `arguments` (see ``productPath(_:)``).
+    /// - Throws: ``ChildProcessError`` when it cannot be started (not built, say).
+    public static func startProduct(_ name: String, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(productPath(name), arguments)
+    }
+
+    /// The path of the package's executable `name`, which `swift build` puts next to the test binary
+    /// (the test target must depend on it).
+    public static func productPath(_ name: String) -> String {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = binary.deletingLastPathComponent()
+        // The test binary may sit inside a bundle (…/X.xctest/Contents/MacOS on Apple platforms).
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path),
+              directory.pathComponents.count > 1 {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent(name).path
+    }
+}

@@ -25,13 +25,17 @@ enum BenchClient {
             loop.connections = stride(from: index, to: connections.count, by: loops.count).map { connections[$0] }
         }
         let (connected, connectFailures) = connector.connectAll(connections)
+        // Nothing to measure when no connection got through: report the failures at once.
+        let measures = connected > 0
 
         let go = MonotonicClock.now()
         let measureStart = go + UInt64(options.warmup * 1e9)
         let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
-        for loop in loops { loop.eventLoop.execute { loop.start(schedule) } }
-        MonotonicClock.sleep(until: schedule.measureEnd)
-        if options.mode == .idle { MonotonicClock.sleep(until: schedule.measureEnd + UInt64(min(options.heartbeat, 2) * 1e9)) }
+        if measures {
+            for loop in loops { loop.eventLoop.execute { loop.start(schedule) } }
+            MonotonicClock.sleep(until: schedule.measureEnd)
+            if options.mode == .idle { MonotonicClock.sleep(until: schedule.measureEnd + UInt64(min(options.heartbeat, 2) * 1e9)) }
+        }
 
         var figures = LoopFigures()
         for loop in loops { figures.add(onLoop(loop.eventLoop) { loop.stop() }) }

@@ -21,6 +21,13 @@ enum ClientCommand {
             Output.complain("\(error)\n\(ClientOptions.usage)")
             return 64
         }
+        if let path = options.csvPath, !ResultWriter.canAppend(to: path) {
+            Output.complain("cannot write the CSV file \(path)")
+            return 64
+        }
+        if let pid = options.serverPID, ProcessStatus.residentKilobytes(of: pid) == nil {
+            Output.complain("warning: no process \(pid) to read the server's memory from (--server-pid)")
+        }
         signal(SIGPIPE, SIG_IGN)
         ResourceLimits.raiseOpenFileLimit()
         warnAboutOpenFileLimit(connections: options.connections)
@@ -32,7 +39,7 @@ enum ClientCommand {
             do {
                 try ResultWriter.appendCSV(result, to: path)
             } catch {
-                Output.complain("cannot append to \(path): \(error)")
+                Output.complain("cannot append to \(path): \(error.localizedDescription)")
                 return 1
             }
         }

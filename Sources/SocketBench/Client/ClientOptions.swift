@@ -58,7 +58,7 @@ struct ClientOptions: Equatable, Sendable {
           --port P               server port (default 9100)
           -c, --connections N    connections (pingpong 1, pipeline 100, bulk 1, idle 10000)
           -s, --size BYTES       payload bytes per frame (default 64; bulk 65536; idle 16)
-          -D, --depth N          frames in flight per connection (pipeline 16, bulk 32; pingpong/idle 1)
+          -D, --depth N          frames in flight per connection (pipeline 16, bulk 32; pingpong and idle: always 1)
           -d, --duration SEC     seconds measured (default 10; idle: one heartbeat period)
           -w, --warmup SEC       seconds before measuring, not counted (default 2; idle 0)
           -H, --heartbeat SEC    idle: seconds between a connection's heartbeats (default 30)
@@ -99,7 +99,9 @@ struct ClientOptions: Equatable, Sendable {
             default: throw ArgumentError("unknown argument \(argument)")
             }
         }
-        if mode == .pingpong || mode == .idle { options.depth = 1 }
+        if mode == .pingpong || mode == .idle {
+            guard options.depth == 1 else { throw ArgumentError("\(mode.rawValue) keeps one frame in flight; -D is for pipeline and bulk") }
+        }
         options.duration = duration ?? (mode == .idle ? options.heartbeat : 10)
         return options
     }

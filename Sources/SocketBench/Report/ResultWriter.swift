@@ -48,6 +48,15 @@ enum ResultWriter {
         try handle.write(contentsOf: Data(((isNew ? header + "\n" : "") + row + "\n").utf8))
     }
 
+    /// Whether a CSV row could be appended to `path`: the file is writable, or it does not exist and its
+    /// folder is writable. Checked before a run, so a bad path does not waste one.
+    static func canAppend(to path: String) -> Bool {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path) { return manager.isWritableFile(atPath: path) }
+        let folder = (path as NSString).deletingLastPathComponent
+        return manager.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+    }
+
     private static func quoted(_ value: String) -> String {
         guard value.contains(",") || value.contains("\"") || value.contains("\n") else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""

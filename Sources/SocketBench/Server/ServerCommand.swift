@@ -22,9 +22,21 @@ enum ServerCommand {
         var loops = 1
         var reusePort = false
         var workers = 0
+        /// Set in workers that `--workers` started: the parent's process ID, whose end ends the worker.
+        var parent: Int32?
     }
 
-    static let usage = "usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]"
+    static let usage = """
+        usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+          lp4              LP4 echo (4-byte big-endian length + bytes); each read's run of whole frames in one write
+          lp4-per-frame    LP4 echo, one callback and one write per frame
+          raw              every byte echoed as it arrives
+          --host H         address or interface to listen on (default 127.0.0.1)
+          --port P         port (default 9100; 0 = any free port, printed)
+          --loops N        event-loop threads (default 1)
+          --reuse-port     SO_REUSEPORT: other processes of this user may listen on the same port
+          --workers N      N worker processes sharing the port (SO_REUSEPORT); SIGTERM/SIGINT stops them all
+        """
 
     /// Parses the arguments after `server`.
     /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
@@ -42,6 +54,7 @@ enum ServerCommand {
             case "--loops": options.loops = try scanner.number(for: argument, in: 1...256)
             case "--workers": options.workers = try scanner.number(for: argument, in: 1...256)
             case "--reuse-port": options.reusePort = true
+            case "--parent": options.parent = try scanner.number(for: argument, in: 1...Int(Int32.max))
             default: throw ArgumentError("unknown argument \(argument)")
             }
         }
@@ -49,7 +62,7 @@ enum ServerCommand {
     }
 
     static func run(arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
+        if arguments.contains("--help") || arguments.contains("-h") {
             Output.say(usage)
             return 0
         }
@@ -66,6 +79,7 @@ enum ServerCommand {
                 + ["--reuse-port"]
             return WorkerProcesses.run(count: options.workers, arguments: workerArguments)
         }
+        if let parent = options.parent { WorkerProcesses.exitWhenOrphaned(parent: parent) }
         let server = EchoServer(mode: options.mode, loops: options.loops)
         let port: UInt16
         do {
