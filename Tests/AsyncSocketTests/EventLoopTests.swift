@@ -16,6 +16,21 @@ import TestSupport
         #expect(!loop.inEventLoop)
     }
 
+    @Test func runAndWaitReturnsTheLoopsResultAfterTheTasksBeforeIt() {
+        let group = EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let order = LockedValue<[String]>([])
+        loop.execute { order.withLock { $0.append("task") } }
+        let answer = loop.runAndWait { () -> Int in
+            order.withLock { $0.append("body on loop: \(loop.inEventLoop)") }
+            // Inline on the loop thread: no deadlock.
+            return loop.runAndWait { 41 } + 1
+        }
+        #expect(answer == 42)
+        #expect(order.withLock { $0 } == ["task", "body on loop: true"])
+    }
+
     @Test func timersFireInVirtualTimeOnlyWhenTheirDeadlineIsReached() async throws {
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock)

@@ -161,14 +161,17 @@ private func isFreeLoopbackPort(_ port: UInt16) -> Bool {
 
 /// Binds `fd` to 127.0.0.1:`port`.
 private func bindLoopback(_ fd: Int32, _ port: UInt16) -> Bool {
+    withLoopbackAddress(port: port) { bind(fd, $0, $1) } == 0
+}
+
+/// Calls `body` with 127.0.0.1:`port` as a `sockaddr_in` (for `bind(2)`, `connect(2)`) and its length.
+public func withLoopbackAddress<R>(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     return withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
 }
 

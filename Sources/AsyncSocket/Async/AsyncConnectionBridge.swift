@@ -12,6 +12,13 @@ final class AsyncWaiter<Value: Sendable>: @unchecked Sendable {
         defer { continuation = nil }
         return continuation
     }
+
+    /// Marks the wait cancelled (a continuation not parked yet resumes at once when it sees this) and
+    /// hands back the parked continuation, if any, for resuming with the cancellation.
+    func cancel() -> CheckedContinuation<Value, any Error>? {
+        cancelled = true
+        return take()
+    }
 }
 
 /// One ``TCPConnection`` read: what it waits for, its timeout and its number. Fields guarded by the
@@ -193,10 +200,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         } onCancel: {
             locked { state, effects in
-                guard let continuation = ticket.waiter.take() else {
-                    ticket.waiter.cancelled = true
-                    return
-                }
+                guard let continuation = ticket.waiter.cancel() else { return }
                 ticket.timer?.cancel()
                 state.readers.removeAll { $0 === ticket }
                 effects.append { continuation.resume(throwing: CancellationError()) }
@@ -340,8 +344,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         } onCancel: {
             locked { state, effects in
-                waiter.cancelled = true
-                guard let continuation = waiter.take() else { return }
+                guard let continuation = waiter.cancel() else { return }
                 state.readStreamWaiters.removeAll { $0 === waiter }
                 effects.append { continuation.resume(throwing: CancellationError()) }
             }
@@ -381,9 +384,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         } onCancel: {
             locked { state, effects in
-                waiter.cancelled = true
                 // The bytes stay queued on the socket: they cannot be taken back.
-                if let continuation = waiter.take() {
+                if let continuation = waiter.cancel() {
                     effects.append { continuation.resume(throwing: CancellationError()) }
                 }
             }
@@ -437,8 +439,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         } onCancel: {
             locked { state, effects in
-                waiter.cancelled = true
-                guard let continuation = waiter.take() else { return }
+                guard let continuation = waiter.cancel() else { return }
                 state.closeWriteWaiters.removeAll { $0 === waiter }
                 effects.append { continuation.resume() }
             }

@@ -237,8 +237,7 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
             }
         } onCancel: {
             locked { state, effects in
-                waiter.cancelled = true
-                guard let continuation = waiter.take() else { return }
+                guard let continuation = waiter.cancel() else { return }
                 state.waiters.removeAll { $0 === waiter }
                 effects.append { continuation.resume(returning: nil) }
             }

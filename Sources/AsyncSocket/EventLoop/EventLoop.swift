@@ -72,6 +72,22 @@ public final class EventLoop: @unchecked Sendable {
     /// True when called on this loop's thread.
     public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
 
+    /// Runs `body` on the loop thread and returns its result, blocking the calling thread until then
+    /// (SwiftNIO's `submit(_:).wait()`); inline when called on the loop thread. Never call it from a
+    /// loop thread for another loop of a group that may be waiting on this one.
+    public func runAndWait<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
+        if inEventLoop { return body() }
+        let result = LockedValue<Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        execute {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }!  // set before the signal
+    }
+
     /// Runs `task` on the loop thread, after the events and timers of the current iteration, in the
     /// order tasks were submitted. Safe from any thread, including the loop's own.
     public func execute(_ task: @escaping @Sendable () -> Void) {

@@ -26,18 +26,17 @@ struct ReadBuffer: ~Copyable {
         writerIndex += chunk.count
     }
 
-    /// Lets `fill` write up to `maximum` bytes after the unread ones (a `read(2)` into the buffer) and
-    /// keeps the number of bytes it reports. When the room left at the end holds at least a quarter of
-    /// `maximum`, `fill` gets just that room, so the unread bytes are not moved for every read.
-    mutating func append<E: Error>(upTo maximum: Int, _ fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) -> Int {
-        var room = min(maximum, storage.count - writerIndex)
-        if room < maximum / 4 {
-            makeRoom(for: maximum)
-            room = maximum
-        }
-        let written = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[writerIndex..<writerIndex + room]))
-        writerIndex += max(0, written)
-        return written
+    /// Room for up to `maximum` bytes after the unread ones, for a `read(2)` straight into the buffer;
+    /// ``didAppend(_:)`` then keeps what the read wrote. When the room left at the end holds at least a
+    /// quarter of `maximum`, that room is all it gets, so the unread bytes are not moved for every read.
+    mutating func room(upTo maximum: Int) -> UnsafeMutableRawBufferPointer {
+        if storage.count - writerIndex < maximum / 4 { makeRoom(for: maximum) }
+        return UnsafeMutableRawBufferPointer(rebasing: storage[writerIndex..<min(storage.count, writerIndex + maximum)])
+    }
+
+    /// Keeps `count` bytes written into ``room(upTo:)`` as unread bytes.
+    mutating func didAppend(_ count: Int) {
+        writerIndex += count
     }
 
     /// Drops the first `count` bytes.

@@ -65,7 +65,7 @@ extension TCPSocket {
         }
         // The loop's copy is updated before this returns, so no loop-thread callback starts afterwards.
         let transfer = UnsafeTransfer(delegate)
-        _ = syncOnLoop { [self] in
+        _ = eventLoop.runAndWait { [self] in
             delegateOnLoop = transfer.value
             delegateQueueOnLoop = delegateQueue
             return true

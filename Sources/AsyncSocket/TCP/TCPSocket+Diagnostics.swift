@@ -57,7 +57,7 @@ extension TCPSocket {
 
     /// The current read's progress, or `nil` when no read is queued. Waits for the event loop.
     public func progressOfRead() -> TransferProgress? {
-        syncOnLoop { [self] in
+        eventLoop.runAndWait { [self] in
             guard let head = readQueue.first else { return nil }
             let done = UInt(head.bytesDone(unread: buffer.count))
             if case .toLength(let length) = head.kind {
@@ -69,7 +69,7 @@ extension TCPSocket {
 
     /// The current write's progress, or `nil` when no write is queued. Waits for the event loop.
     public func progressOfWrite() -> TransferProgress? {
-        syncOnLoop { [self] in
+        eventLoop.runAndWait { [self] in
             writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.data.count)) }
         }
     }

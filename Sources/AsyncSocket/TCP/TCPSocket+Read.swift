@@ -24,13 +24,8 @@ extension TCPSocket {
         do {
             if inPlace {
                 // Part of a large frame is buffered already: read the rest in after it, saving a copy.
-                var outcome = Posix.IOResult.wouldBlock
-                _ = try buffer.append(upTo: scratch.count) { (room) throws(SocketError) -> Int in
-                    outcome = try Posix.read(fd, into: room)
-                    if case .processed(let count) = outcome { return count }
-                    return 0
-                }
-                result = outcome
+                result = try Posix.read(fd, into: buffer.room(upTo: scratch.count))
+                if case .processed(let count) = result { buffer.didAppend(count) }
             } else {
                 result = try Posix.read(fd, into: scratch)
             }

@@ -187,20 +187,6 @@ public final class TCPSocket: @unchecked Sendable {
         if eventLoop.inEventLoop { body() } else { eventLoop.execute(body) }
     }
 
-    /// Runs `body` on the loop and waits for its result. Inline when already on the loop.
-    func syncOnLoop<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        if eventLoop.inEventLoop { return body() }
-        let result = LockedValue<Result?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        eventLoop.execute {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0! }
-    }
-
     /// Registers a connected descriptor (accepted, adopted or connected) with the loop and starts
     /// reading. Loop thread only.
     func startConnected() {

@@ -38,7 +38,7 @@ enum BenchClient {
         }
 
         var figures = LoopFigures()
-        for loop in loops { figures.add(onLoop(loop.eventLoop) { loop.stop() }) }
+        for loop in loops { figures.add(loop.eventLoop.runAndWait { loop.stop() }) }
         let rss = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
         for connection in connections { connection.socket.disconnect() }
         group.shutdown()
@@ -59,18 +59,5 @@ enum BenchClient {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: run(options) as BenchResult) }.start()
         }
-    }
-
-    /// Runs `body` on `loop`'s thread and returns its value, blocking the calling thread meanwhile.
-    private static func onLoop<Value: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> Value) -> Value {
-        let box = LockedValue<Value?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            let value = body()
-            box.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return box.withLock { $0 }!
     }
 }
