@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "AsyncSocket", targets: ["AsyncSocket"]),
         .library(name: "SocketFraming", targets: ["SocketFraming"]),
+        .library(name: "FramedSocket", targets: ["FramedSocket"]),
         .library(name: "LongLink", targets: ["LongLink"]),
         .library(name: "IMChat", targets: ["IMChat"]),
         .executable(name: "im-server", targets: ["im-server"]),
@@ -27,9 +28,11 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
-        // Codecs are pure; one file (TCPSocket+Frames.swift) puts them on sockets.
-        .target(name: "SocketFraming", dependencies: ["CZlib", "AsyncSocket"]),
-        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming"]),
+        // Codecs are pure: no sockets.
+        .target(name: "SocketFraming", dependencies: ["CZlib"]),
+        // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
+        .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
+        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket"]),
         .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
@@ -37,12 +40,13 @@ let package = Package(
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
         .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
         // LP4 / raw echo servers and load-generating clients on our stack (docs/BENCHMARKS.md).
-        .target(name: "SocketBench", dependencies: ["AsyncSocket", "SocketFraming"]),
+        .target(name: "SocketBench", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket"]),
         .executableTarget(name: "socket-bench", dependencies: ["SocketBench"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
+        .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),

@@ -26,9 +26,24 @@ public enum SocketError: Error, Equatable, Sendable {
     /// A read to a delimiter reached its maximum length, in bytes, without finding the delimiter
     /// (`GCDAsyncSocketReadMaxedOutError`).
     case readMaxedOut(maxLength: Int)
-    /// The bytes received cannot form a frame of the framing a read asked for; carries the framing's
-    /// reason (for example a length field over the maximum).
-    case badFrame(String)
+    /// The bytes received cannot be valid for the read's ``ByteConsumer`` (a frame decoder): carries
+    /// the error it threw, typed (SocketFraming's decoders throw `FramingError`).
+    case decodingFailed(DecodingFailure)
+    /// The call needs a connection (or a connect in progress) and the socket has none
+    /// (`GCDAsyncSocketBadConfigError` in GCDAsyncSocket, which drops such reads and writes silently).
+    case notConnected
+    /// A connect or listen was asked of a socket that is already connected, connecting or listening
+    /// (`GCDAsyncSocketBadConfigError`: "Attempting to connect while connected or accepting").
+    case alreadyConnected
+    /// A read or write was queued after a disconnect-after call (``TCPSocket/disconnectAfterReading()``
+    /// and its siblings): the socket is on its way out.
+    case disconnecting
+    /// A write was queued after this side closed its write direction
+    /// (``TCPSocket/closeWriteStreamAfterWriting()``, ``TCPConnection/closeWrite()``).
+    case writeStreamClosed
+    /// This side closed the connection (``TCPConnection/close()``, ``TCPSocket/disconnect()``): what
+    /// every later call of a ``TCPConnection`` throws, and what its pending calls throw.
+    case connectionClosed
     /// The peer closed the connection cleanly: a read returned end of file (`GCDAsyncSocketClosedError`,
     /// "Socket closed by remote peer").
     case closedByPeer
@@ -67,11 +82,35 @@ extension SocketError: CustomStringConvertible {
         case .writeTimeout(let tag): return "write timed out (tag \(tag))"
         case .readMaxedOut(let max): return "read reached its maximum length of \(max) bytes without the delimiter"
         case .closedByPeer: return "socket closed by remote peer"
-        case .badFrame(let why): return "bad frame: \(why)"
+        case .decodingFailed(let failure): return "decoding failed: \(failure)"
+        case .notConnected: return "the socket is not connected or connecting"
+        case .alreadyConnected: return "the socket is already connected, connecting or listening"
+        case .disconnecting: return "the socket is disconnecting"
+        case .writeStreamClosed: return "the write stream is closed"
+        case .connectionClosed: return "the connection was closed"
         case .hostLookupFailed(let host, let code):
             return "host lookup of \(host) failed: \(String(cString: gai_strerror(code)))"
         case .posix(let operation, let code):
             return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
+    }
+}
+
+/// The error a ``ByteConsumer`` (a frame decoder) threw, carried by ``SocketError/decodingFailed(_:)``
+/// so that it keeps its type: `failure.underlying as? FramingError` gives SocketFraming's case back.
+/// Two failures are equal when their errors have the same type and the same description.
+public struct DecodingFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The consumer's own error.
+    public let underlying: any Error
+
+    /// Wraps `error`.
+    public init(_ error: any Error) {
+        underlying = error
+    }
+
+    public var description: String { "\(underlying)" }
+
+    public static func == (lhs: DecodingFailure, rhs: DecodingFailure) -> Bool {
+        type(of: lhs.underlying) == type(of: rhs.underlying) && lhs.description == rhs.description
     }
 }

@@ -30,7 +30,7 @@ public struct FrameBuffer: @unchecked Sendable {
     /// Runs `body` with a buffer that reads `bytes` in place, without copying them: how a socket lets a
     /// decoder look at its unread bytes. Nothing may be appended to it, and it must not outlive `body`.
     /// Returns `body`'s result and how many bytes the decoder consumed.
-    static func borrowing<R, E: Error>(
+    package static func borrowing<R, E: Error>(
         _ bytes: UnsafeRawBufferPointer, _ body: (inout FrameBuffer) throws(E) -> R
     ) throws(E) -> (result: R, consumed: Int) {
         var buffer = FrameBuffer()

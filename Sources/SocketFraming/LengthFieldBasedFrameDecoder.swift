@@ -150,7 +150,7 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
     }
 
     /// The whole frame's length in bytes, or nil when the length field is not fully readable yet.
-    private func readFrameLength(_ buffer: FrameBuffer) throws(FramingError) -> Int? {
+    func readFrameLength(_ buffer: FrameBuffer) throws(FramingError) -> Int? {
         guard let raw = buffer.getUnsignedInteger(
             at: lengthFieldOffset, byteCount: lengthFieldLength, byteOrder: byteOrder
         ) else { return nil }

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ReadRequestTests {
     private func match(_ kind: ReadRequest.Kind, _ text: String, scanned: Int = 0) -> ReadRequest.Match {
-        var request = ReadRequest(kind: kind, timeout: -1, tag: 0)
+        var request = ReadRequest(kind: kind, timeout: -1, tag: 0, completion: .delegate(buffer: nil, offset: 0))
         request.scanned = scanned
         return Array(text.utf8).withUnsafeBytes { request.match($0) }
     }
@@ -80,87 +80,109 @@ import Testing
     }
 }
 
-@Suite struct FrameBoundaryReadTests {
-    /// A 2-byte big-endian length prefix counting the body.
-    static let prefixed: FrameBoundary = { bytes in
+/// The core's one framing primitive: a consumer shown the unread bytes says what it consumed.
+@Suite struct ConsumingReadTests {
+    /// A 2-byte big-endian length prefix counting the body; frames of over 100 bytes are refused.
+    struct PrefixTooLong: Error, CustomStringConvertible {
+        let length: Int
+        var description: String { "frame of \(length) bytes" }
+    }
+
+    /// The length of the first prefixed frame of `bytes`, or nil while it is incomplete.
+    static func prefixedLength(_ bytes: UnsafeRawBufferPointer) throws -> Int? {
         guard bytes.count >= 2 else { return nil }
         let length = 2 + (Int(bytes[0]) << 8 | Int(bytes[1]))
-        if length > 100 { throw SocketError.badParam("frame of \(length) bytes") }
+        if length > 100 { throw PrefixTooLong(length: length) }
         return bytes.count >= length ? length : nil
     }
 
-    func match(_ bytes: [UInt8], maxLength: Int = 0) -> ReadRequest.Match {
-        let request = ReadRequest(kind: .toFrameEnd(boundary: FrameBoundaryReadTests.prefixed, maxLength: maxLength), timeout: -1, tag: 0)
+    /// Completes with the first whole frame.
+    static let oneFrame: ByteConsumer = { bytes in
+        guard let length = try prefixedLength(bytes) else { return .needMoreData(consumed: 0) }
+        return .complete(consumed: length)
+    }
+
+    func match(_ bytes: [UInt8], maxLength: Int = 0, _ consumer: @escaping ByteConsumer = ConsumingReadTests.oneFrame) -> ReadRequest.Match {
+        let request = ReadRequest(kind: .consuming(consumer, maxLength: maxLength), timeout: -1, tag: 0,
+                                  completion: .delegate(buffer: nil, offset: 0))
         return bytes.withUnsafeBytes { request.match($0) }
     }
 
-    @Test func boundaryDecidesWhereTheFrameEnds() {
+    @Test func theConsumerDecidesWhatIsTakenAndWhetherTheReadIsDone() {
         #expect(match([0]) == .needMore(scanned: 1))
         #expect(match([0, 3, 1, 2]) == .needMore(scanned: 4))
         #expect(match([0, 3, 1, 2, 3, 9, 9]) == .complete(length: 5))
-        #expect(match([0, 3, 1, 2, 3], maxLength: 4) == .maxedOut(maxLength: 4))
-        #expect(match([0, 200]) == .invalid("bad parameter: frame of 202 bytes"))
+        #expect(match([0, 3, 1, 2], maxLength: 4) == .maxedOut(maxLength: 4))
+        #expect(match([0, 3, 1, 2], maxLength: 5) == .needMore(scanned: 4))
+        #expect(match([0, 200]) == .invalid(DecodingFailure(PrefixTooLong(length: 202))))
+        #expect(match([1, 2, 3]) { _ in .needMoreData(consumed: 2) } == .consumed(2))
+        #expect(match([]) { _ in .complete(consumed: 0) } == .complete(length: 0))
     }
 
+    @Test func aConsumerThatClaimsBytesItWasNotShownFailsTheRead() {
+        #expect(match([1, 2]) { _ in .complete(consumed: 3) }
+                == .invalid(DecodingFailure(ConsumerContractViolation(consumed: 3, available: 2))))
+        #expect(match([1, 2]) { _ in .needMoreData(consumed: -1) }
+                == .invalid(DecodingFailure(ConsumerContractViolation(consumed: -1, available: 2))))
+    }
+
+    /// Formerly flaky (issue 9) as a test of the removed frame-end read kind: frames split and glued
+    /// arrive whole, and a bad one ends the connection with the consumer's own error, typed.
     @Test func framesSplitAndGluedArriveWholeAndABadFrameEndsTheConnection() async throws {
-        let pair = try LoopbackPair(onServerRead: { socket, _, tag in
-            socket.readData(toFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: tag + 1)
-        })
+        let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readData(toFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: 1)
+        let frames = EventRecorder<String>()
+        let reads = EventRecorder<String>()
+        server.read(.consuming({ bytes in
+            var consumed = 0
+            do {
+                while let length = try ConsumingReadTests.prefixedLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...])) {
+                    frames.record(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[consumed + 2 ..< consumed + length]), as: UTF8.self))
+                    consumed += length
+                }
+            } catch where consumed > 0 {
+                // The frames before the bad one are taken; the bad one throws on the next call.
+            }
+            return .needMoreData(consumed: consumed)
+        }, maxLength: 0), timeout: 5, tag: 1, token: ReadToken()) { result in
+            reads.record("\(result)")
+        }
         // Two frames glued, a third split after its first byte, then a length over the framing's limit.
         pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: 5, tag: 0)
-        _ = try await pair.clientDelegate.events.next()
+        #expect(try await frames.next(2) == ["AB", "C"])
         pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: 5, tag: 0)
-        let events = try await pair.serverDelegate.events.next(5)
+        #expect(try await frames.next() == "DEF")
+        #expect(try await reads.next() == "failure(decoding failed: frame of 258 bytes)")
+        let events = try await pair.serverDelegate.events.next(2)
         #expect(events.map(\.description) == [
-            #"read("\0\u{02}AB", tag: 1)"#, #"read("\0\u{01}C", tag: 2)"#, #"read("\0\u{03}DEF", tag: 3)"#,
             #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
-            "disconnected(bad frame: bad parameter: frame of 258 bytes)",
+            "disconnected(decoding failed: frame of 258 bytes)",
         ])
-    }
-}
-
-@Suite struct LastFrameEndReadTests {
-    func match(_ bytes: [UInt8], maxLength: Int = 0) -> ReadRequest.Match {
-        let request = ReadRequest(kind: .toLastFrameEnd(boundary: FrameBoundaryReadTests.prefixed, maxLength: maxLength), timeout: -1, tag: 0)
-        return bytes.withUnsafeBytes { request.match($0) }
+        guard case .disconnected(.decodingFailed(let failure)?) = events[1] else {
+            Issue.record("expected a decoding failure, got \(events[1])")
+            return
+        }
+        #expect(failure.underlying as? PrefixTooLong != nil)
     }
 
-    @Test func takesEveryWholeFrameAndLeavesThePartialOne() {
-        #expect(match([]) == .needMore(scanned: 0))
-        #expect(match([0, 3, 1, 2]) == .needMore(scanned: 4))
-        #expect(match([0, 1, 7]) == .complete(length: 3))
-        #expect(match([0, 1, 7, 0, 0, 0, 2, 8, 9]) == .complete(length: 9))
-        #expect(match([0, 1, 7, 0, 0, 0, 2, 8]) == .complete(length: 5))
-    }
-
-    @Test func wholeFramesBeforeABadOrOversizedOneComeFirst() {
-        #expect(match([0, 1, 7, 0, 200]) == .complete(length: 3))
-        #expect(match([0, 200]) == .invalid("bad parameter: frame of 202 bytes"))
-        #expect(match([0, 1, 7, 0, 5, 1, 2, 3, 4, 5], maxLength: 4) == .complete(length: 3))
-        #expect(match([0, 5, 1, 2, 3, 4, 5], maxLength: 4) == .maxedOut(maxLength: 4))
-    }
-
-    @Test func aBurstOfFramesIsOneReadAndTheRestFollowsWhole() async throws {
-        let pair = try LoopbackPair(onServerRead: { socket, _, tag in
-            socket.readData(toLastFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: tag + 1)
-        })
+    /// A withdrawn read leaves every byte for the next read.
+    @Test func aWithdrawnReadLeavesItsBytesForTheNextRead() async throws {
+        let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        // Written before the read is queued, so all of it is there when the first read looks.
-        pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: 5, tag: 0)
-        _ = try await pair.clientDelegate.events.next()
-        server.readData(toLastFrameEnd: FrameBoundaryReadTests.prefixed, withTimeout: 5, tag: 1)
-        let first = try await pair.serverDelegate.events.next()
-        #expect(first.description == #"read("\0\u{02}AB\0\u{01}C", tag: 1)"#)
-        pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: 5, tag: 0)
-        let events = try await pair.serverDelegate.events.next(3)
-        #expect(events.map(\.description) == [
-            #"read("\0\u{03}DEF", tag: 2)"#,
-            #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
-            "disconnected(bad frame: bad parameter: frame of 258 bytes)",
-        ])
+        let token = ReadToken()
+        let results = EventRecorder<String>()
+        server.read(.toLength(10), timeout: -1, tag: 1, token: token) { results.record("first \($0)") }
+        pair.client.write(Data("abcd".utf8), withTimeout: 5, tag: 0)
+        try await waitUntil("the bytes arrive") { server.bufferedReadBytes == 4 }
+        let withdrawn = server.eventLoop.runAndWait { server.withdrawRead(token) }
+        #expect(withdrawn)
+        #expect(server.eventLoop.runAndWait { server.withdrawRead(token) } == false)
+        server.read(.toLength(4), timeout: -1, tag: 2, token: ReadToken()) { result in
+            results.record("second \(result.map { String(decoding: $0, as: UTF8.self) })")
+        }
+        #expect(try await results.next() == "second success(\"abcd\")")
+        #expect(results.pending.isEmpty)
     }
 }

@@ -61,8 +61,8 @@ import TestSupport
             "rejectedRead(tag: 3, bad parameter: bufferOffset 4 is past the buffer's end (3 bytes))",
             "rejectedRead(tag: 4, bad parameter: maxLength 1 is shorter than the delimiter)",
             "rejectedWrite(tag: 5, bad parameter: a write needs at least one byte)",
-            "rejectedRead(tag: 6, bad configuration: the socket is not connected or connecting)",
-            "rejectedWrite(tag: 7, bad configuration: the socket is not connected or connecting)",
+            "rejectedRead(tag: 6, the socket is not connected or connecting)",
+            "rejectedWrite(tag: 7, the socket is not connected or connecting)",
         ])
         #expect(server.isConnected)
     }

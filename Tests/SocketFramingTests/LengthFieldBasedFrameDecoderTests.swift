@@ -179,9 +179,9 @@ import Testing
     }
 }
 
-@Suite struct LengthFieldFrameBoundaryTests {
+@Suite struct LengthFieldFrameSlicerTests {
     func boundary(_ decoder: LengthFieldBasedFrameDecoder, _ bytes: [UInt8]) throws -> Int? {
-        try bytes.withUnsafeBytes { try decoder.frameBoundary($0) }
+        try bytes.withUnsafeBytes { try decoder.frameLength(in: $0) }
     }
 
     @Test func theWholeFrameLengthHeaderIncludedAsNettyComputesIt() throws {

@@ -14,11 +14,10 @@ public struct LoopbackPair: Sendable {
         group: EventLoopGroup = .shared,
         recordsProgress: Bool = false,
         onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
-        onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil,
-        onFrame: (@Sendable (TCPSocket, any Sendable, Int) -> Void)? = nil
+        onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
     ) throws {
         serverDelegate = RecordingDelegate(
-            acceptLimit: 1, recordsProgress: recordsProgress, onAccept: onAccept, onRead: onServerRead, onFrame: onFrame)
+            acceptLimit: 1, recordsProgress: recordsProgress, onAccept: onAccept, onRead: onServerRead)
         server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"), group: group)
         try server.accept(onInterface: host, port: 0)
         clientDelegate = RecordingDelegate(recordsProgress: recordsProgress)

@@ -13,7 +13,6 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
     case rejectedWrite(tag: Int, SocketError)
     case willDisconnect(unread: Data, unsentTags: [Int])
     case read(Data, tag: Int)
-    case frame(any Sendable, tag: Int)
     case wrote(tag: Int)
     case disconnected(SocketError?)
     case highWatermark(Int)
@@ -33,9 +32,6 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
             return "willDisconnect(unread: \(String(decoding: unread, as: UTF8.self).debugDescription), unsentTags: \(tags))"
         case .read(let data, let tag): return "read(\(String(decoding: data, as: UTF8.self).debugDescription), tag: \(tag))"
         case .wrote(let tag): return "wrote(tag: \(tag))"
-        case .frame(let frame, let tag):
-            if let data = frame as? Data { return "frame(\(String(decoding: data, as: UTF8.self).debugDescription), tag: \(tag))" }
-            return "frame(\(frame), tag: \(tag))"
         case .disconnected(let error): return "disconnected(\(error.map { "\($0)" } ?? "nil"))"
         case .highWatermark(let bytes): return "highWatermark(\(bytes))"
         case .lowWatermark(let bytes): return "lowWatermark(\(bytes))"
@@ -67,7 +63,6 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     private let timeoutAnswers = LockedValue<(extensions: [TimeInterval], asked: [String])>(([], []))
     private let onAccept: (@Sendable (TCPSocket) -> Void)?
     private let onRead: (@Sendable (TCPSocket, Data, Int) -> Void)?
-    private let onFrame: (@Sendable (TCPSocket, any Sendable, Int) -> Void)?
 
     private let acceptLimit: Int
     private let acceptFilter: LockedValue<(@Sendable (TCPSocket) -> Bool)?> = LockedValue(nil)
@@ -82,10 +77,8 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
         acceptLimit: Int = .max,
         recordsProgress: Bool = false,
         onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
-        onRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil,
-        onFrame: (@Sendable (TCPSocket, any Sendable, Int) -> Void)? = nil
+        onRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
     ) {
-        self.onFrame = onFrame
         self.acceptLimit = acceptLimit
         self.recordsProgress = recordsProgress
         self.onAccept = onAccept
@@ -176,11 +169,6 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
         events.record(.read(data, tag: tag))
         onRead?(sock, data, tag)
-    }
-
-    public func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {
-        events.record(.frame(frame, tag: tag))
-        onFrame?(sock, frame, tag)
     }
 
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 
 /// One suspended call of the async API: its continuation while it waits, and whether its task was
@@ -21,23 +22,19 @@ final class AsyncWaiter<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// One ``TCPConnection`` read: what it waits for, its timeout and its number. Fields guarded by the
-/// bridge's lock.
-final class AsyncReadTicket: @unchecked Sendable {
-    let kind: AsyncReadKind
-    let timeout: Duration?
-    let waiter = AsyncWaiter<Data>()
-    /// The read's number on its connection, from 1, in the order reads were queued; the tag of
-    /// ``SocketError/readTimeout(tag:)``.
-    var number = 0
-    /// Leading received bytes already searched for the delimiter.
-    var scanned = 0
-    /// The read's timeout, running since the read became the current one.
-    var timer: Scheduled?
+/// One ``TCPConnection`` read on its way through the socket's read queue. Its continuation is set
+/// before the read is submitted and taken, once, on the socket's loop thread: by the read's completion
+/// handler, or by a cancellation that withdraws the read (hence unchecked).
+final class AsyncRead: @unchecked Sendable {
+    let token = ReadToken()
+    var continuation: CheckedContinuation<Data, any Error>?
+    /// Set by the task's cancellation handler, on any thread, before it withdraws the read.
+    let cancelled = Atomic(false)
 
-    init(kind: AsyncReadKind, timeout: Duration?) {
-        self.kind = kind
-        self.timeout = timeout
+    func resume(with result: Result<Data, any Error>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(with: result)
     }
 }
 
@@ -52,12 +49,9 @@ struct AsyncEffects {
 /// The delegate of a ``TCPConnection``'s socket, with the socket's ``TCPSocket/delegateQueue`` `nil`:
 /// every callback runs inline on the socket's event-loop thread and resumes the waiting calls there.
 ///
-/// Reads: the async reads wait in ``State/readers`` in call order. The bridge keeps at most one read of
-/// available bytes queued on the socket, asking for no more than the current read still needs, and frames
-/// the async reads itself over ``State/received``. A cancelled read is simply removed: bytes its socket
-/// read brings stay in `received` for the reads after it, and no socket read can hold them back.
-/// Timeouts are timers on the socket's loop; on expiry the connection closes with
-/// ``SocketError/readTimeout(tag:)`` as a ``TCPSocket`` read timeout does.
+/// Reads are the socket's own reads, queued with a completion handler instead of a delegate callback:
+/// the same matching, timeouts and errors as delegate reads. A cancelled read is withdrawn from the
+/// socket's queue, so the bytes it waited for stay for the reads after it.
 ///
 /// Writes map one to one onto the socket's writes, tagged with their number.
 final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
@@ -69,19 +63,11 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         // Ending.
         /// The error every call throws once the connection has ended (set by `socketDidDisconnect`).
         var ended: SocketError?
-        /// A read timeout or maximum length decided here, before asking the socket to disconnect.
-        var localFailure: SocketError?
         /// ``TCPConnection/close()`` was called: nothing is readable any more.
         var closeRequested = false
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
         // Reading.
-        var received = AsyncReceivedBytes()
-        var readers: [AsyncReadTicket] = []
-        var readsQueued = 0
-        /// The tag of the socket read in flight, if any; at most one is.
-        var socketRead: Int?
-        var socketReadsIssued = 0
         /// The peer sent FIN and the socket has no more bytes for us.
         var readStreamClosed = false
         var readStreamWaiters: [AsyncWaiter<Void>] = []
@@ -102,6 +88,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     let socket: TCPSocket
     private let state: LockedValue<State>
+    /// Reads called so far; the number of each read is the tag of its ``SocketError/readTimeout(tag:)``.
+    private let readsCalled = Atomic(0)
 
     /// A bridge for `socket`, which is about to connect or was just accepted. Make it the socket's
     /// delegate, with a `nil` delegate queue.
@@ -110,11 +98,11 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         self.state = LockedValue(State())
     }
 
-    /// How many reads have been queued so far (for tests).
-    var readsQueued: Int { state.withLock { $0.readsQueued } }
+    /// How many reads have been called so far (for tests).
+    var readsQueued: Int { readsCalled.load(ordering: .relaxed) }
 
     /// How many received bytes wait for a read (for tests).
-    var unreadBytes: Int { state.withLock { $0.received.count } }
+    var unreadBytes: Int { socket.bufferedReadBytes }
 
     @discardableResult
     private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
@@ -181,136 +169,45 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     // MARK: Reading
 
-    func read(_ kind: AsyncReadKind, timeout: Duration?) async throws -> Data {
+    /// Queues a read of `kind` on the socket and waits for it. Cancellation withdraws it: it throws
+    /// `CancellationError` and consumes nothing.
+    func read(_ kind: ReadRequest.Kind, timeout: Duration?) async throws -> Data {
         try Task.checkCancellation()
-        let ticket = AsyncReadTicket(kind: kind, timeout: timeout)
+        // After close() the bytes left unread are discarded, even those of a connection that had ended.
+        if state.withLock({ $0.closeRequested }) { throw SocketError.connectionClosed }
+        let read = AsyncRead()
+        let number = readsCalled.add(1, ordering: .relaxed).newValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                locked { state, effects in
-                    guard !ticket.waiter.cancelled else {
-                        effects.append { continuation.resume(throwing: CancellationError()) }
+                read.continuation = continuation
+                // Submitted from the loop, where a cancellation's withdrawal also runs: whichever comes
+                // second sees the other.
+                socket.onLoop { [self] in
+                    if read.cancelled.load(ordering: .acquiring) {
+                        read.resume(with: .failure(CancellationError()))
                         return
                     }
-                    ticket.waiter.continuation = continuation
-                    state.readsQueued += 1
-                    ticket.number = state.readsQueued
-                    state.readers.append(ticket)
-                    serveReaders(&state, &effects)
+                    socket.read(kind, timeout: asyncSeconds(timeout), tag: number, token: read.token) { [self] result in
+                        read.resume(with: result.mapError { self.readError($0) })
+                    }
                 }
             }
         } onCancel: {
-            locked { state, effects in
-                guard let continuation = ticket.waiter.cancel() else { return }
-                ticket.timer?.cancel()
-                state.readers.removeAll { $0 === ticket }
-                effects.append { continuation.resume(throwing: CancellationError()) }
-                // The next read may now be the current one, or be met by bytes already received.
-                serveReaders(&state, &effects)
+            read.cancelled.store(true, ordering: .releasing)
+            socket.onLoop { [socket] in
+                if socket.withdrawRead(read.token) { read.resume(with: .failure(CancellationError())) }
             }
         }
     }
 
-    /// Why reads that the received bytes cannot satisfy fail now, or nil while more bytes may come.
-    private func readEndError(_ state: State) -> SocketError? {
-        if state.closeRequested { return .connectionClosed }
-        if let ended = state.ended { return ended }
-        if let failure = state.localFailure { return failure }
-        return state.readStreamClosed ? .closedByPeer : nil
-    }
-
-    private func finish(_ ticket: AsyncReadTicket, _ result: Result<Data, SocketError>, _ effects: inout AsyncEffects) {
-        ticket.timer?.cancel()
-        ticket.timer = nil
-        guard let continuation = ticket.waiter.take() else { return }
-        effects.append { continuation.resume(with: result) }
-    }
-
-    /// Completes the reads at the head of the queue that the received bytes satisfy, in order; fails the
-    /// ones that can no longer complete; then makes sure the current read has its timer running and a
-    /// socket read bringing it bytes. Under the lock.
-    private func serveReaders(_ state: inout State, _ effects: inout AsyncEffects) {
-        while let head = state.readers.first {
-            switch state.received.match(head.kind, scanned: head.scanned) {
-            case .complete(let length):
-                state.readers.removeFirst()
-                finish(head, .success(state.received.take(length)), &effects)
-                continue
-            case .maxedOut(let maxLength):
-                if readEndError(state) == nil {
-                    // As a TCPSocket read to a delimiter does: the connection closes.
-                    state.localFailure = .readMaxedOut(maxLength: maxLength)
-                    effects.append { [socket] in socket.disconnect() }
-                }
-            case .needMore(let scanned):
-                head.scanned = scanned
-            }
-            if let error = readEndError(state) {
-                state.readers.removeFirst()
-                finish(head, .failure(error), &effects)
-                continue
-            }
-            if let timeout = head.timeout, head.timer == nil {
-                head.timer = socket.eventLoop.scheduleTask(in: timeout) { [weak self] in self?.readTimedOut(head) }
-            }
-            if state.socketRead == nil {
-                state.socketReadsIssued += 1
-                let tag = state.socketReadsIssued
-                state.socketRead = tag
-                let wanted = head.kind.bytesWanted(received: state.received.count)
-                // 0 asks the socket for everything it has.
-                let maxLength = wanted >= Int(UInt32.max) ? 0 : UInt(wanted)
-                effects.append { [socket] in socket.readData(withTimeout: -1, maxLength: maxLength, tag: tag) }
-            }
-            return
-        }
-    }
-
-    private func readTimedOut(_ ticket: AsyncReadTicket) {
-        locked { state, effects in
-            guard ticket.waiter.continuation != nil, state.readers.first === ticket, readEndError(state) == nil else { return }
-            state.localFailure = .readTimeout(tag: ticket.number)
-            effects.append { [socket] in socket.disconnect() }
-            serveReaders(&state, &effects)
-        }
-    }
-
-    func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
-        locked { state, effects in
-            guard state.socketRead == tag else { return }
-            state.socketRead = nil
-            guard !state.closeRequested else { return }
-            // Usually the chunk is exactly what the current read needs: hand it over without copying.
-            if state.received.isEmpty, let head = state.readers.first,
-               data.withUnsafeBytes({ head.kind.match($0, scanned: 0) }) == .complete(length: data.count) {
-                state.readers.removeFirst()
-                finish(head, .success(data), &effects)
-            } else {
-                state.received.append(data)
-            }
-            serveReaders(&state, &effects)
-        }
-    }
-
-    func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {
-        locked { state, effects in
-            guard state.socketRead == tag else { return }
-            state.socketRead = nil
-            if error == .closedByPeer {
-                // A read of available bytes is refused so only once the peer's bytes are all taken.
-                readStreamDidClose(&state, &effects)
-            } else if readEndError(state) == nil, let head = state.readers.first {
-                state.readers.removeFirst()
-                finish(head, .failure(error), &effects)
-            }
-            serveReaders(&state, &effects)
-        }
+    /// The error a read throws for the socket's `error`: after ``close()``, always
+    /// ``SocketError/connectionClosed``.
+    private func readError(_ error: SocketError) -> SocketError {
+        state.withLock { $0.closeRequested } ? .connectionClosed : error
     }
 
     func socketDidCloseReadStream(_ sock: TCPSocket) {
-        locked { state, effects in
-            readStreamDidClose(&state, &effects)
-            serveReaders(&state, &effects)
-        }
+        locked { state, effects in readStreamDidClose(&state, &effects) }
     }
 
     private func readStreamDidClose(_ state: inout State, _ effects: inout AsyncEffects) {
@@ -355,9 +252,9 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     /// Why writes fail now, or nil.
     private func writeEndError(_ state: State) -> SocketError? {
-        if state.writeCloseRequested { return .badConfig("the write stream is closed") }
+        if state.writeCloseRequested { return .writeStreamClosed }
         if state.closeRequested { return .connectionClosed }
-        return state.ended ?? state.localFailure
+        return state.ended
     }
 
     func write(_ data: Data, timeout: TimeInterval) async throws {
@@ -465,7 +362,6 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         let alreadyEnded = locked { state, effects -> Bool in
             if !state.closeRequested {
                 state.closeRequested = true
-                state.received.removeAll()
                 failPendingCalls(with: .connectionClosed, &state, &effects)
             }
             return state.ended != nil
@@ -501,14 +397,6 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         }
         state.readStreamWaiters = []
-        serveReaders(&state, &effects)
-    }
-
-    func socketWillDisconnect(_ sock: TCPSocket, unreadData: Data, unsentWriteTags: [Int]) {
-        // Bytes the socket received that no read took stay readable: nothing received is lost.
-        locked { state, _ in
-            if !state.closeRequested && !unreadData.isEmpty { state.received.append(unreadData) }
-        }
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
@@ -525,9 +413,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
             guard state.ended == nil else { return }
             let error: SocketError
-            if let failure = state.localFailure {
-                error = failure
-            } else if let err {
+            if let err {
                 error = err
             } else {
                 // Without an error: our close(), or both directions closed after a half-close.
@@ -543,10 +429,4 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             effects.append { for continuation in closeWaiters { continuation.resume() } }
         }
     }
-}
-
-extension SocketError {
-    /// What the calls of a ``TCPConnection`` throw after ``TCPConnection/close()``, and what a connect
-    /// abandoned without an error throws: a ``SocketError/badConfig(_:)`` saying the connection was closed.
-    public static let connectionClosed = SocketError.badConfig("the connection was closed")
 }

@@ -158,7 +158,7 @@ public final class TCPConnection: Sendable {
     ///   otherwise as ``read(maxLength:timeout:)``.
     public func read(exactly length: Int, timeout: Duration? = nil) async throws -> Data {
         guard length >= 0 else { throw SocketError.badParam("a read of \(length) bytes") }
-        return try await bridge.read(.exactly(length), timeout: timeout)
+        return try await bridge.read(.toLength(length), timeout: timeout)
     }
 
     /// Reads up to and including the first `delimiter` (for example ``TCPSocket/crlfData``), however the
@@ -182,7 +182,23 @@ public final class TCPConnection: Sendable {
         guard limit >= delimiter.count else {
             throw SocketError.badParam("maxLength \(limit) is shorter than the delimiter")
         }
-        return try await bridge.read(.upTo(delimiter: [UInt8](delimiter), maxLength: limit), timeout: timeout)
+        return try await bridge.read(.toData(delimiter: [UInt8](delimiter), maxLength: limit), timeout: timeout)
+    }
+
+    /// Reads through `consumer` (SwiftNIO's `ByteToMessageDecoder` contract): it is shown the unread
+    /// bytes whenever more arrive and says how many it consumed and whether the read is complete (see
+    /// ``ByteConsumer``); it runs on the connection's event-loop thread. The framing adapters
+    /// (FramedSocket's `frames(decodedWith:)`) read with this.
+    ///
+    /// - Parameters:
+    ///   - maxLength: the most unread bytes the consumer may leave wanting more without consuming any;
+    ///     0 means ``TCPSocket/maxBufferedReadBytes``. Past it the connection closes with
+    ///     ``SocketError/readMaxedOut(maxLength:)``.
+    ///   - timeout: as ``read(maxLength:timeout:)``.
+    /// - Throws: ``SocketError/decodingFailed(_:)`` with the consumer's error (the connection closes);
+    ///   otherwise as ``read(maxLength:timeout:)``.
+    public func read(consuming consumer: @escaping ByteConsumer, maxLength: Int = 0, timeout: Duration? = nil) async throws {
+        _ = try await bridge.read(.consuming(consumer, maxLength: max(0, maxLength)), timeout: timeout)
     }
 
     /// Returns once the peer has closed its sending side (sent FIN) and every byte it sent has been

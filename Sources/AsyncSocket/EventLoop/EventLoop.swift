@@ -72,6 +72,13 @@ public final class EventLoop: @unchecked Sendable {
     /// True when called on this loop's thread.
     public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
 
+    /// Stops a debug build when called off this loop's thread (SwiftNIO's `assertInEventLoop`): the
+    /// check for code that touches loop-confined state. Compiled out of release builds.
+    @inline(__always)
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inEventLoop, "loop-confined code ran off its event loop", file: file, line: line)
+    }
+
     /// Runs `body` on the loop thread and returns its result, blocking the calling thread until then
     /// (SwiftNIO's `submit(_:).wait()`); inline when called on the loop thread. Never call it from a
     /// loop thread for another loop of a group that may be waiting on this one.

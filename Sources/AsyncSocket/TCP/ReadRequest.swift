@@ -1,62 +1,73 @@
 import Foundation
 
-/// Finds where the first frame ends in a connection's unread bytes (oldest first): the frame's length
-/// in bytes once they hold a whole frame, `nil` while they hold only part of one. Throwing means the
-/// bytes can never form a frame: the read fails with ``SocketError/badFrame(_:)``. Called on the
-/// socket's loop thread each time bytes arrive, always with the unread bytes from the start of the
-/// frame; it must not keep the pointer.
-public typealias FrameBoundary = @Sendable (UnsafeRawBufferPointer) throws -> Int?
+/// What a ``ByteConsumer`` did with the unread bytes it was shown: SwiftNIO's `DecodingState` for
+/// `ByteToMessageDecoder`, with the consumed count in the answer instead of a moved reader index.
+public enum ByteConsumption: Sendable, Equatable {
+    /// The read is complete. It took the first `consumed` bytes (0 or more); the rest stay buffered for
+    /// the next read, in order.
+    case complete(consumed: Int)
+    /// The read goes on and needs more bytes. It took the first `consumed` bytes (0 or more: frames it
+    /// handed on, bytes it skipped); it is asked again, with the bytes after those, once more arrive.
+    case needMoreData(consumed: Int)
+}
 
-/// Decodes the first frame of a connection's unread bytes (oldest first), in place: returns how many
-/// bytes it consumed and the frame they completed, or a `nil` frame when more bytes are needed (it may
-/// still consume bytes it has dealt with, such as a too-long frame it discards). Throwing means the bytes
-/// can never form a frame: the read fails with ``SocketError/badFrame(_:)``. Called on the socket's loop
-/// thread each time bytes arrive; it must not keep the pointer. SocketFraming's decoders supply these.
-public typealias FrameDecoding = @Sendable (UnsafeRawBufferPointer) throws -> (consumed: Int, frame: (any Sendable)?)
+/// The core's one framing primitive (SwiftNIO's `ByteToMessageDecoder` contract): given a connection's
+/// unread bytes, oldest first, says how many it consumed and whether the read is complete.
+///
+/// Called on the socket's event-loop thread whenever bytes arrive while its read is the current one,
+/// always with every unread byte from the start; the pointer is valid only during the call and must not
+/// be kept. A consumer may hand frames on from inside the call (a borrowed view of each frame's bytes,
+/// with no copy). Throwing means the bytes can never be valid: the connection closes with
+/// ``SocketError/decodingFailed(_:)`` carrying the thrown error, after the reads before it completed.
+/// Consuming more bytes than it was shown is a programming error, reported the same way.
+public typealias ByteConsumer = @Sendable (UnsafeRawBufferPointer) throws -> ByteConsumption
 
-/// One queued read: what ends it, its timeout and its tag (GCDAsyncSocket's `GCDAsyncReadPacket`).
-struct ReadRequest {
-    enum Kind {
+/// One queued read: what ends it, its timeout, its tag and how it completes (GCDAsyncSocket's
+/// `GCDAsyncReadPacket`). Delegate reads and ``TCPConnection`` reads are both these; only the
+/// completion differs.
+package struct ReadRequest {
+    package enum Kind {
         /// Whatever is available, at most `maxLength` bytes (0 = no limit).
         case available(maxLength: Int)
-        /// Exactly `length` bytes.
+        /// Exactly `length` bytes (0 only for ``TCPConnection``, which completes it at once).
         case toLength(Int)
         /// Up to and including `delimiter`, failing when `maxLength` bytes (0 = no limit) hold none.
         case toData(delimiter: [UInt8], maxLength: Int)
-        /// One frame, whose length `boundary` finds; failing when `maxLength` bytes (0 = no limit) hold
-        /// no whole frame.
-        case toFrameEnd(boundary: FrameBoundary, maxLength: Int)
-        /// Every whole frame available (at least one) as one run of bytes, each frame's length found by
-        /// `boundary`; failing when `maxLength` bytes (0 = no limit) hold no whole frame.
-        case toLastFrameEnd(boundary: FrameBoundary, maxLength: Int)
-        /// One decoded frame; failing when `maxLength` bytes (0 = no limit) hold no whole frame.
-        case decodedFrame(decoding: FrameDecoding, maxLength: Int)
+        /// As long as `consumer` needs; failing when `maxLength` unread bytes (0 = no limit) leave it
+        /// wanting more without consuming any.
+        case consuming(ByteConsumer, maxLength: Int)
+    }
+
+    /// How a read ends: with a delegate callback, or by calling a closure on the loop thread.
+    package enum Completion {
+        /// ``TCPSocketDelegate/socket(_:didRead:withTag:)``, the bytes written into `buffer` at `offset`
+        /// when one was given (GCDAsyncSocket's `buffer:bufferOffset:`).
+        case delegate(buffer: NSMutableData?, offset: Int)
+        /// `handler` with the bytes (empty for a consuming read) or the error that ended the read. Such a
+        /// read can be withdrawn (``TCPSocket/withdrawRead(_:)``) and never asks the delegate to extend
+        /// its timeout. `token` identifies it.
+        case handler(ReadToken, @Sendable (Result<Data, SocketError>) -> Void)
     }
 
     /// What the request needs from the unread bytes.
-    enum Match {
+    enum Match: Equatable {
         /// Not enough bytes yet; `scanned` bytes from the start hold no delimiter.
         case needMore(scanned: Int)
         /// The first `length` bytes complete the read.
         case complete(length: Int)
+        /// The consumer took the first `count` bytes and needs more; match again after them.
+        case consumed(Int)
         /// `maxLength` bytes hold no delimiter (or no whole frame).
         case maxedOut(maxLength: Int)
-        /// The bytes can never form a frame; carries the framing's reason.
-        case invalid(String)
-        /// The first `consumed` bytes made `frame`.
-        case decoded(consumed: Int, frame: any Sendable)
-        /// The decoder dealt with the first `count` bytes without completing a frame; match again after.
-        case skip(Int)
+        /// The consumer threw (or broke its contract): the bytes can never be valid.
+        case invalid(DecodingFailure)
     }
 
     let kind: Kind
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
-    /// The caller's buffer the bytes are written into, at `bufferOffset` (GCDAsyncSocket's
-    /// `buffer:bufferOffset:`), or nil.
-    var buffer: NSMutableData?
-    var bufferOffset = 0
+    let completion: Completion
     /// Identifies the request to its timeout timer; assigned when queued.
     var id: UInt64 = 0
     /// Seconds of timeout extensions granted so far.
@@ -67,32 +78,39 @@ struct ReadRequest {
     /// searched twice (a delimiter may straddle the boundary, so the search resumes a little earlier).
     var scanned = 0
 
-    init(kind: Kind, timeout: Double, tag: Int, buffer: NSMutableData? = nil, bufferOffset: Int = 0) {
+    init(kind: Kind, timeout: Double, tag: Int, completion: Completion) {
         self.kind = kind
         self.timeout = timeout
         self.tag = tag
-        self.buffer = buffer
-        self.bufferOffset = bufferOffset
+        self.completion = completion
     }
 
-    /// A read to a delimiter or frame end with no maximum length, whose need for buffered bytes is
-    /// bounded only by ``TCPSocket/maxBufferedReadBytes``.
+    /// The read's maximum length, or 0 when it has none.
+    var maxLength: Int {
+        switch kind {
+        case .available: return 0
+        case .toLength(let length): return length
+        case .toData(_, let maxLength), .consuming(_, let maxLength): return maxLength
+        }
+    }
+
+    /// A read to a delimiter or through a consumer with no maximum length, whose need for buffered
+    /// bytes is bounded only by ``TCPSocket/maxBufferedReadBytes``.
     var isUnbounded: Bool {
         switch kind {
-        case .toData(_, 0), .toFrameEnd(_, 0), .toLastFrameEnd(_, 0), .decodedFrame(_, 0): return true
+        case .toData(_, 0), .consuming(_, 0): return true
         default: return false
         }
     }
 
     /// Bytes of the `unread` count that count towards this request, for progress reports: for a read to
-    /// length, up to its length; to a delimiter, up to its maximum; none for a read of available bytes
-    /// (it completes as soon as anything arrives).
+    /// length, up to its length; to a delimiter or through a consumer, up to its maximum; none for a read
+    /// of available bytes (it completes as soon as anything arrives).
     func bytesDone(unread: Int) -> Int {
         switch kind {
         case .available: return 0
         case .toLength(let length): return min(unread, length)
-        case .toData(_, let maxLength), .toFrameEnd(_, let maxLength), .toLastFrameEnd(_, let maxLength),
-             .decodedFrame(_, let maxLength):
+        case .toData(_, let maxLength), .consuming(_, let maxLength):
             return maxLength > 0 ? min(unread, maxLength) : unread
         }
     }
@@ -113,59 +131,25 @@ struct ReadRequest {
             }
             if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
             return .needMore(scanned: limit)
-        case .toFrameEnd(let boundary, let maxLength):
-            return ReadRequest.matchFrame(boundary, maxLength: maxLength, in: unread)
-        case .toLastFrameEnd(let boundary, let maxLength):
-            // The fast path asks `boundary` only; anything but a whole frame ends the run, and when the
-            // run is empty `matchFrame` says why. Whole frames before an incomplete or bad one go first.
-            var end = 0
-            while end < unread.count {
-                let rest = UnsafeRawBufferPointer(rebasing: unread[end...])
-                guard let length = try? boundary(rest), length > 0, length <= rest.count,
-                      maxLength == 0 || length <= maxLength else { break }
-                end += length
-            }
-            return end > 0 ? .complete(length: end) : ReadRequest.matchFrame(boundary, maxLength: maxLength, in: unread)
-        case .decodedFrame(let decoding, let maxLength):
-            let result: (consumed: Int, frame: (any Sendable)?)
+        case .consuming(let consumer, let maxLength):
+            let consumption: ByteConsumption
             do {
-                result = try decoding(unread)
+                consumption = try consumer(unread)
             } catch {
-                return .invalid(ReadRequest.reason(error))
+                return .invalid(DecodingFailure(error))
             }
-            guard result.consumed >= 0 && result.consumed <= unread.count else {
-                return .invalid("the frame decoder consumed \(result.consumed) bytes of \(unread.count) available")
+            switch consumption {
+            case .complete(let consumed) where consumed >= 0 && consumed <= unread.count:
+                return .complete(length: consumed)
+            case .needMoreData(let consumed) where consumed > 0 && consumed <= unread.count:
+                return .consumed(consumed)
+            case .needMoreData(0):
+                if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+                return .needMore(scanned: unread.count)
+            case .complete(let consumed), .needMoreData(let consumed):
+                return .invalid(DecodingFailure(ConsumerContractViolation(consumed: consumed, available: unread.count)))
             }
-            if let frame = result.frame { return .decoded(consumed: result.consumed, frame: frame) }
-            if result.consumed > 0 { return .skip(result.consumed) }
-            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
-            return .needMore(scanned: unread.count)
         }
-    }
-
-    /// Where the first frame of `unread` ends, by `boundary`.
-    private static func matchFrame(_ boundary: FrameBoundary, maxLength: Int, in unread: UnsafeRawBufferPointer) -> Match {
-        let length: Int?
-        do {
-            length = try boundary(unread)
-        } catch {
-            return .invalid(ReadRequest.reason(error))
-        }
-        guard let length else {
-            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
-            return .needMore(scanned: unread.count)
-        }
-        guard length > 0 && length <= unread.count else {
-            return .invalid("the frame boundary gave \(length) bytes of \(unread.count) available")
-        }
-        if maxLength > 0 && length > maxLength { return .maxedOut(maxLength: maxLength) }
-        return .complete(length: length)
-    }
-
-    /// The text of a framing error, without a second "bad frame:" when it is one already.
-    static func reason(_ error: any Error) -> String {
-        if case .badFrame(let reason)? = error as? SocketError { return reason }
-        return "\(error)"
     }
 
     /// The index just past the first `delimiter` within `bytes[from..<upTo]`, or nil.
@@ -190,16 +174,15 @@ struct ReadRequest {
     }
 }
 
-extension ReadRequest.Match: Equatable {
-    /// Equal cases with equal values; decoded frames compare by their description (for tests).
-    static func == (lhs: ReadRequest.Match, rhs: ReadRequest.Match) -> Bool {
-        switch (lhs, rhs) {
-        case (.needMore(let a), .needMore(let b)), (.complete(let a), .complete(let b)), (.maxedOut(let a), .maxedOut(let b)),
-             (.skip(let a), .skip(let b)):
-            return a == b
-        case (.invalid(let a), .invalid(let b)): return a == b
-        case (.decoded(let a, let x), .decoded(let b, let y)): return a == b && "\(x)" == "\(y)"
-        default: return false
-        }
-    }
+/// Identifies one read queued with a completion handler, so it can be withdrawn before it completes
+/// (``TCPSocket/withdrawRead(_:)``). Compared by identity.
+package final class ReadToken: Sendable {
+    package init() {}
+}
+
+/// A ``ByteConsumer`` said it consumed bytes it was not shown (or a negative count).
+struct ConsumerContractViolation: Error, CustomStringConvertible {
+    let consumed: Int
+    let available: Int
+    var description: String { "the byte consumer reported \(consumed) bytes consumed of \(available) available" }
 }

@@ -32,6 +32,20 @@ struct RequestQueue<Element> {
         return element
     }
 
+    /// The offset of the first element that satisfies `predicate`, or nil.
+    func firstIndex(where predicate: (Element) -> Bool) -> Int? {
+        storage[head...].firstIndex(where: predicate).map { $0 - head }
+    }
+
+    /// Removes the element at `offset` (from the front), keeping the order of the others.
+    mutating func remove(at offset: Int) {
+        if offset == 0 {
+            removeFirst()
+        } else {
+            storage.remove(at: head + offset)
+        }
+    }
+
     /// Empties the queue and returns what it held, in order.
     mutating func removeAll() -> [Element] {
         let remaining = Array(storage[head...])

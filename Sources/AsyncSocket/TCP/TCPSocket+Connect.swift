@@ -99,7 +99,7 @@ extension TCPSocket {
                 throw SocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")
             }
             guard shared.state == .idle || shared.state == .disconnected else {
-                throw SocketError.badConfig("Attempting to \(verb) while connected, connecting or accepting. Disconnect first.")
+                throw SocketError.alreadyConnected
             }
             shared.state = newState
         }
@@ -109,6 +109,8 @@ extension TCPSocket {
     /// generation, which a late resolver answer must match.
     private func startConnecting(timeout: TimeInterval) -> UInt64 {
         state = .connecting
+        endError = nil
+        buffer.reset()
         connectGeneration &+= 1
         let generation = connectGeneration
         if timeout >= 0 {

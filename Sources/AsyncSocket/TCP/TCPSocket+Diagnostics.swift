@@ -73,4 +73,9 @@ extension TCPSocket {
             writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.data.count)) }
         }
     }
+
+    /// Bytes received and not yet taken by a read (for tests); waits for the loop.
+    package var bufferedReadBytes: Int {
+        eventLoop.runAndWait { [self] in buffer.count }
+    }
 }

@@ -101,8 +101,15 @@ extension TCPSocket {
         interest = []
         let unread = buffer.withUnsafeReadableBytes { Data($0) }
         let unsent = writeQueue.removeAll().map(\.tag)
-        _ = readQueue.removeAll()
-        buffer.reset()
+        let unfinishedReads = readQueue.removeAll()
+        // Bytes received and not read stay readable by handler reads after an error, never after a
+        // close on purpose (a consumer in the middle of using them resets them when it is done).
+        // Both directions closed after a half-close is the peer's end as much as ours.
+        let ending = error ?? (readStreamClosed ? .closedByPeer : .connectionClosed)
+        endError = ending
+        if ending == .connectionClosed {
+            if isProcessingReads { bufferResetPending = true } else { buffer.reset() }
+        }
         queuedWriteBytesOnLoop = 0
         queuedWriteBytesMirror.store(0, ordering: .relaxed)
         isAboveWriteHighWatermark = false
@@ -122,6 +129,30 @@ extension TCPSocket {
         if wasConnected && (!unread.isEmpty || !unsent.isEmpty) {
             emit(.willDisconnect(unread: unread, unsentTags: unsent))
         }
+        for request in unfinishedReads {
+            if case .handler(_, let handler) = request.completion { handler(.failure(ending)) }
+        }
         emit(.disconnected(error))
+    }
+
+    /// A handler read queued after the connection ended: the bytes it left unread may still satisfy
+    /// it; otherwise it fails with the error the connection ended with. Loop thread only.
+    func readAfterEnd(_ request: ReadRequest) {
+        guard case .handler(_, let handler) = request.completion else { return }
+        let ending = endError ?? .notConnected
+        if !buffer.isEmpty {
+            let match = buffer.withUnsafeReadableBytes { request.match($0) }
+            if case .complete(let length) = match {
+                let data = buffer.withUnsafeReadableBytes { bytes in
+                    if case .consuming = request.kind { return Data() }
+                    return Data(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+                }
+                buffer.consume(length)
+                handler(.success(data))
+                return
+            }
+            if case .consumed(let length) = match { buffer.consume(length) }
+        }
+        handler(.failure(ending))
     }
 }

@@ -7,7 +7,8 @@ enum DelegateEvent: Sendable {
     case connectedToHost(String, port: UInt16)
     case connectedToUrl(URL)
     case read(Data, tag: Int)
-    case readFrame(any Sendable, tag: Int)
+    /// A read queued with a completion handler completed: called inline on the loop, never sent to the delegate.
+    case handled(@Sendable (Result<Data, SocketError>) -> Void, Data)
     case readPartial(UInt, tag: Int)
     case wrote(tag: Int)
     case wrotePartial(UInt, tag: Int)
@@ -46,7 +47,7 @@ extension TCPSocket {
         case .connectedToHost(let host, let port): delegate.socket(self, didConnectToHost: host, port: port)
         case .connectedToUrl(let url): delegate.socket(self, didConnectToUrl: url)
         case .read(let data, let tag): delegate.socket(self, didRead: data, withTag: tag)
-        case .readFrame(let frame, let tag): delegate.socket(self, didReadFrame: frame, withTag: tag)
+        case .handled(let handler, let data): handler(.success(data))
         case .readPartial(let length, let tag): delegate.socket(self, didReadPartialDataOfLength: length, tag: tag)
         case .wrote(let tag): delegate.socket(self, didWriteDataWithTag: tag)
         case .wrotePartial(let length, let tag): delegate.socket(self, didWritePartialDataOfLength: length, tag: tag)

@@ -6,14 +6,7 @@ extension TCPSocket {
     /// The most bytes the socket will buffer right now: the general limit, or the current read's
     /// length or maximum length when that is larger.
     var readBufferLimit: Int {
-        switch readQueue.first?.kind {
-        case .toLength(let length)?,
-             .toData(_, let length)?, .toFrameEnd(_, let length)?, .toLastFrameEnd(_, let length)?,
-             .decodedFrame(_, let length)?:
-            return max(length, TCPSocket.maxBufferedReadBytes)
-        case .available?, nil:
-            return TCPSocket.maxBufferedReadBytes
-        }
+        max(readQueue.first?.maxLength ?? 0, TCPSocket.maxBufferedReadBytes)
     }
 
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
@@ -77,6 +70,11 @@ extension TCPSocket {
             deliver(&completed)
         }
         isProcessingReads = false
+        if bufferResetPending {
+            // A consumer's frame handler closed the socket on purpose while its bytes were in use.
+            bufferResetPending = false
+            if state != .connected && endError == .connectionClosed { buffer.reset() }
+        }
 
         if let failure {
             close(error: failure)
@@ -102,24 +100,29 @@ extension TCPSocket {
     }
 
     /// Takes every read that `unread` completes off the queue into `completed`, in order, and
-    /// returns how many bytes they took. Sets `failure` when a read maxes out.
+    /// returns how many bytes they took. Sets `failure` when a read maxes out or its consumer throws.
+    /// A consumer may call back into the socket (a frame handler that queues a read, withdraws one or
+    /// disconnects), so the head is matched as a copy and the queue checked again after each match.
     private func satisfyReads(from unread: UnsafeRawBufferPointer, into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
-        while !readQueue.isEmpty {
+        while state == .connected, let head = readQueue.first {
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
-            switch readQueue.updateFirst({ $0.match(rest) }) {
+            let match = head.match(rest)
+            guard state == .connected || isConsumed(match) else { return consumed }
+            guard readQueue.first?.id == head.id else {
+                // The consumer withdrew its own read: what it took is taken; match the next one.
+                if case .consumed(let length) = match { consumed += length }
+                if case .complete(let length) = match { consumed += length }
+                continue
+            }
+            switch match {
             case .complete(let length):
-                let request = readQueue.removeFirst()
-                let bytes = UnsafeRawBufferPointer(rebasing: rest[..<length])
-                if let target = request.buffer { TCPSocket.write(bytes, into: target, at: request.bufferOffset) }
-                completed.append(.read(Data(bytes), tag: request.tag))
+                readQueue.removeFirst()
+                completed.append(completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])))
                 consumed += length
-            case .decoded(let length, let frame):
-                let request = readQueue.removeFirst()
-                completed.append(.readFrame(frame, tag: request.tag))
+            case .consumed(let length):
                 consumed += length
-            case .skip(let length):
-                consumed += length
+                if consumed == unread.count { return consumed }  // nothing left to show the consumer
             case .needMore(let scanned):
                 readQueue.updateFirst { $0.scanned = scanned }
                 return consumed
@@ -127,11 +130,31 @@ extension TCPSocket {
                 failure = .readMaxedOut(maxLength: maxLength)
                 return consumed
             case .invalid(let reason):
-                failure = .badFrame(reason)
+                failure = .decodingFailed(reason)
                 return consumed
             }
         }
         return consumed
+    }
+
+    /// Whether `match` took bytes that must be counted even though the socket closed meanwhile.
+    private func isConsumed(_ match: ReadRequest.Match) -> Bool {
+        switch match {
+        case .complete, .consumed: return true
+        default: return false
+        }
+    }
+
+    /// The event that completes `request` with `bytes`.
+    private func completion(of request: ReadRequest, bytes: UnsafeRawBufferPointer) -> DelegateEvent {
+        switch request.completion {
+        case .delegate(let target, let offset):
+            if let target { TCPSocket.write(bytes, into: target, at: offset) }
+            return .read(Data(bytes), tag: request.tag)
+        case .handler(_, let handler):
+            if case .consuming = request.kind { return .handled(handler, Data()) }
+            return .handled(handler, Data(bytes))
+        }
     }
 
     /// Writes `bytes` into a caller's buffer at `offset`, growing it as needed, as GCDAsyncSocket does.
@@ -143,6 +166,11 @@ extension TCPSocket {
 
     private func deliver(_ completed: inout [DelegateEvent]) {
         for event in completed {
+            if case .handled(let handler, let data) = event {
+                // Already off the queue: a handler read completes even if an earlier one disconnected.
+                handler(.success(data))
+                continue
+            }
             // A delegate on the loop thread may disconnect from within the callback.
             guard state == .connected else { break }
             emit(event)
@@ -172,7 +200,7 @@ extension TCPSocket {
         }
         if stuck {
             readTimeout.cancel()
-            for request in readQueue.removeAll() { rejectRead(tag: request.tag, .closedByPeer) }
+            for request in readQueue.removeAll() { fail(request, .closedByPeer) }
         }
         guard !readStreamClosed else { return }
         readStreamClosed = true

@@ -73,39 +73,6 @@ extension TCPSocket {
                     timeout: timeout, tag: tag, buffer: buffer, offset: bufferOffset)
     }
 
-    /// Reads one frame of a framing the caller defines: `boundary` is given the unread bytes and says
-    /// how long the first frame is (or that more bytes are needed); the read completes with exactly
-    /// that frame's bytes, header included. A frame split across reads or glued to the next is found
-    /// either way. The socket disconnects with ``SocketError/badFrame(_:)`` when `boundary` throws, and
-    /// with ``SocketError/readMaxedOut(maxLength:)`` when `maxLength` bytes (0 = no limit beyond
-    /// ``maxBufferedReadBytes``) hold no whole frame. SocketFraming's decoders supply boundaries.
-    public func readData(toFrameEnd boundary: @escaping FrameBoundary, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
-        enqueueRead(.toFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
-    }
-
-    /// Reads every whole frame that has arrived (at least one) as one run of bytes, headers included:
-    /// `boundary` finds each frame's end as in ``readData(toFrameEnd:withTimeout:maxLength:tag:)``, and
-    /// the read completes with the bytes up to the end of the last whole frame, leaving a partial frame
-    /// after it for the next read. For relays and echo servers that pass frames on without looking
-    /// inside: one callback, one copy and one write per burst of frames instead of one per frame.
-    /// Frames before a malformed one are delivered first; then the socket disconnects with
-    /// ``SocketError/badFrame(_:)``. `maxLength` bounds each frame (0 = no limit beyond
-    /// ``maxBufferedReadBytes``); a frame over it ends the connection with
-    /// ``SocketError/readMaxedOut(maxLength:)``.
-    public func readData(toLastFrameEnd boundary: @escaping FrameBoundary, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
-        enqueueRead(.toLastFrameEnd(boundary: boundary, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
-    }
-
-    /// Reads one frame and decodes it in place with `decoding`, without first copying the bytes out:
-    /// completes with ``TCPSocketDelegate/socket(_:didReadFrame:withTag:)`` carrying the decoder's
-    /// frame. Frames decoded before a malformed one are delivered first; then the socket disconnects
-    /// with ``SocketError/badFrame(_:)``. `maxLength` bounds the bytes a frame may occupy (0 = no limit
-    /// beyond ``maxBufferedReadBytes``). SocketFraming's `readFrame(using:withTimeout:tag:)` builds
-    /// `decoding` from any of its decoders.
-    public func readFrame(decodingWith decoding: @escaping FrameDecoding, withTimeout timeout: TimeInterval, maxLength: UInt = 0, tag: Int) {
-        enqueueRead(.decodedFrame(decoding: decoding, maxLength: Int(clamping: maxLength)), timeout: timeout, tag: tag)
-    }
-
     /// Carriage return and line feed, `"\r\n"` (GCDAsyncSocket's `CRLFData`).
     public static let crlfData = Data([0x0D, 0x0A])
     /// Carriage return, `"\r"` (`CRData`).
@@ -120,7 +87,37 @@ extension TCPSocket {
             rejectRead(tag: tag, .badParam("bufferOffset \(offset) is past the buffer's end (\(buffer.length) bytes)"))
             return
         }
-        let request = ReadRequest(kind: kind, timeout: timeout, tag: tag, buffer: buffer, bufferOffset: Int(offset))
+        submit(ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .delegate(buffer: buffer, offset: Int(offset))))
+    }
+
+    /// Queues a read that completes by calling `handler` on the loop thread, with the bytes (empty for
+    /// a ``ReadRequest/Kind/consuming(_:maxLength:)`` read) or the error that ended it, instead of
+    /// calling the delegate: what ``TCPConnection`` and the framing adapters read with. Such reads match
+    /// and time out exactly as delegate reads (a timeout is never offered to the delegate to extend),
+    /// and ``withdrawRead(_:)`` takes one back without losing a byte. On a socket that has ended with an
+    /// error, the bytes it had received and no read took are still read, and the read fails with that
+    /// error only when they cannot satisfy it. `timeout` in seconds, negative for none; `tag` is the
+    /// tag of ``SocketError/readTimeout(tag:)``.
+    package func read(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken,
+                      handler: @escaping @Sendable (Result<Data, SocketError>) -> Void) {
+        submit(ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .handler(token, handler)))
+    }
+
+    /// Takes back the read queued with `token`, if it has not completed: the bytes it was waiting for
+    /// stay buffered for the next read, and its handler is never called. Returns whether it was still
+    /// queued. Loop thread only.
+    package func withdrawRead(_ token: ReadToken) -> Bool {
+        eventLoop.assertInEventLoop()
+        guard let index = readQueue.firstIndex(where: { $0.token === token }) else { return false }
+        readQueue.remove(at: index)
+        if index == 0 {
+            // The next read becomes the current one: it may be met by the bytes already buffered.
+            if state == .connected { processReads() }
+        }
+        return true
+    }
+
+    private func submit(_ request: ReadRequest) {
         if eventLoop.inEventLoop {
             queueRead(request)
         } else {
@@ -131,8 +128,12 @@ extension TCPSocket {
 
     /// Queues `request` or rejects it. Loop thread only.
     private func queueRead(_ request: ReadRequest) {
+        if case .handler = request.completion, state == .disconnected || state == .idle {
+            readAfterEnd(request)
+            return
+        }
         if let refusal = readRefusal {
-            rejectRead(tag: request.tag, refusal)
+            fail(request, refusal)
             return
         }
         nextRequestID &+= 1
@@ -144,15 +145,29 @@ extension TCPSocket {
 
     /// Why a read cannot be queued now, or nil. Loop thread only.
     private var readRefusal: SocketError? {
-        guard state == .connecting || state == .connected else {
-            return .badConfig("the socket is not connected or connecting")
-        }
-        if endAfterReads || endAfterWrites { return .badConfig("the socket is disconnecting") }
+        guard state == .connecting || state == .connected else { return .notConnected }
+        if endAfterReads || endAfterWrites { return .disconnecting }
         if readStreamClosed && buffer.isEmpty { return .closedByPeer }
         return nil
     }
 
     func rejectRead(tag: Int, _ error: SocketError) {
         emit(.rejectedRead(tag: tag, error))
+    }
+
+    /// Ends `request` unfinished with `error`: a delegate read is rejected, a handler read fails.
+    func fail(_ request: ReadRequest, _ error: SocketError) {
+        switch request.completion {
+        case .delegate: rejectRead(tag: request.tag, error)
+        case .handler(_, let handler): handler(.failure(error))
+        }
+    }
+}
+
+extension ReadRequest {
+    /// The token of a read queued with a completion handler.
+    var token: ReadToken? {
+        if case .handler(let token, _) = completion { return token }
+        return nil
     }
 }

@@ -21,6 +21,11 @@ extension TCPSocket {
     private func readTimedOut(_ id: UInt64) {
         guard state == .connected, let head = readQueue.first, head.id == id else { return }
         let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.bytesDone(unread: buffer.count)))
+        guard head.token == nil else {
+            // A handler read (``TCPConnection``) has no delegate to ask.
+            close(error: .readTimeout(tag: tag))
+            return
+        }
         askForExtension({ [self] in $0.socket(self, shouldTimeoutReadWithTag: tag, elapsed: elapsed, bytesDone: done) }) { [self] extra in
             guard state == .connected, readQueue.first?.id == id else { return }
             guard extra > 0 else {

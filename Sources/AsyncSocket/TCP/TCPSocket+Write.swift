@@ -44,10 +44,10 @@ extension TCPSocket {
     /// Why a write cannot be queued now, or nil. Loop thread only.
     private var writeRefusal: SocketError? {
         guard state == .connecting || state == .connected else {
-            return .badConfig("the socket is not connected or connecting")
+            return .notConnected
         }
-        if endAfterReads || endAfterWrites { return .badConfig("the socket is disconnecting") }
-        if writeStreamClosing { return .badConfig("the write stream is closed") }
+        if endAfterReads || endAfterWrites { return .disconnecting }
+        if writeStreamClosing { return .writeStreamClosed }
         return nil
     }
 

@@ -74,6 +74,12 @@ public final class TCPSocket: @unchecked Sendable {
     /// In half-close mode, the delegate has been told the read stream closed.
     @exclusivity(unchecked) var readStreamClosed = false
     @exclusivity(unchecked) var readTimeout = RequestTimeout()
+    /// Why the last connection ended (``SocketError/connectionClosed`` when on purpose), while the
+    /// socket is disconnected; the bytes it left unread stay in `buffer` for handler reads after an error.
+    @exclusivity(unchecked) var endError: SocketError?
+    /// A consumer's frame handler closed the socket on purpose while its bytes were in use: `buffer`
+    /// is emptied once they are not.
+    @exclusivity(unchecked) var bufferResetPending = false
 
     // Writing.
     @exclusivity(unchecked) var writeQueue = RequestQueue<WriteRequest>()

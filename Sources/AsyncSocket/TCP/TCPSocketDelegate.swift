@@ -26,10 +26,6 @@ public protocol TCPSocketDelegate: AnyObject {
     /// For a read into a caller's buffer, `data` is a copy of the bytes just written into that buffer.
     func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int)
 
-    /// A read of a decoded frame (``TCPSocket/readFrame(decodingWith:withTimeout:maxLength:tag:)``, or
-    /// SocketFraming's `readFrame(using:withTimeout:tag:)`) completed with `frame`, the decoder's value.
-    func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int)
-
     /// The current read (to a length or to a delimiter) received `partialLength` more bytes but is not
     /// complete yet (GCDAsyncSocket's `socket:didReadPartialDataOfLength:tag:`), for progress display.
     func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int)
@@ -58,8 +54,8 @@ public protocol TCPSocketDelegate: AnyObject {
 
     /// A read could not be queued, or was dropped unfinished because the read stream closed: `error`
     /// says why (``SocketError/badParam(_:)`` for a zero length, an empty delimiter or a buffer offset
-    /// past the buffer's end; ``SocketError/badConfig(_:)`` when the socket is not connecting or
-    /// connected, or is disconnecting; ``SocketError/closedByPeer`` after the read stream closed).
+    /// past the buffer's end; ``SocketError/notConnected`` when the socket is not connecting or
+    /// connected, ``SocketError/disconnecting`` after a disconnect-after call; ``SocketError/closedByPeer`` after the read stream closed).
     /// GCDAsyncSocket drops such requests silently.
     func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError)
 
@@ -97,7 +93,6 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {}
     public func socket(_ sock: TCPSocket, didConnectToUrl url: URL) {}
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {}
-    public func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {}
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {}

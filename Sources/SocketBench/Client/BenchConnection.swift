@@ -35,8 +35,8 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     private var sendTimes: [UInt64]
     /// When the next heartbeat is due (idle; nanoseconds on ``MonotonicClock``).
     var nextHeartbeat: UInt64 = 0
-    /// The verifying read's decoder, made once.
-    private var verifier: FrameDecoding?
+    /// The verifying read's consumer, made once.
+    private var verifier: ByteConsumer?
     /// Clock reading of the last verified read, nanoseconds.
     private var lastRead: UInt64 = 0
 
@@ -48,7 +48,10 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
         sendTimes = [UInt64](repeating: 0, count: depth)
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop.eventLoop)
         socket.delegate = self
-        verifier = { [unowned self] bytes in try verify(bytes) }
+        verifier = { [unowned self] bytes in
+            if try verify(bytes) > 0 { echoesArrived() }
+            return .needMoreData(consumed: bytes.count)
+        }
     }
 
     /// An idle connection whose last heartbeat is not echoed yet.
@@ -99,9 +102,9 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     }
 
     /// Checks `bytes` (all the unread bytes) against the frames sent, consumes them all, and returns
-    /// how many frames they completed (nil for none).
+    /// how many frames they completed.
     /// - Throws: ``EchoMismatch`` at the first byte that differs, or for bytes of a frame never sent.
-    private func verify(_ bytes: UnsafeRawBufferPointer) throws -> (consumed: Int, frame: (any Sendable)?) {
+    private func verify(_ bytes: UnsafeRawBufferPointer) throws -> Int {
         let now = MonotonicClock.now()
         lastRead = now
         let frameSize = loop.pattern.frameSize
@@ -122,12 +125,13 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
                 completed += 1
             }
         }
-        return (bytes.count, completed > 0 ? completed : nil)
+        return completed
     }
 
+    /// Verifies every echo for the rest of the connection, as the bytes arrive (one consuming read).
     private func readEchoes() {
         guard let verifier else { return }
-        socket.readFrame(decodingWith: verifier, withTimeout: -1, tag: 0)
+        socket.read(.consuming(verifier, maxLength: 0), timeout: -1, tag: 0, token: ReadToken()) { _ in }
     }
 
     // MARK: - TCPSocketDelegate (loop thread)
@@ -139,12 +143,12 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
         connector.connectionDidResolve(connected: true)
     }
 
-    func socket(_ sock: TCPSocket, didReadFrame frame: any Sendable, withTag tag: Int) {
+    /// Echoes completed frames: send as many more as the depth allows.
+    private func echoesArrived() {
         if loop.options.mode != .idle && lastRead < loop.schedule.measureEnd && !loop.isStopping {
             limit = received + UInt64(depth)
             sendDue(at: lastRead)
         }
-        readEchoes()
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {

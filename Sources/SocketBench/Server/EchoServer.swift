@@ -1,4 +1,5 @@
 import AsyncSocket
+import FramedSocket
 import Foundation
 import SocketFraming
 
@@ -10,26 +11,25 @@ import SocketFraming
 public final class EchoServer: TCPSocketDelegate, Sendable {
     /// What the server echoes and how it reads it.
     public enum Mode: String, Sendable, CaseIterable {
-        /// LP4 (`shared/bench/README.md`) as the bench's other servers do it: each read takes every whole
-        /// frame that has arrived (`readData(toLastFrameEnd:)` with SocketFraming's
-        /// ``LengthFieldBasedFrameDecoder/frameBoundary``) and writes that run of frames back in one write.
+        /// LP4 (`shared/bench/README.md`) as the bench's other servers do it: every whole frame that has
+        /// arrived comes as one run of bytes (FramedSocket's `readFrameRuns(slicedBy:)` with a
+        /// ``LengthFieldBasedFrameDecoder`` as the slicer) and is written back in one write.
         case lp4
-        /// LP4 one frame at a time: a ``SocketFrameDecoder`` over a ``LengthFieldBasedFrameDecoder``
-        /// delivers each frame in its own callback and each is written back on its own (gathered by
-        /// `writev`): what an app that looks at every message pays.
+        /// LP4 one frame at a time, the way apps write servers: FramedSocket's `readFrames(slicedBy:)`
+        /// hands each frame to its own callback as a borrowed view of the read buffer (no allocation),
+        /// and each is written back on its own (the writes gathered by `writev`).
         case lp4PerFrame = "lp4-per-frame"
         /// Bytes as they arrive (`readData(withTimeout:tag:)`), written back as they came.
         case raw
     }
 
     /// The largest LP4 payload the server echoes: 16 MiB (16,777,216 bytes), as the LP4 protocol says;
-    /// a longer frame closes its connection with ``SocketError/badFrame(_:)``.
+    /// a longer frame closes its connection with ``SocketError/decodingFailed(_:)``.
     public static let maxPayloadLength = 16 << 20
     /// The largest LP4 frame in bytes: the 4-byte length field and the largest payload.
     static let maxFrameLength = 4 + maxPayloadLength
     /// LP4's framing: a 4-byte big-endian length of the payload that follows, nothing stripped.
     static let lp4Framing = LengthFieldBasedFrameDecoder(maxFrameLength: maxFrameLength, lengthFieldLength: 4, initialBytesToStrip: 0)
-    private static let lp4Boundary = lp4Framing.frameBoundary
     /// Queued echo bytes (1 MiB) above which a connection stops reading until they fall to
     /// ``writeLowWatermark``: a peer that sends without reading holds at most this much of the
     /// server's memory, and TCP flow control slows it down.
@@ -76,13 +76,11 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     // MARK: - TCPSocketDelegate (on the connection's loop thread)
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
-        switch mode {
-        case .lp4PerFrame: LP4Connection.start(on: newSocket)
-        case .lp4, .raw: readNext(on: newSocket)
-        }
+        readNext(on: newSocket)
     }
 
     public func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
+        // Raw mode only.
         sock.write(data, withTimeout: -1, tag: 0)
         // Above the high watermark the next read waits for the low watermark.
         if !EchoServer.isBackedUp(sock) { readNext(on: sock) }
@@ -95,11 +93,20 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     /// Whether `socket`'s queued echoes are over the high watermark, so it should stop reading.
     static func isBackedUp(_ socket: TCPSocket) -> Bool { socket.queuedWriteBytes > writeHighWatermark }
 
+    /// Reads until the echoes back up (then ``socket(_:writeQueueDidFallToLowWatermark:)`` reads again).
     private func readNext(on socket: TCPSocket) {
-        if mode == .raw {
+        let isBackedUp = { EchoServer.isBackedUp(socket) }
+        switch mode {
+        case .raw:
             socket.readData(withTimeout: -1, tag: 0)
-        } else {
-            socket.readData(toLastFrameEnd: EchoServer.lp4Boundary, withTimeout: -1, maxLength: UInt(EchoServer.maxFrameLength), tag: 0)
+        case .lp4:
+            socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, maxFrameLength: EchoServer.maxFrameLength, pauseFrames: isBackedUp) {
+                socket.write(Data($0), withTimeout: -1, tag: 0)
+            }
+        case .lp4PerFrame:
+            socket.readFrames(slicedBy: EchoServer.lp4Framing, maxFrameLength: EchoServer.maxFrameLength, pauseFrames: isBackedUp) {
+                socket.write(Data($0), withTimeout: -1, tag: 0)
+            }
         }
     }
 }

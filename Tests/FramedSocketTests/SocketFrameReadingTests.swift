@@ -1,4 +1,5 @@
 import AsyncSocket
+import FramedSocket
 import Foundation
 import SocketFraming
 import Testing
@@ -18,22 +19,35 @@ import TestSupport
 
     @Test func framesReadWithACodecArriveWholeHoweverTheBytesAreCut() async throws {
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 16))
-        let pair = try LoopbackPair(onFrame: { socket, _, tag in
-            socket.readFrame(using: frames, withTimeout: 5, tag: tag + 1)
-        })
+        let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readFrame(using: frames, withTimeout: 5, tag: 1)
+        let received = EventRecorder<String>()
+        server.readFrames(using: frames) { received.record(String(decoding: $0, as: UTF8.self)) }
         let bytes = Self.lengthPrefixed(["one", "two", "", "three"])
         // Two frames glued, then the rest one byte at a time.
         pair.client.write(bytes.prefix(14), withTimeout: 5, tag: 0)
         for index in 14..<bytes.count {
             pair.client.write(bytes.subdata(in: index..<index + 1), withTimeout: 5, tag: 0)
         }
-        let events = try await pair.serverDelegate.events.next(4)
-        #expect(events.map(\.description) == [
-            #"frame("one", tag: 1)"#, #"frame("two", tag: 2)"#, #"frame("", tag: 3)"#, #"frame("three", tag: 4)"#,
-        ])
+        #expect(try await received.next(4) == ["one", "two", "", "three"])
+    }
+
+    @Test func oneFrameAtATimeInOrderWithTheSocketsOtherReads() async throws {
+        let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 16))
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let server = try await pair.connect()
+        let received = EventRecorder<String>()
+        server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
+        server.readData(toLength: 3, withTimeout: 5, tag: 9)
+        server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
+        var bytes = Self.lengthPrefixed(["first"])
+        bytes.append(Data("raw".utf8))
+        bytes.append(Self.lengthPrefixed(["second"]))
+        pair.client.write(bytes, withTimeout: 5, tag: 0)
+        #expect(try await received.next(2) == [#"success("first")"#, #"success("second")"#])
+        #expect(try await pair.serverDelegate.events.next().description == #"read("raw", tag: 9)"#)
     }
 
     @Test func structuredFramesAndAnEncoderOnTheWriteSide() async throws {
@@ -45,58 +59,80 @@ import TestSupport
         let long = Data(String(repeating: "compress me ", count: 200).utf8)
         try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder, withTimeout: 5, tag: 1)
         try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder, withTimeout: 5, tag: 2)
-        server.readFrame(using: frames, withTimeout: 5, tag: 1)
-        server.readFrame(using: frames, withTimeout: 5, tag: 2)
-        let events = try await pair.serverDelegate.events.next(2)
-        guard case .frame(let first as SevenByteHeaderFrame, 1) = events[0],
-              case .frame(let second as SevenByteHeaderFrame, 2) = events[1] else {
-            Issue.record("got \(events)")
-            return
-        }
-        #expect(first == SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)))
-        #expect(second == SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long))
+        let received = EventRecorder<SevenByteHeaderFrame>()
+        server.readFrames(using: frames) { received.record($0) }
+        #expect(try await received.next(2) == [
+            SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)),
+            SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long),
+        ])
     }
 
     /// Regression: a frame larger than `maxBufferedReadBytes` (1 MiB) stalled when reading paused at
-    /// 1 MiB, even with a larger `maxLength` given.
+    /// 1 MiB, even with a larger maximum frame length given.
     @Test func aFrameLargerThanTheReadBufferLimitArrivesWithinItsMaxLength() async throws {
         let bodyLength = 3 * TCPSocket.maxBufferedReadBytes + 5
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 4 + bodyLength))
         let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readFrame(using: frames, withTimeout: 30, maxLength: UInt(4 + bodyLength), tag: 7)
+        let received = EventRecorder<Data>()
+        server.readFrame(using: frames, withTimeout: 30, maxFrameLength: 4 + bodyLength) { result in
+            if case .success(let frame) = result { received.record(frame) }
+        }
         let body = Data((0..<bodyLength).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         var bytes = Data(withUnsafeBytes(of: UInt32(bodyLength).bigEndian, Array.init))
         bytes.append(body)
         pair.client.write(bytes, withTimeout: 30, tag: 0)
-        let events = try await pair.serverDelegate.events.next(1)
-        guard case .frame(let frame as Data, 7) = events[0] else {
-            Issue.record("got \(events)")
-            return
-        }
+        let frame = try await received.next()
         #expect(frame.count == bodyLength)
         #expect(frame == body)
     }
 
     @Test func undecodableFrameClosesOnlyThatConnectionAfterTheFramesBeforeIt() async throws {
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100))
-        let pair = try LoopbackPair(onFrame: { socket, _, tag in
-            socket.readFrame(using: frames, withTimeout: 5, tag: tag + 1)
-        })
+        let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readFrame(using: frames, withTimeout: 5, tag: 1)
+        let received = EventRecorder<String>()
+        server.readFrames(using: frames) { received.record(String(decoding: $0, as: UTF8.self)) }
         var bytes = Self.lengthPrefixed(["fine", "also fine"])
         bytes.append(contentsOf: [0, 0, 1, 0])  // a 256-byte frame, over the maximum
         pair.client.write(bytes, withTimeout: 5, tag: 0)
-        let events = try await pair.serverDelegate.events.next(4)
+        #expect(try await received.next(2) == ["fine", "also fine"])
+        let events = try await pair.serverDelegate.events.next(2)
         #expect(events.map(\.description) == [
-            #"frame("fine", tag: 1)"#, #"frame("also fine", tag: 2)"#,
             #"willDisconnect(unread: "\0\0\u{01}\0", unsentTags: [])"#,
-            "disconnected(bad frame: frame of 260 bytes exceeds the maximum frame length of 100 bytes)",
+            "disconnected(decoding failed: frame of 260 bytes exceeds the maximum frame length of 100 bytes)",
         ])
-        #expect(frames.error == .frameTooLong(length: 260, maxFrameLength: 100))
+        guard case .disconnected(.decodingFailed(let failure)?) = events[1] else {
+            Issue.record("got \(events[1])")
+            return
+        }
+        #expect(failure.underlying as? FramingError == .frameTooLong(length: 260, maxFrameLength: 100))
+    }
+
+    /// Frames handed over in place, one call per frame, and whole bursts as one run.
+    @Test func slicedFramesAreBorrowedOnePerCallOrAsOneRunPerBurst() async throws {
+        let lp4 = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 4, initialBytesToStrip: 0)
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let server = try await pair.connect()
+        let perFrame = EventRecorder<[UInt8]>()
+        server.readFrames(slicedBy: lp4) { perFrame.record(Array($0)) }
+        pair.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
+        #expect(try await perFrame.next(2) == [[0, 0, 0, 2, 97, 98], [0, 0, 0, 1, 99]])
+        pair.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
+        #expect(try await perFrame.next() == [0, 0, 0, 1, 100])
+
+        let clientSide = try LoopbackPair()
+        defer { clientSide.close() }
+        let runServer = try await clientSide.connect()
+        let runs = EventRecorder<[UInt8]>()
+        runServer.readFrameRuns(slicedBy: lp4) { runs.record(Array($0)) }
+        clientSide.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
+        #expect(try await runs.next() == [0, 0, 0, 2, 97, 98, 0, 0, 0, 1, 99])
+        clientSide.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
+        #expect(try await runs.next() == [0, 0, 0, 1, 100])
     }
 
     /// The articles' two-step pattern: read the header to its length, then the body to the length the
@@ -159,6 +195,44 @@ import TestSupport
         }
         #expect(received == ["ok"])
         await client.close()
+        await listener.close()
+    }
+
+    /// The sequence reads only when asked, and leaving it early leaves a partial frame's bytes readable.
+    @Test func asyncFramesReadOnlyWhenAskedAndHandBackAPartialFrame() async throws {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        var iterator = listener.makeAsyncIterator()
+        let server = try #require(try await iterator.next())
+        try await client.write(Self.lengthPrefixed(["one", "two"]) + Data([0, 0, 0, 9, 65]))
+        var frames = server.frames(decodedWith: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1024)).makeAsyncIterator()
+        #expect(try await frames.next().map { String(decoding: $0, as: UTF8.self) } == "one")
+        // Nothing more is taken until asked: "two" and the partial frame are still the connection's.
+        let rest = try await server.read(exactly: 7 + 5)
+        #expect(Array(rest) == [0, 0, 0, 3, 116, 119, 111, 0, 0, 0, 9, 65])
+        await client.close()
+        await server.close()
+        await listener.close()
+    }
+
+    @Test func asyncFramesEndingMidFrameThrowTruncated() async throws {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        var iterator = listener.makeAsyncIterator()
+        let server = try #require(try await iterator.next())
+        try await client.write(Self.lengthPrefixed(["ok"]) + Data([0, 0, 0, 5, 1, 2]))
+        await client.close()
+        var received: [String] = []
+        do {
+            for try await frame in server.frames(decodedWith: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1024)) {
+                received.append(String(decoding: frame, as: UTF8.self))
+            }
+            Issue.record("the stream should have thrown")
+        } catch let error as FramingError {
+            #expect(error == .truncatedFrame(bufferedBytes: 6))
+        }
+        #expect(received == ["ok"])
+        await server.close()
         await listener.close()
     }
 }

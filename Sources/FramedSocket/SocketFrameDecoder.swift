@@ -1,0 +1,86 @@
+import AsyncSocket
+import SocketFraming
+
+/// One connection's frame decoder, working in place on the socket's unread bytes: a frame is copied
+/// once, into the value the decoder makes of it. A decoder keeps state between reads (how far it has
+/// searched for a delimiter, a frame it is discarding), so give each connection its own.
+///
+/// ```swift
+/// let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 20))
+/// socket.readFrames(using: frames) { body in … }   // every frame, on the socket's loop thread
+/// ```
+///
+/// Threading: used only on the socket's event-loop thread, one frame at a time (hence unchecked
+/// `Sendable`).
+public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchecked Sendable where Decoder.Frame: Sendable {
+    private var decoder: Decoder
+    /// How many unread bytes the decoder was last shown, for a stream that ends mid-frame.
+    private(set) var bytesLastSeen = 0
+    /// The decoder's error after frames it had already handed on in the same call: thrown at the
+    /// next call, so the frames before the bad bytes count as consumed.
+    private var pendingError: FramingError?
+
+    /// Wraps `decoder`; decoding starts from its current state.
+    public init(_ decoder: Decoder) {
+        self.decoder = decoder
+    }
+
+    /// Starts counting ``bytesLastSeen`` afresh, before a read.
+    func forgetBytesSeen() { bytesLastSeen = 0 }
+
+    /// Decodes the first frame of `bytes`, in place: the frame (or nil when more bytes are needed) and
+    /// how many bytes the decoder consumed (it may consume bytes without a frame, such as a too-long
+    /// frame it discards).
+    func decode(_ bytes: UnsafeRawBufferPointer) throws(FramingError) -> (frame: Decoder.Frame?, consumed: Int) {
+        bytesLastSeen = bytes.count
+        let (frame, consumed) = try FrameBuffer.borrowing(bytes) { (buffer: inout FrameBuffer) throws(FramingError) in
+            try decoder.decode(&buffer)
+        }
+        return (frame, consumed)
+    }
+
+    /// A consumer for one read that ends with the first frame, which it hands to `deliver`.
+    func consumingOneFrame(_ deliver: @escaping (Decoder.Frame) -> Void) -> ByteConsumer {
+        let transfer = UnsafeLoopTransfer(deliver)
+        return { [self] bytes in
+            let (frame, consumed) = try decode(bytes)
+            guard let frame else { return .needMoreData(consumed: consumed) }
+            transfer.value(frame)
+            return .complete(consumed: consumed)
+        }
+    }
+
+    /// A consumer for a read that goes on for the rest of the connection, handing every frame to
+    /// `onFrame` as soon as it is whole, in order, while `isPaused` is false.
+    func consumingEveryFrame(_ onFrame: @escaping (Decoder.Frame) -> Void, isPaused: @escaping () -> Bool) -> ByteConsumer {
+        let transfer = UnsafeLoopTransfer((onFrame, isPaused))
+        return { [self] bytes in
+            if let error = pendingError {
+                pendingError = nil
+                throw error
+            }
+            var consumed = 0
+            while true {
+                if transfer.value.1() { return .complete(consumed: consumed) }
+                let frame: Decoder.Frame?, used: Int
+                do {
+                    (frame, used) = try decode(UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
+                } catch let error as FramingError where consumed > 0 {
+                    // Count the frames handed on first; the error is thrown on the next call.
+                    pendingError = error
+                    return .needMoreData(consumed: consumed)
+                }
+                consumed += used
+                guard let frame else { return .needMoreData(consumed: consumed) }
+                transfer.value.0(frame)
+            }
+        }
+    }
+}
+
+/// Carries a value into a ``ByteConsumer``, which runs on the loop thread of the socket whose code
+/// made it: the closures inside are only ever called there (hence unchecked `Sendable`).
+struct UnsafeLoopTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,130 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+
+extension TCPSocket {
+    /// Reads every frame for the rest of the connection with `decoder` and hands each to `onFrame` on
+    /// the socket's event-loop thread, in order, as soon as it is whole: one read, queued behind the
+    /// socket's other reads, that stays the current read until the connection ends (or ``pauseFrames``
+    /// says so). However the bytes arrive (split, glued), each frame comes whole.
+    ///
+    /// A malformed frame ends the connection after the frames before it: the delegate's
+    /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` gets ``SocketError/decodingFailed(_:)``,
+    /// whose `underlying` is the decoder's ``FramingError``. More than `maxFrameLength` unread bytes
+    /// (0: ``TCPSocket/maxBufferedReadBytes``, 1 MiB) holding no whole frame end it with
+    /// ``SocketError/readMaxedOut(maxLength:)``; give the decoder's largest frame, header included.
+    ///
+    /// - Parameters:
+    ///   - pauseFrames: asked before each frame, on the loop thread; `true` ends this read, leaving the
+    ///     rest of the bytes buffered (reading from the kernel stops at 1 MiB, so TCP flow control slows
+    ///     the peer). Call this method again to resume.
+    public func readFrames<Decoder>(
+        using decoder: SocketFrameDecoder<Decoder>,
+        maxFrameLength: Int = 0,
+        pauseFrames: @escaping () -> Bool = { false },
+        onFrame: @escaping (Decoder.Frame) -> Void
+    ) {
+        consume(decoder.consumingEveryFrame(onFrame, isPaused: pauseFrames), maxLength: maxFrameLength, timeout: -1)
+    }
+
+    /// Reads one frame with `decoder` and hands it to `completion` on the socket's event-loop thread, in
+    /// order with the socket's other reads; a read that ends unfinished gets the error that ended it.
+    ///
+    /// - Parameters:
+    ///   - timeout: seconds from when this read becomes the current one; negative means none. On expiry
+    ///     the connection ends with ``SocketError/readTimeout(tag:)`` (no extension is asked for).
+    ///   - maxFrameLength: as ``readFrames(using:maxFrameLength:pauseFrames:onFrame:)``.
+    ///   - tag: the tag of ``SocketError/readTimeout(tag:)``.
+    public func readFrame<Decoder>(
+        using decoder: SocketFrameDecoder<Decoder>,
+        withTimeout timeout: TimeInterval,
+        maxFrameLength: Int = 0,
+        tag: Int = 0,
+        completion: @escaping @Sendable (Result<Decoder.Frame, SocketError>) -> Void
+    ) {
+        let frame = FrameSlot<Decoder.Frame>()
+        read(.consuming(decoder.consumingOneFrame { frame.value = $0 }, maxLength: maxFrameLength),
+             timeout: timeout, tag: tag, token: ReadToken()) { result in
+            switch result {
+            case .success:
+                if let value = frame.value { completion(.success(value)) }
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// Hands every whole frame, as `slicer` finds them, to `onFrame` as a borrowed view of its bytes
+    /// inside the socket's read buffer (valid only during the call; copy what you keep): no copy and no
+    /// allocation per frame. Runs on the socket's event-loop thread for the rest of the connection (or
+    /// until `pauseFrames` says so). Errors as ``readFrames(using:maxFrameLength:pauseFrames:onFrame:)``.
+    public func readFrames(
+        slicedBy slicer: some FrameSlicer,
+        maxFrameLength: Int = 0,
+        pauseFrames: @escaping () -> Bool = { false },
+        onFrame: @escaping (UnsafeRawBufferPointer) -> Void
+    ) {
+        let transfer = UnsafeLoopTransfer((onFrame, pauseFrames))
+        consume({ bytes in
+            var consumed = 0
+            while !transfer.value.1() {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+                guard let length = try frameLength(slicer, rest, after: consumed) else { return .needMoreData(consumed: consumed) }
+                transfer.value.0(UnsafeRawBufferPointer(rebasing: rest[..<length]))
+                consumed += length
+            }
+            return .complete(consumed: consumed)
+        }, maxLength: maxFrameLength, timeout: -1)
+    }
+
+    /// As ``readFrames(slicedBy:maxFrameLength:pauseFrames:onFrame:)``, but hands over every whole frame
+    /// that has arrived as one run of bytes (at least one frame, headers included): for relays and echo
+    /// servers that pass frames on without looking inside, one call, one copy and one write per burst.
+    public func readFrameRuns(
+        slicedBy slicer: some FrameSlicer,
+        maxFrameLength: Int = 0,
+        pauseFrames: @escaping () -> Bool = { false },
+        onFrames: @escaping (UnsafeRawBufferPointer) -> Void
+    ) {
+        let transfer = UnsafeLoopTransfer((onFrames, pauseFrames))
+        consume({ bytes in
+            if transfer.value.1() { return .complete(consumed: 0) }
+            var end = 0
+            while let length = try frameLength(slicer, UnsafeRawBufferPointer(rebasing: bytes[end...]), after: end) {
+                end += length
+            }
+            if end > 0 { transfer.value.0(UnsafeRawBufferPointer(rebasing: bytes[..<end])) }
+            return .needMoreData(consumed: end)
+        }, maxLength: maxFrameLength, timeout: -1)
+    }
+
+    /// Encodes `message` with `encoder` and queues the bytes as one write (see
+    /// ``write(_:withTimeout:tag:)``).
+    /// - Throws: the encoder's ``FramingError`` (a message too long for the length field, say); nothing
+    ///   is queued then.
+    public func writeFrame<Encoder: FrameEncoder>(_ message: Encoder.Message, using encoder: Encoder, withTimeout timeout: TimeInterval, tag: Int) throws(FramingError) {
+        write(try encoder.encode(message), withTimeout: timeout, tag: tag)
+    }
+
+    /// Queues a consuming read whose only outcome that matters is an error, which the connection's end
+    /// already reports to the delegate.
+    private func consume(_ consumer: @escaping ByteConsumer, maxLength: Int, timeout: TimeInterval) {
+        read(.consuming(consumer, maxLength: maxLength), timeout: timeout, tag: 0, token: ReadToken()) { _ in }
+    }
+}
+
+/// The length of the first frame of `bytes` by `slicer`; nil when incomplete, and also when the frame is
+/// bad but `consumed` bytes of good frames come before it: those are counted first, and the bad bytes
+/// throw on the next call, so the connection ends with exactly them unread.
+private func frameLength(_ slicer: some FrameSlicer, _ bytes: UnsafeRawBufferPointer, after consumed: Int) throws(FramingError) -> Int? {
+    do {
+        return try slicer.frameLength(in: bytes)
+    } catch where consumed > 0 {
+        return nil
+    }
+}
+
+/// Where a consumer leaves the frame it decoded for the read's completion, both on the loop thread.
+final class FrameSlot<Frame>: @unchecked Sendable {
+    var value: Frame?
+}

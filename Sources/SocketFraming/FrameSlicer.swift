@@ -1,0 +1,33 @@
+/// Finds where frames end without decoding them: for code that passes frames on as the bytes they came
+/// in (relays, echo servers) or looks at them in place, with no copy and no allocation per frame.
+///
+/// A slicer keeps no state, so one value can serve every connection.
+public protocol FrameSlicer: Sendable {
+    /// The length in bytes of the first frame of `bytes` (oldest first), everything the frame occupies
+    /// on the wire included (header, length field, delimiter), once `bytes` hold all of it; nil while
+    /// they hold only part of it. Never reads past `bytes`.
+    ///
+    /// - Throws: `FramingError` as soon as the bytes cannot start a valid frame (for example a length
+    ///   field over the maximum); the stream cannot be resynchronised after that.
+    func frameLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int?
+}
+
+extension LengthFieldBasedFrameDecoder: FrameSlicer {
+    /// The whole frame's length as this decoder computes it (Netty's `lengthFieldOffset +
+    /// lengthFieldLength + lengthAdjustment +` the length field's value, in ``byteOrder``), header
+    /// included and ``initialBytesToStrip`` not applied, once the frame has fully arrived.
+    ///
+    /// - Throws: ``FramingError/frameTooLong(length:maxFrameLength:)`` as soon as the length field says
+    ///   the frame is over ``maxFrameLength``; ``FramingError/invalidLengthField(_:)`` for a length that
+    ///   is negative after adjustment or overflows.
+    public func frameLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int? {
+        let (length, _) = try FrameBuffer.borrowing(bytes) { (buffer: inout FrameBuffer) throws(FramingError) in
+            try readFrameLength(buffer)
+        }
+        guard let length else { return nil }
+        guard length <= maxFrameLength else {
+            throw .frameTooLong(length: length, maxFrameLength: maxFrameLength)
+        }
+        return bytes.count >= length ? length : nil
+    }
+}
