@@ -17,8 +17,18 @@ extension LongLinkClient {
         /// ``DisconnectReason/heartbeatTimeout``. `nil` (the default) means one ``heartbeatInterval``:
         /// the link is dead when the next heartbeat is due and the last one is still unanswered.
         public var heartbeatAckTimeout: Duration?
-        /// Delays before reconnect attempts after an unrequested drop. Default 0 s, 2 s, 4 s (article 000).
-        public var reconnectDelays: [Duration] = ReconnectSchedule.articleDelays
+        /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
+        /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after
+        /// 0 s, 2 s and 4 s (article 000), each stretched by a random jitter in [0 s, 1 s), so the
+        /// attempts come in [0 s, 1 s), [2 s, 3 s) and [4 s, 5 s). The schedule's ``ReconnectSchedule/random``
+        /// is called on the link's event loop.
+        public var reconnectSchedule = ReconnectSchedule()
+        /// The base delays (before jitter) of ``reconnectSchedule``, one per attempt. Default 0 s, 2 s,
+        /// 4 s. Setting it gives the schedule these fixed delays and keeps its jitter and randomness.
+        public var reconnectDelays: [Duration] {
+            get { reconnectSchedule.delays }
+            set { reconnectSchedule.growth = .fixed(newValue) }
+        }
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000

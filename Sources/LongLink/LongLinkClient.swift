@@ -21,7 +21,7 @@ import SocketFraming
 ///
 /// Reconnecting: after a drop that was not asked for (by the server, the network, a heartbeat timeout
 /// or a protocol error) and after a failed first connect, the link retries on the
-/// ``Configuration/reconnectDelays`` schedule, reporting each attempt and its outcome, and reports
+/// ``Configuration/reconnectSchedule`` (by default 0 s, 2 s, 4 s, each plus a random jitter in [0 s, 1 s)), reporting each attempt and its outcome, and reports
 /// ``Event/serverUnavailable`` when the attempts are used up. The schedule starts over once a connection
 /// is proven: the server has sent at least one message on it (a reply or a heartbeat acknowledgement),
 /// so a server that accepts and at once closes cannot drive the link into a tight reconnect loop.
@@ -91,7 +91,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.loop = group.next()
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.reader = FrameReader(decoder: codec.makeDecoder())
-        self.schedule = ReconnectSchedule(delays: configuration.reconnectDelays)
+        self.schedule = configuration.reconnectSchedule
         wire(socketCallbacks)
     }
 
