@@ -29,6 +29,14 @@ extension LongLinkClient {
             get { reconnectSchedule.delays }
             set { reconnectSchedule.growth = .fixed(newValue) }
         }
+        /// How long a connection must stay up before it counts as healthy and the reconnect schedule
+        /// starts over (the next unrequested drop retries from attempt 1). A connection that drops
+        /// sooner continues the schedule: a server that accepts, sends a message and closes is
+        /// retried after 0 s, 2 s, 4 s (plus jitter) and then reported unavailable, not reconnected to
+        /// in a tight loop. Measured from the moment the connection is established. `nil` (the
+        /// default) means one ``heartbeatInterval`` (180 s by default): a link counts as healthy once
+        /// it has lived to send its first heartbeat. `.zero` or less resets at every connect.
+        public var linkHealthyAfter: Duration?
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000

@@ -107,6 +107,7 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
         var configuration = LongLinkClient<TextCodec>.Configuration(host: "127.0.0.1", port: 1)
         #expect(configuration.reconnectDelays == [.zero, .seconds(2), .seconds(4)])
         #expect(configuration.reconnectSchedule.jitter == .seconds(1))
+        #expect(configuration.linkHealthyAfter == nil)
         configuration.reconnectSchedule = .exponential(base: .seconds(1), cap: .seconds(8), attempts: 5, jitter: .seconds(3))
         #expect(configuration.reconnectDelays == [1, 2, 4, 8, 8].map { Duration.seconds($0) })
         configuration.reconnectDelays = [.seconds(5)]
