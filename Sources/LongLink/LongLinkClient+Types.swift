@@ -105,7 +105,8 @@ extension LongLinkClient {
         case connectFailed(SocketError)
         /// An established connection ended for `reason`.
         case disconnected(DisconnectReason)
-        /// Attempt number `attempt` (from 1) will start after `delay`.
+        /// Attempt number `attempt` (from 1) will start after `delay`: the schedule's base delay plus
+        /// its jitter (``ReconnectSchedule``); by default attempt 2 waits at least 2 s and less than 3 s.
         case reconnecting(attempt: Int, delay: Duration)
         /// Every reconnect attempt failed; the link stops until ``LongLinkClient/connect()`` is called again.
         case serverUnavailable
@@ -114,7 +115,8 @@ extension LongLinkClient {
         /// `message` will not be sent, for `reason`.
         case sendFailed(Codec.Message, SendFailure)
 
-        /// One line for logs: "connected to 127.0.0.1:7000", "reconnect attempt 2 in 2 s", ….
+        /// One line for logs: "connected to 127.0.0.1:7000", "reconnect attempt 2 in 2.318 s" (delays to
+        /// the millisecond), ….
         public var description: String {
             switch self {
             case .connected(let host, let port): return "connected to \(host):\(port)"
@@ -130,10 +132,10 @@ extension LongLinkClient {
 }
 
 extension Duration {
-    /// Seconds as a short decimal: "0", "2", "0.25".
+    /// Seconds as a short decimal, to the millisecond: "0", "2", "0.25", "2.718" (for 2.718281828 s).
     var secondsText: String {
         let (seconds, attoseconds) = components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
+        let value = ((Double(seconds) + Double(attoseconds) / 1e18) * 1000).rounded() / 1000
         return value == value.rounded() ? String(Int64(value)) : String(value)
     }
 }

@@ -261,6 +261,13 @@ import TestSupport
         #expect(peer.accepted.count == 4)
     }
 
+    @Test func reconnectingEventShowsTheJitteredDelayToTheMillisecond() {
+        typealias Event = LongLinkClient<TextCodec>.Event
+        #expect("\(Event.reconnecting(attempt: 2, delay: .nanoseconds(2_718_281_828)))" == "reconnect attempt 2 in 2.718 s")
+        #expect("\(Event.reconnecting(attempt: 1, delay: .nanoseconds(999_600_000)))" == "reconnect attempt 1 in 1 s")
+        #expect("\(Event.reconnecting(attempt: 3, delay: .milliseconds(4250)))" == "reconnect attempt 3 in 4.25 s")
+    }
+
     @Test func linkUpForOneHeartbeatIntervalStartsTheScheduleOverAndOneUpShorterDoesNot() async throws {
         let harness = LinkHarness()
         // A peer that reads everything (so closing sends FIN, not RST) and never answers; the test
