@@ -17,8 +17,26 @@ extension LongLinkClient {
         /// ``DisconnectReason/heartbeatTimeout``. `nil` (the default) means one ``heartbeatInterval``:
         /// the link is dead when the next heartbeat is due and the last one is still unanswered.
         public var heartbeatAckTimeout: Duration?
-        /// Delays before reconnect attempts after an unrequested drop. Default 0 s, 2 s, 4 s (article 000).
-        public var reconnectDelays: [Duration] = ReconnectSchedule.articleDelays
+        /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
+        /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after
+        /// 0 s, 2 s and 4 s (article 000), each stretched by a random jitter in [0 s, 1 s), so the
+        /// attempts come in [0 s, 1 s), [2 s, 3 s) and [4 s, 5 s). The schedule's ``ReconnectSchedule/random``
+        /// is called on the link's event loop.
+        public var reconnectSchedule = ReconnectSchedule()
+        /// The base delays (before jitter) of ``reconnectSchedule``, one per attempt. Default 0 s, 2 s,
+        /// 4 s. Setting it gives the schedule these fixed delays and keeps its jitter and randomness.
+        public var reconnectDelays: [Duration] {
+            get { reconnectSchedule.delays }
+            set { reconnectSchedule.growth = .fixed(newValue) }
+        }
+        /// How long a connection must stay up before it counts as healthy and the reconnect schedule
+        /// starts over (the next unrequested drop retries from attempt 1). A connection that drops
+        /// sooner continues the schedule: a server that accepts, sends a message and closes is
+        /// retried after 0 s, 2 s, 4 s (plus jitter) and then reported unavailable, not reconnected to
+        /// in a tight loop. Measured from the moment the connection is established. `nil` (the
+        /// default) means one ``heartbeatInterval`` (180 s by default): a link counts as healthy once
+        /// it has lived to send its first heartbeat. `.zero` or less resets at every connect.
+        public var linkHealthyAfter: Duration?
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000
@@ -87,7 +105,8 @@ extension LongLinkClient {
         case connectFailed(SocketError)
         /// An established connection ended for `reason`.
         case disconnected(DisconnectReason)
-        /// Attempt number `attempt` (from 1) will start after `delay`.
+        /// Attempt number `attempt` (from 1) will start after `delay`: the schedule's base delay plus
+        /// its jitter (``ReconnectSchedule``); by default attempt 2 waits at least 2 s and less than 3 s.
         case reconnecting(attempt: Int, delay: Duration)
         /// Every reconnect attempt failed; the link stops until ``LongLinkClient/connect()`` is called again.
         case serverUnavailable
@@ -96,7 +115,8 @@ extension LongLinkClient {
         /// `message` will not be sent, for `reason`.
         case sendFailed(Codec.Message, SendFailure)
 
-        /// One line for logs: "connected to 127.0.0.1:7000", "reconnect attempt 2 in 2 s", ….
+        /// One line for logs: "connected to 127.0.0.1:7000", "reconnect attempt 2 in 2.318 s" (delays to
+        /// the millisecond), ….
         public var description: String {
             switch self {
             case .connected(let host, let port): return "connected to \(host):\(port)"
@@ -112,10 +132,10 @@ extension LongLinkClient {
 }
 
 extension Duration {
-    /// Seconds as a short decimal: "0", "2", "0.25".
+    /// Seconds as a short decimal, to the millisecond: "0", "2", "0.25", "2.718" (for 2.718281828 s).
     var secondsText: String {
         let (seconds, attoseconds) = components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
+        let value = ((Double(seconds) + Double(attoseconds) / 1e18) * 1000).rounded() / 1000
         return value == value.rounded() ? String(Int64(value)) : String(value)
     }
 }

@@ -21,10 +21,12 @@ import SocketFraming
 ///
 /// Reconnecting: after a drop that was not asked for (by the server, the network, a heartbeat timeout
 /// or a protocol error) and after a failed first connect, the link retries on the
-/// ``Configuration/reconnectDelays`` schedule, reporting each attempt and its outcome, and reports
-/// ``Event/serverUnavailable`` when the attempts are used up. The schedule starts over once a connection
-/// is proven: the server has sent at least one message on it (a reply or a heartbeat acknowledgement),
-/// so a server that accepts and at once closes cannot drive the link into a tight reconnect loop.
+/// ``Configuration/reconnectSchedule`` (by default 0 s, 2 s, 4 s, each plus a random jitter in
+/// [0 s, 1 s)), reporting each attempt and its outcome, and reports ``Event/serverUnavailable`` when the
+/// attempts are used up. The schedule starts over only once a connection has stayed up for
+/// ``Configuration/linkHealthyAfter`` (by default one heartbeat interval); a connection that drops
+/// sooner continues the schedule, so a server that accepts and at once closes (even after sending a
+/// message) cannot drive the link into a tight reconnect loop.
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle
@@ -54,7 +56,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var inflight: [(tag: Int, message: Codec.Message)] = []
     private var inflightStart = 0
     private var nextTag = 0
-    private var heardFromServer = false
     private var dropReason: DisconnectReason?
     private var closeWhenDrained = false
     /// Heartbeats sent and acknowledgements received on the current connection.
@@ -68,6 +69,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var heartbeatTimer: Scheduled?
     private var ackTimer: Scheduled?
     private var reconnectTimer: Scheduled?
+    /// Fires when the current connection has been up for ``Configuration/linkHealthyAfter``.
+    private var healthyTimer: Scheduled?
 
     /// The tag of writes that are not app messages (heartbeats, the greeting).
     private static var controlTag: Int { -1 }
@@ -91,7 +94,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.loop = group.next()
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.reader = FrameReader(decoder: codec.makeDecoder())
-        self.schedule = ReconnectSchedule(delays: configuration.reconnectDelays)
+        self.schedule = configuration.reconnectSchedule
         wire(socketCallbacks)
     }
 
@@ -202,7 +205,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
 
     private func connected(host: String, port: UInt16) {
         phase = .connected
-        heardFromServer = false
         dropReason = nil
         heartbeatsSent = 0
         acksReceived = 0
@@ -213,11 +215,27 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         outbox.removeAll()
         for message in queued { write(message) }
         scheduleHeartbeat()
+        scheduleHealthyReset()
         socket?.readData(withTimeout: -1, tag: 0)
         // Reported once the link is fully set up, so an observer that reacts (or a test that advances
         // virtual time) sees the heartbeat timer already running.
         emit(.connected(host: host, port: port))
         if closeWhenDrained && phase == .connected { startDrain() }
+    }
+
+    /// Starts the reconnect schedule over once this connection has stayed up for
+    /// ``Configuration/linkHealthyAfter``; a drop before then cancels the timer, with the heartbeat's.
+    private func scheduleHealthyReset() {
+        let healthyAfter = configuration.linkHealthyAfter ?? configuration.heartbeatInterval
+        guard healthyAfter > .zero else {
+            schedule.reset()
+            return
+        }
+        healthyTimer = loop.scheduleTask(in: healthyAfter) { [self] in
+            healthyTimer = nil
+            guard phase == .connected else { return }
+            schedule.reset()
+        }
     }
 
     // MARK: Closing after sending
@@ -317,6 +335,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         heartbeatTimer = nil
         ackTimer?.cancel()
         ackTimer = nil
+        healthyTimer?.cancel()
+        healthyTimer = nil
         drainTimer?.cancel()
         drainTimer = nil
         drainTarget = nil
@@ -336,10 +356,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         do {
             while let frame = try reader.nextFrame() {
                 let message = try codec.message(from: frame)
-                if !heardFromServer {
-                    heardFromServer = true
-                    schedule.reset()
-                }
                 if codec.isHeartbeatAck(message) {
                     ackTimer?.cancel()
                     ackTimer = nil

@@ -1,32 +1,154 @@
 /// When to try again after a connection dropped that nobody asked to drop (MISSION M5, article 000):
-/// first at once, then after 2 s, then after 4 s more; after the third failure, give up and say the
-/// server is unavailable. A success starts the schedule over.
+/// by default first at once, then after 2 s, then after 4 s more, each delay stretched by a random
+/// jitter of up to 1 s; after the third failure, give up and say the server is unavailable.
 ///
 /// ```
-/// drop ─▶ attempt 1 (0 s) ✗ ─▶ attempt 2 (+2 s) ✗ ─▶ attempt 3 (+4 s) ✗ ─▶ "server unavailable"
+/// drop ─▶ attempt 1 (0 s + j₁) ✗ ─▶ attempt 2 (2 s + j₂) ✗ ─▶ attempt 3 (4 s + j₃) ✗ ─▶ "server unavailable"
+///                                       j₁, j₂, j₃ each uniformly random in [0 s, 1 s)
 /// ```
-public struct ReconnectSchedule: Sendable, Equatable {
-    /// The delay before each attempt, in order; their count is the number of attempts.
-    public let delays: [Duration]
+///
+/// **Jitter.** Each attempt's base delay `d` (from ``growth``) becomes `d + jitter × r`, where `r` is
+/// drawn from ``random`` in [0, 1): uniformly random in [`d`, `d + jitter`). The default ``jitter`` is
+/// ``defaultJitter`` (1 s), so the articles' 0 s, 2 s, 4 s become [0 s, 1 s), [2 s, 3 s), [4 s, 5 s):
+/// clients dropped together by a server restart spread their attempts over a second instead of all
+/// knocking at the same instant. A jitter of zero gives the exact base delays.
+///
+/// **Growth.** Either a fixed list of base delays (``Growth/fixed(_:)``, the articles' shape) or
+/// exponential (``Growth/exponential(base:factor:cap:attempts:)``: `base`, `base × factor`,
+/// `base × factor²`, …, never more than `cap`).
+///
+/// **Starting over.** ``reset()`` starts the attempts over. ``LongLinkClient`` calls it only once a
+/// connection has proven healthy (``LongLinkClient/Configuration/linkHealthyAfter``), so a server that
+/// accepts and at once closes walks the client through the schedule to "server unavailable" instead
+/// of being reconnected to at once, forever.
+///
+/// A value type with no threads of its own: ``next()`` calls ``random`` on the caller's thread (for
+/// ``LongLinkClient``, its event loop).
+public struct ReconnectSchedule: Sendable {
+    /// How the base delays (before jitter) grow from one attempt to the next.
+    public enum Growth: Sendable, Equatable {
+        /// The delay before each attempt, in order; their count is the number of attempts.
+        case fixed([Duration])
+        /// `attempts` attempts; attempt `n` (from 1) waits `base × factor^(n−1)`, at most `cap`.
+        /// `base` and `cap` are durations (`cap` ≥ `base` ≥ 0), `factor` ≥ 1.
+        case exponential(base: Duration, factor: Double, cap: Duration, attempts: Int)
+    }
+
+    /// How the base delays grow. Default ``Growth/fixed(_:)`` with ``articleDelays``.
+    public var growth: Growth
+    /// The most a delay is stretched: each delay `d` becomes uniformly random in [`d`, `d + jitter`).
+    /// Default ``defaultJitter`` (1 s); `.zero` turns jitter off. Must not be negative.
+    public var jitter: Duration
+    /// Returns a number in [0, 1) that picks the point within the jitter (0: no extra delay), called
+    /// once per attempt by ``next()`` on the caller's thread. Default ``systemRandom``; tests inject
+    /// fixed values to get exact delays. Values outside [0, 1) are clamped into it.
+    public var random: @Sendable () -> Double
     /// Attempts handed out since the last ``reset()``.
     public private(set) var attempts = 0
 
-    /// The articles' schedule: 0 s, 2 s, 4 s.
+    /// The articles' base delays: 0 s, 2 s, 4 s.
     public static let articleDelays: [Duration] = [.zero, .seconds(2), .seconds(4)]
+    /// The default ``jitter``: 1 s.
+    public static let defaultJitter: Duration = .seconds(1)
+    /// The default ``random``: the system's generator, uniform in [0, 1).
+    public static let systemRandom: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
-    /// A schedule with `delays` before attempt 1, 2, … (default ``articleDelays``).
-    public init(delays: [Duration] = ReconnectSchedule.articleDelays) {
-        self.delays = delays
+    /// A schedule with fixed base delays `delays` before attempt 1, 2, … (default ``articleDelays``),
+    /// each stretched by up to `jitter` (default 1 s) as drawn by `random`.
+    public init(
+        delays: [Duration] = ReconnectSchedule.articleDelays,
+        jitter: Duration = ReconnectSchedule.defaultJitter,
+        random: @escaping @Sendable () -> Double = ReconnectSchedule.systemRandom
+    ) {
+        self.init(growth: .fixed(delays), jitter: jitter, random: random)
     }
 
-    /// The next attempt's number (from 1) and the delay before it, or `nil` when every attempt has been
-    /// used and the server should be reported unavailable.
+    /// A schedule whose base delays grow as `growth` says, each stretched by up to `jitter` (default
+    /// 1 s) as drawn by `random`.
+    public init(
+        growth: Growth,
+        jitter: Duration = ReconnectSchedule.defaultJitter,
+        random: @escaping @Sendable () -> Double = ReconnectSchedule.systemRandom
+    ) {
+        precondition(jitter >= .zero, "negative reconnect jitter \(jitter)")
+        if case .exponential(let base, let factor, let cap, let attempts) = growth {
+            precondition(base >= .zero && cap >= base && factor >= 1 && attempts >= 0,
+                         "exponential reconnect schedule needs cap ≥ base ≥ 0, factor ≥ 1, attempts ≥ 0")
+        }
+        self.growth = growth
+        self.jitter = jitter
+        self.random = random
+    }
+
+    /// An exponential schedule: `attempts` attempts, attempt `n` (from 1) waiting `base × factor^(n−1)`
+    /// but at most `cap`, each stretched by up to `jitter` (default 1 s). For example base 1 s,
+    /// factor 2, cap 30 s, 7 attempts: 1, 2, 4, 8, 16, 30, 30 s, plus jitter.
+    public static func exponential(
+        base: Duration, factor: Double = 2, cap: Duration, attempts: Int,
+        jitter: Duration = ReconnectSchedule.defaultJitter,
+        random: @escaping @Sendable () -> Double = ReconnectSchedule.systemRandom
+    ) -> ReconnectSchedule {
+        ReconnectSchedule(growth: .exponential(base: base, factor: factor, cap: cap, attempts: attempts),
+                          jitter: jitter, random: random)
+    }
+
+    /// How many attempts the schedule allows before the server counts as unavailable.
+    public var maxAttempts: Int {
+        switch growth {
+        case .fixed(let delays): return delays.count
+        case .exponential(_, _, _, let attempts): return attempts
+        }
+    }
+
+    /// The base delay (before jitter) of every attempt, in order.
+    public var delays: [Duration] { (0..<maxAttempts).map { baseDelay(ofAttempt: $0 + 1)! } }
+
+    /// The base delay (before jitter) of attempt `attempt` (from 1), or `nil` beyond ``maxAttempts``.
+    public func baseDelay(ofAttempt attempt: Int) -> Duration? {
+        guard attempt >= 1, attempt <= maxAttempts else { return nil }
+        switch growth {
+        case .fixed(let delays):
+            return delays[attempt - 1]
+        case .exponential(let base, let factor, let cap, _):
+            let capNanoseconds = Double(cap.nanoseconds)
+            var nanoseconds = Double(base.nanoseconds)
+            for _ in 1..<attempt {
+                nanoseconds *= factor
+                if nanoseconds >= capNanoseconds { return cap }
+            }
+            return nanoseconds >= capNanoseconds ? cap : .nanoseconds(Int64(nanoseconds))
+        }
+    }
+
+    /// The next attempt's number (from 1) and the delay before it (base delay plus jitter), or `nil`
+    /// when every attempt has been used and the server should be reported unavailable.
     public mutating func next() -> (attempt: Int, delay: Duration)? {
-        guard attempts < delays.count else { return nil }
+        guard let base = baseDelay(ofAttempt: attempts + 1) else { return nil }
         attempts += 1
-        return (attempts, delays[attempts - 1])
+        return (attempts, base + jitterOffset())
     }
 
-    /// Starts over, after a successful connection.
+    /// Starts over, after a connection proved healthy.
     public mutating func reset() { attempts = 0 }
+
+    /// A point in [0, ``jitter``), whole nanoseconds.
+    private func jitterOffset() -> Duration {
+        let spread = jitter.nanoseconds
+        guard spread > 0 else { return .zero }
+        let drawn = random()
+        let fraction = drawn.isNaN ? 0 : min(max(drawn, 0), 1)
+        let offset = min(Int64((Double(spread) * fraction).rounded(.down)), spread - 1)
+        return .nanoseconds(offset)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped to `Int64`'s range.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow2 ? (whole < 0 ? .min : .max) : sum
+    }
 }

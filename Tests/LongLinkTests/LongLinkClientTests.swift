@@ -227,4 +227,99 @@ import TestSupport
             "server unavailable",
         ])
     }
+
+    // Issue 9: a server that accepts, sends one valid message and closes drove ~20,000 connects in 2 s,
+    // because any decoded message started the schedule over. Now only a healthy link does.
+    @Test func serverThatSendsOneMessageAndClosesWalksTheScheduleToUnavailable() async throws {
+        let harness = LinkHarness()
+        let peer = RecordingDelegate(onAccept: { socket in
+            socket.write(TextCodec.frame("welcome"), withTimeout: -1, tag: 0)
+            socket.disconnectAfterWriting()
+        })
+        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect() }
+        let port = listener.localPort
+        // Jitter draws 0.5, 0.25, 0.75 of the default 1 s spread.
+        let client = harness.makeClient(port: port) { $0.reconnectSchedule.random = fixedRandom([0.5, 0.25, 0.75]) }
+        defer { client.disconnect() }
+        client.connect()
+        let visit = ["connected to 127.0.0.1:\(port)", "received welcome", "disconnected (by server)"]
+        #expect(try await harness.clientEvents.next(4) == visit + ["reconnect attempt 1 in 0.5 s"])
+        for (waited, next) in [(Duration.milliseconds(500), "reconnect attempt 2 in 2.25 s"),
+                               (.milliseconds(2250), "reconnect attempt 3 in 4.75 s"),
+                               (.milliseconds(4750), "server unavailable")] {
+            await harness.clock.advance(by: waited - .milliseconds(1))
+            harness.drainEventQueues()
+            #expect(harness.clientEvents.pending == [])
+            await harness.clock.advance(by: .milliseconds(1))
+            #expect(try await harness.clientEvents.next(4) == visit + [next])
+        }
+        await harness.clock.advance(by: .seconds(600))
+        harness.drainEventQueues()
+        #expect(harness.clientEvents.pending == [])
+        #expect(peer.accepted.count == 4)
+    }
+
+    @Test func reconnectingEventShowsTheJitteredDelayToTheMillisecond() {
+        typealias Event = LongLinkClient<TextCodec>.Event
+        #expect("\(Event.reconnecting(attempt: 2, delay: .nanoseconds(2_718_281_828)))" == "reconnect attempt 2 in 2.718 s")
+        #expect("\(Event.reconnecting(attempt: 1, delay: .nanoseconds(999_600_000)))" == "reconnect attempt 1 in 1 s")
+        #expect("\(Event.reconnecting(attempt: 3, delay: .milliseconds(4250)))" == "reconnect attempt 3 in 4.25 s")
+    }
+
+    @Test func linkUpForOneHeartbeatIntervalStartsTheScheduleOverAndOneUpShorterDoesNot() async throws {
+        let harness = LinkHarness()
+        // A peer that reads everything (so closing sends FIN, not RST) and never answers; the test
+        // closes its connections.
+        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+                                     onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
+        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
+        let port = listener.localPort
+        let client = harness.makeClient(port: port) { $0.heartbeatInterval = .seconds(10) }
+        defer { client.disconnect() }
+        /// Closes the peer's end of its `number`th connection (from 1), once accepted.
+        func closeConnection(_ number: Int) async throws {
+            while peer.accepted.count < number { _ = try await peer.events.next() }
+            peer.accepted[number - 1].disconnect()
+        }
+        let connected = "connected to 127.0.0.1:\(port)"
+        client.connect()
+        #expect(try await harness.clientEvents.next() == connected)
+        // Closed at once: attempt 1.
+        try await closeConnection(1)
+        #expect(try await harness.clientEvents.next(3) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", connected])
+        // Up for 1 ms less than the heartbeat interval: not yet healthy, the schedule goes on.
+        await harness.clock.advance(by: .milliseconds(9999))
+        try await closeConnection(2)
+        #expect(try await harness.clientEvents.next(2) == ["disconnected (by server)", "reconnect attempt 2 in 2 s"])
+        await harness.clock.advance(by: .seconds(2))
+        #expect(try await harness.clientEvents.next() == connected)
+        // Up for the whole interval (its first heartbeat goes out): healthy, so the next drop starts over.
+        await harness.clock.advance(by: .seconds(10))
+        _ = try await peer.events.first(where: { $0.readData == TextCodec.frame("PING") })
+        try await closeConnection(3)
+        #expect(try await harness.clientEvents.next(3) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", connected])
+    }
+
+    @Test func configuredHealthyTimeStartsTheScheduleOverAfterAConnectionThatWasRetried() async throws {
+        let harness = LinkHarness()
+        let reserved = ReservedLoopbackPort()
+        let port = reserved.port
+        let client = harness.makeClient(port: port) { $0.linkHealthyAfter = .seconds(30) }
+        defer { client.disconnect() }
+        client.connect()
+        let refused = "connect failed: connect: Connection refused (errno 111)"
+        #expect(try await harness.clientEvents.next(4) == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+        reserved.release()
+        let server = try harness.makeServer(port: port)
+        await harness.clock.advance(by: .seconds(2))
+        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(port)")
+        // 30 s up (the heartbeat, 180 s, has not even gone out): healthy.
+        await harness.clock.advance(by: .seconds(30))
+        server.stop()
+        #expect(try await harness.clientEvents.next(4) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+    }
 }
