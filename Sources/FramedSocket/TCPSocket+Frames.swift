@@ -16,7 +16,7 @@ extension TCPSocket {
     ///
     /// - Parameters:
     ///   - pauseFrames: asked before each frame, on the loop thread; `true` ends this read, leaving the
-    ///     rest of the bytes buffered (reading from the kernel stops at 1 MiB, so TCP flow control slows
+    ///     rest of the bytes buffered (as does a frame handler that disconnects the socket) (reading from the kernel stops at 1 MiB, so TCP flow control slows
     ///     the peer). Call this method again to resume.
     public func readFrames<Decoder>(
         using decoder: SocketFrameDecoder<Decoder>,
@@ -24,7 +24,8 @@ extension TCPSocket {
         pauseFrames: @escaping () -> Bool = { false },
         onFrame: @escaping (Decoder.Frame) -> Void
     ) {
-        consume(decoder.consumingEveryFrame(onFrame, isPaused: pauseFrames), maxLength: maxFrameLength, timeout: -1)
+        consume(decoder.consumingEveryFrame(onFrame, isPaused: { [unowned self] in !isConnectedOnLoop || pauseFrames() }),
+                maxLength: maxFrameLength, timeout: -1)
     }
 
     /// Reads one frame with `decoder` and hands it to `completion` on the socket's event-loop thread, in
@@ -64,7 +65,7 @@ extension TCPSocket {
         pauseFrames: @escaping () -> Bool = { false },
         onFrame: @escaping (UnsafeRawBufferPointer) -> Void
     ) {
-        let transfer = UnsafeLoopTransfer((onFrame, pauseFrames))
+        let transfer = UnsafeLoopTransfer((onFrame, { [unowned self] in !isConnectedOnLoop || pauseFrames() }))
         consume({ bytes in
             var consumed = 0
             while !transfer.value.1() {
@@ -86,7 +87,7 @@ extension TCPSocket {
         pauseFrames: @escaping () -> Bool = { false },
         onFrames: @escaping (UnsafeRawBufferPointer) -> Void
     ) {
-        let transfer = UnsafeLoopTransfer((onFrames, pauseFrames))
+        let transfer = UnsafeLoopTransfer((onFrames, { [unowned self] in !isConnectedOnLoop || pauseFrames() }))
         consume({ bytes in
             if transfer.value.1() { return .complete(consumed: 0) }
             var end = 0

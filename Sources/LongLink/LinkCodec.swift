@@ -11,7 +11,7 @@ public protocol LinkCodec: Sendable {
     /// An application message (including the heartbeat and its acknowledgement).
     associatedtype Message: Sendable
     /// The framing of the byte stream.
-    associatedtype Decoder: FrameDecoder
+    associatedtype Decoder: FrameDecoder & Sendable where Decoder.Frame: Sendable
 
     /// A fresh decoder for one connection.
     func makeDecoder() -> Decoder

@@ -1,5 +1,6 @@
 import AsyncSocket
 import Dispatch
+import FramedSocket
 import Foundation
 import SocketFraming
 
@@ -49,7 +50,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     // Loop-confined state.
     private var phase = Phase.idle
     private var socket: TCPSocket?
-    private var reader: FrameReader<Codec.Decoder>
     private var schedule: ReconnectSchedule
     private var outbox: [Codec.Message] = []
     /// Messages handed to the socket and not yet reported written, oldest first from `inflightStart`.
@@ -93,7 +93,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.group = group
         self.loop = group.next()
         self.events = EventSink(queue: eventQueue, handler: onEvent)
-        self.reader = FrameReader(decoder: codec.makeDecoder())
         self.schedule = configuration.reconnectSchedule
         wire(socketCallbacks)
     }
@@ -209,14 +208,22 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         heartbeatsSent = 0
         acksReceived = 0
         sendPaused = false
-        reader = FrameReader(decoder: codec.makeDecoder())
         if let greeting { writeControl(greeting) }
         let queued = outbox
         outbox.removeAll()
         for message in queued { write(message) }
         scheduleHeartbeat()
         scheduleHealthyReset()
-        socket?.readData(withTimeout: -1, tag: 0)
+        if let socket {
+            // FramedSocket's shared receive path (as the server's): frames decoded in place; a drop
+            // stops the handing on.
+            socket.readFrames(using: SocketFrameDecoder(codec.makeDecoder()), pauseFrames: { [weak self] in
+                self?.dropReason != nil
+            }) { [weak self] frame in
+                guard let self, socket === self.socket else { return }
+                received(frame)
+            }
+        }
         // Reported once the link is fully set up, so an observer that reacts (or a test that advances
         // virtual time) sees the heartbeat timer already running.
         emit(.connected(host: host, port: port))
@@ -351,26 +358,23 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
 
     // MARK: Reading
 
-    private func received(_ data: Data) {
-        reader.append(data)
+    /// One whole frame, on the link's loop.
+    private func received(_ frame: Codec.Decoder.Frame) {
+        let message: Codec.Message
         do {
-            while let frame = try reader.nextFrame() {
-                let message = try codec.message(from: frame)
-                if codec.isHeartbeatAck(message) {
-                    ackTimer?.cancel()
-                    ackTimer = nil
-                    acksReceived += 1
-                    if let drainTarget, acksReceived >= drainTarget { finishDrain() }
-                } else {
-                    emit(.received(message))
-                }
-                guard phase == .connected else { return }
-            }
+            message = try codec.message(from: frame)
         } catch {
             drop(.protocolError("\(error)"))
             return
         }
-        socket?.readData(withTimeout: -1, tag: 0)
+        if codec.isHeartbeatAck(message) {
+            ackTimer?.cancel()
+            ackTimer = nil
+            acksReceived += 1
+            if let drainTarget, acksReceived >= drainTarget { finishDrain() }
+        } else {
+            emit(.received(message))
+        }
     }
 
     private func disconnected(_ error: SocketError?) {
@@ -387,6 +391,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         switch error {
         case nil: reason = dropReason ?? .byUser
         case .closedByPeer?: reason = dropReason ?? .byServer
+        case .decodingFailed(let failure)?: reason = dropReason ?? .protocolError("\(failure)")
         case let error?: reason = dropReason ?? .network(error)
         }
         dropReason = nil
@@ -415,10 +420,6 @@ extension LongLinkClient {
         callbacks.didConnect = { [weak self] sock, host, port in
             guard let self, sock === socket else { return }
             connected(host: host, port: port)
-        }
-        callbacks.didRead = { [weak self] sock, data in
-            guard let self, sock === socket else { return }
-            received(data)
         }
         callbacks.didWrite = { [weak self] sock, tag in
             guard let self, sock === socket, tag != LongLinkClient.controlTag else { return }

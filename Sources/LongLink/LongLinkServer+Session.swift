@@ -1,4 +1,5 @@
 import AsyncSocket
+import FramedSocket
 import Foundation
 import SocketFraming
 
@@ -16,7 +17,6 @@ extension LongLinkServer {
         private let contextStorage = LockedValue<(any Sendable)?>(nil)
 
         // Loop-confined state (the socket's loop).
-        private var reader: FrameReader<Codec.Decoder>
         private var lastActivity: UInt64 = 0
         private var idleTimer: Scheduled?
         private var closeReason: CloseReason?
@@ -26,8 +26,6 @@ extension LongLinkServer {
             self.socket = socket
             self.server = server
             self.remoteAddress = socket.connectedAddress
-            self.reader = FrameReader(decoder: server.codec.makeDecoder())
-            socketCallbacks.didRead = { [weak self] _, data in self?.received(data) }
             socketCallbacks.didDisconnect = { [weak self] _, error in self?.finish(error: error) }
             socketCallbacks.didExceedHighWatermark = { [weak self] _, queued in self?.tooSlow(queued) }
             socket.setDelegate(socketCallbacks, delegateQueue: nil)
@@ -69,7 +67,9 @@ extension LongLinkServer {
             lastActivity = socket.eventLoop.now()
             armIdleTimer(after: server.configuration.idleTimeout)
             server.emit(.opened(self))
-            socket.readData(withTimeout: -1, tag: 0)
+            socket.readFrames(using: SocketFrameDecoder(server.codec.makeDecoder())) { [weak self] frame in
+                self?.received(frame)
+            }
         }
 
         private func armIdleTimer(after delay: Duration) {
@@ -90,28 +90,27 @@ extension LongLinkServer {
             socket.disconnect()
         }
 
-        private func received(_ data: Data) {
-            reader.append(data)
+        /// One whole frame, on the socket's loop (FramedSocket's shared receive path: decoded in place,
+        /// no copy before the decoder's own).
+        private func received(_ frame: Codec.Decoder.Frame) {
+            // Only whole frames count as activity, so a peer dripping one byte at a time ("slowloris")
+            // is still dropped at the idle timeout.
+            lastActivity = socket.eventLoop.now()
+            let message: Codec.Message
             do {
-                while let frame = try reader.nextFrame() {
-                    // Only whole frames count as activity, so a peer dripping one byte at a time
-                    // ("slowloris") is still dropped at the idle timeout.
-                    lastActivity = socket.eventLoop.now()
-                    let message = try server.codec.message(from: frame)
-                    if server.codec.isHeartbeat(message) {
-                        // Through the event queue, so the acknowledgement follows the app's replies to
-                        // the messages before the heartbeat.
-                        server.afterEvents { [self] in send(server.codec.heartbeatAck) }
-                    } else {
-                        server.emit(.received(message, from: self))
-                    }
-                }
+                message = try server.codec.message(from: frame)
             } catch {
                 closeReason = .protocolError("\(error)")
                 socket.disconnect()
                 return
             }
-            socket.readData(withTimeout: -1, tag: 0)
+            if server.codec.isHeartbeat(message) {
+                // Through the event queue, so the acknowledgement follows the app's replies to the
+                // messages before the heartbeat.
+                server.afterEvents { [self] in send(server.codec.heartbeatAck) }
+            } else {
+                server.emit(.received(message, from: self))
+            }
         }
 
         private func finish(error: SocketError?) {
@@ -121,6 +120,7 @@ extension LongLinkServer {
             switch error {
             case nil: reason = closeReason ?? .byServer
             case .closedByPeer?: reason = closeReason ?? .byClient
+            case .decodingFailed(let failure)?: reason = closeReason ?? .protocolError("\(failure)")
             case let error?: reason = closeReason ?? .network(error)
             }
             server.remove(self)

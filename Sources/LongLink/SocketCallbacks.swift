@@ -7,7 +7,6 @@ import Foundation
 final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     var didAccept: (TCPSocket) -> Void = { _ in }
     var didConnect: (TCPSocket, String, UInt16) -> Void = { _, _, _ in }
-    var didRead: (TCPSocket, Data) -> Void = { _, _ in }
     var didWrite: (TCPSocket, Int) -> Void = { _, _ in }
     var didDisconnect: (TCPSocket, SocketError?) -> Void = { _, _ in }
     var didExceedHighWatermark: (TCPSocket, Int) -> Void = { _, _ in }
@@ -15,7 +14,6 @@ final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
 
     func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) { didAccept(newSocket) }
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect(sock, host, port) }
-    func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) { didRead(sock, data) }
     func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(sock, tag) }
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(sock, err) }
     func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {

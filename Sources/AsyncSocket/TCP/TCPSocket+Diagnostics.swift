@@ -74,6 +74,13 @@ extension TCPSocket {
         }
     }
 
+    /// Whether the socket is connected, as its loop sees it: for code on the loop thread (a frame
+    /// handler) that must stop handing frames on once a callback has closed the connection.
+    package var isConnectedOnLoop: Bool {
+        eventLoop.assertInEventLoop()
+        return state == .connected
+    }
+
     /// Bytes received and not yet taken by a read (for tests); waits for the loop.
     package var bufferedReadBytes: Int {
         eventLoop.runAndWait { [self] in buffer.count }
