@@ -5,7 +5,8 @@ import Testing
 
 /// The seven-byte header of source article 003 (M3.4): version, function code, compressed flag, body length.
 @Suite struct SevenByteHeaderFrameTests {
-    static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder() }
+    /// A decoder accepting versions 1 and 2: the frames below are of both.
+    static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder(acceptedVersions: [1, 2]) }
 
     static let json = Data(utf8(#"{"from":"alice","to":"bob","text":"hi bob, hi bob, hi bob"}"#))  // 59 bytes
     /// `zlib.compress(json)` in Python (48 bytes).
@@ -38,7 +39,8 @@ import Testing
 
     @Test func a_plain_frame_decodes_with_every_header_field_big_endian() throws {
         let wire: [UInt8] = [0x12, 0x34, 0xAB, 0xCD, 0x00, 0x00, 0x03, 0x61, 0x62, 0x63]
-        #expect(try decodeAll(wire) == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
+        #expect(try decodeAll(wire, SevenByteHeaderFrameDecoder(acceptedVersions: [0x1234]))
+            == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
     }
 
     @Test func a_compressed_frame_decodes_to_the_plain_body() throws {
@@ -100,7 +102,8 @@ import Testing
         }
         var wire = Data()
         for frame in frames { try SevenByteHeaderFrameEncoder().encode(frame, into: &wire) }
-        DecoderVerifier.verify(Self.makeDecoder, bytes: Array(wire), expecting: frames, randomCuttings: 50)
+        DecoderVerifier.verify({ SevenByteHeaderFrameDecoder(acceptedVersions: nil) }, bytes: Array(wire), expecting: frames,
+                               randomCuttings: 50)
     }
 
     @Test func a_body_of_65535_bytes_fits_the_length_field() throws {
@@ -131,10 +134,10 @@ import Testing
     }
 
     @Test func a_compressed_body_of_exactly_the_maximum_decompresses_and_one_byte_more_does_not() throws {
-        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 59)
+        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 59, acceptedVersions: [2])
         #expect(try decodeAll(Self.compressedWire, decoder) == [Self.compressedFrame])
         #expect(throws: FramingError.decompressedTooLarge(maxBytes: 58)) {
-            try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 58))
+            try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 58, acceptedVersions: [2]))
         }
     }
 
@@ -197,7 +200,7 @@ import Testing
         let frame = SevenByteHeaderFrame(version: 3, functionCode: 4, isCompressed: true, body: Self.json)
         let wire = try SevenByteHeaderFrameEncoder(compressionFormat: .gzip).encode(frame)
         #expect(Array(wire.dropFirst(7).prefix(3)) == [0x1F, 0x8B, 0x08])  // RFC 1952 magic and deflate method
-        #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip)) == [frame])
+        #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip, acceptedVersions: [3])) == [frame])
     }
 
     @Test func an_encrypted_body_is_compressed_first_and_its_length_is_the_encrypted_length() throws {
@@ -206,7 +209,7 @@ import Testing
         let wire = try SevenByteHeaderFrameEncoder(transform: cipher).encode(frame)
         let encrypted = try cipher.encode(Data(Self.compressedJSON))  // 49 bytes
         #expect([UInt8](wire) == [0x00, 0x02, 0x01, 0x02, 0x01, 0x00, 0x31] + [UInt8](encrypted))
-        #expect(try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: cipher)) == [frame])
+        #expect(try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [2])) == [frame])
     }
 
     @Test func a_plain_body_can_be_encrypted_too() throws {
@@ -228,7 +231,8 @@ import Testing
         }
         let cipher = TestCipher(key: 0xC3)
         DecoderVerifier.verifyRoundTrip(encoder: SevenByteHeaderFrameEncoder(transform: cipher),
-                                        { SevenByteHeaderFrameDecoder(transform: cipher) }, messages: messages,
+                                        { SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [0, 1, 2, 3]) },
+                                        messages: messages,
                                         randomCuttings: 40)
     }
 }

@@ -1,4 +1,6 @@
-// Fuzz target: SevenByteHeaderFrameDecoder, compressed bodies in each format, a small decompression bound.
+// Fuzz target: SevenByteHeaderFrameDecoder, compressed bodies in each format, a small decompression bound,
+// and each kind of header check: any version, the default [1], versions 1–3, versions 1–3 with known
+// function codes 3, 4 and 10 only.
 import Foundation
 import SocketFraming
 
@@ -8,8 +10,12 @@ public func fuzzSevenByteHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     let format = [CompressionFormat.zlib, .gzip, .rawDeflate][input.int(in: 0...2)]
     let maxDecompressed = input.int(in: 0...255) * 16
     let chunkSeed = input.byte()
+    let headerCheck = input.int(in: 0...3)
+    let versions: Set<UInt16>? = [nil, SevenByteHeaderFrameDecoder.defaultAcceptedVersions, [1, 2, 3], [1, 2, 3]][headerCheck]
+    let knownCodes: (@Sendable (UInt16) -> Bool)? = headerCheck == 3 ? { [3, 4, 10].contains($0) } : nil
     SevenByteHeaderFrameDecoder.check({
-        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxDecompressed, compressionFormat: format)
+        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxDecompressed, compressionFormat: format,
+                                    acceptedVersions: versions, isKnownFunctionCode: knownCodes)
     }, input.rest(), chunkSeed: chunkSeed, maxBufferedBytes: SevenByteHeaderFrame.headerLength + SevenByteHeaderFrame.maxWireBodyLength)
     return 0
 }
