@@ -235,4 +235,73 @@ import Testing
                                         messages: messages,
                                         randomCuttings: 40)
     }
+
+    // MARK: - Header validation (issue 9: a desynchronised stream)
+
+    /// Version 1, function code 2, plain, body `{}`: with two junk bytes `11 12` before it, its header
+    /// reads as version 0x1112, function code 0x0001, flag 0, body length 0x0200 = 512.
+    static let functionCode2Wire: [UInt8] = [0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x02, 0x7B, 0x7D]
+
+    @Test func the_default_accepts_version_1_only() {
+        #expect(SevenByteHeaderFrameDecoder.defaultAcceptedVersions == [1])
+        #expect(SevenByteHeaderFrameDecoder().acceptedVersions == [1])
+        #expect(SevenByteHeaderFrameDecoder().isKnownFunctionCode == nil)
+        #expect(throws: FramingError.unsupportedVersion(2)) { try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder()) }
+    }
+
+    @Test func two_junk_bytes_before_a_frame_fail_as_soon_as_seven_header_bytes_are_in() throws {
+        let stream: [UInt8] = [0x11, 0x12] + Self.functionCode2Wire
+        var decoder = SevenByteHeaderFrameDecoder()
+        var buffer = FrameBuffer()
+        for (index, byte) in stream.prefix(6).enumerated() {
+            buffer.append(contentsOf: [byte])
+            #expect(try decoder.decode(&buffer) == nil, "after \(index + 1) bytes")
+        }
+        buffer.append(contentsOf: [stream[6]])
+        #expect(throws: FramingError.unsupportedVersion(0x1112)) { try decoder.decode(&buffer) }
+        #expect(buffer.readableBytes == 7)  // nothing consumed, nothing delivered
+        // Fed whole, the same: no frame before the error.
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder())
+        reader.append(Data(stream))
+        #expect(throws: FramingError.unsupportedVersion(0x1112)) { try reader.nextFrame() }
+        #expect(FramingError.unsupportedVersion(0x1112).description == "unsupported header version 4370 (0x1112)")
+    }
+
+    @Test func without_version_checks_the_junk_header_waits_for_a_512_byte_body() throws {
+        // The behaviour the issue reported, still available with acceptedVersions nil.
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder(acceptedVersions: nil))
+        reader.append(Data([0x11, 0x12] + Self.functionCode2Wire))
+        #expect(try reader.nextFrame() == nil)
+        reader.append(Data(count: 512 - 4))
+        #expect(try reader.nextFrame()
+            == SevenByteHeaderFrame(version: 0x1112, functionCode: 0x0001, body: Data([0x00, 0x02, 0x7B, 0x7D]) + Data(count: 508)))
+    }
+
+    @Test func an_unknown_function_code_fails_as_soon_as_the_header_is_in_before_its_body() {
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 || $0 == 11 })
+        // Function code 12 with a body of 65_535 bytes, none of which has arrived.
+        var reader = FrameReader(decoder: decoder)
+        reader.append(Data([0x00, 0x01, 0x00, 0x0C, 0x00, 0xFF, 0xFF]))
+        #expect(throws: FramingError.unknownFunctionCode(12)) { try reader.nextFrame() }
+        #expect(FramingError.unknownFunctionCode(0x7777).description == "unknown function code 30583 (0x7777)")
+        // Known codes decode under every cutting.
+        DecoderVerifier.verify({ decoder }, bytes: Self.plainWire + Self.emptyWire, expecting: [Self.plainFrame, Self.emptyFrame])
+    }
+
+    @Test func the_version_is_checked_before_the_function_code_and_the_compressed_flag() {
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 })
+        #expect(throws: FramingError.unsupportedVersion(9)) { try decodeAll([0x00, 0x09, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
+        #expect(throws: FramingError.unknownFunctionCode(11)) { try decodeAll([0x00, 0x01, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
+        #expect(throws: FramingError.malformedHeader("compressed flag is 5, expected 0 or 1")) {
+            try decodeAll([0x00, 0x01, 0x00, 0x0A, 0x05, 0x00, 0x00], decoder)
+        }
+    }
+
+    @Test func frames_before_a_bad_version_are_all_delivered_first() throws {
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder())
+        reader.append(Data(Self.plainWire + Self.emptyWire + [0x00, 0x02, 0x00, 0x0A, 0x00, 0x00, 0x00]))
+        #expect(try reader.nextFrame() == Self.plainFrame)
+        #expect(try reader.nextFrame() == Self.emptyFrame)
+        #expect(throws: FramingError.unsupportedVersion(2)) { try reader.nextFrame() }
+    }
 }
