@@ -11,8 +11,11 @@ public func fuzzSevenByteHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     let maxDecompressed = input.int(in: 0...255) * 16
     let chunkSeed = input.byte()
     let headerCheck = input.int(in: 0...3)
-    let versions: Set<UInt16>? = [nil, SevenByteHeaderFrameDecoder.defaultAcceptedVersions, [1, 2, 3], [1, 2, 3]][headerCheck]
-    let knownCodes: (@Sendable (UInt16) -> Bool)? = headerCheck == 3 ? { [3, 4, 10].contains($0) } : nil
+    let versionChoices: [Set<UInt16>?] = [nil, SevenByteHeaderFrameDecoder.defaultAcceptedVersions, [1, 2, 3], [1, 2, 3]]
+    let versions = versionChoices[headerCheck]
+    let knownCodeSet: Set<UInt16> = [3, 4, 10]
+    var knownCodes: (@Sendable (UInt16) -> Bool)?
+    if headerCheck == 3 { knownCodes = { code in knownCodeSet.contains(code) } }
     SevenByteHeaderFrameDecoder.check({
         SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxDecompressed, compressionFormat: format,
                                     acceptedVersions: versions, isKnownFunctionCode: knownCodes)
