@@ -4,7 +4,8 @@
 // - the frames before the first error, and whether there is an error, must not depend on the cutting;
 // - `decode` returning nil must leave the readable bytes alone (unless the decoder discards a too-long
 //   frame, which consumes as it goes);
-// - the buffer must never hold more than the decoder's bound plus the last chunk;
+// - the buffer must never hold more than the decoder's bound plus the last chunk, and `decode` must not
+//   return nil while `maximumFrameLength` or more bytes are readable;
 // - nothing may trap, also when decoding goes on after an error.
 import Foundation
 import SocketFraming
@@ -69,6 +70,11 @@ func feed<D: FrameDecoder>(
                 guard let frame = try decoder.decode(&buffer) else {
                     if !consumesOnNil && buffer.readableBytes != before {
                         fatalError("decode returned nil and consumed \(before - buffer.readableBytes) bytes")
+                    }
+                    // A reader bounded by the maximum (a socket's read limit) would refuse the stream here.
+                    if !result.failed && buffer.readableBytes >= decoder.maximumFrameLength {
+                        fatalError("decode returned nil with \(buffer.readableBytes) bytes readable, not under "
+                            + "maximumFrameLength \(decoder.maximumFrameLength)")
                     }
                     break
                 }

@@ -60,8 +60,10 @@ def seeds():
         struct.pack(">HHBH", version, code, int(compressed), len(wire)) + wire
         for version, code, compressed, body in [(1, 10, False, b"hi"), (2, 3, True, b"hello hello hello"), (3, 4, False, b"")]
         for wire in [zlib.compress(body) if compressed else body])
-    yield "seven_byte_header", "zlib", bytes([0, 255, 0]) + seven
-    yield "seven_byte_header", "zlib-cut", bytes([0, 255, 3]) + seven
+    yield "seven_byte_header", "zlib", bytes([0, 255, 0, 0]) + seven
+    yield "seven_byte_header", "zlib-cut", bytes([0, 255, 3, 2]) + seven
+    yield "seven_byte_header", "known-codes", bytes([0, 255, 1, 3]) + seven
+    yield "seven_byte_header", "junk-first", bytes([0, 255, 0, 1]) + b"\x11\x12" + seven
 
     eight = b"".join(struct.pack(">II", sid, len(body)) + body for sid, body in [(1, b"hi"), (2, b""), (3, interop.pattern(100, 2))])
     yield "eight_byte_header", "plain", bytes([255, 0, 0]) + eight

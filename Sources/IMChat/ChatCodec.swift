@@ -36,8 +36,14 @@ public struct ChatCodec: LinkCodec {
         }
     }
 
+    /// A decoder of the chat's frames: bodies up to ``maxBodyLength`` bytes once decompressed, and a
+    /// header that must carry ``ChatCodec/version`` and one of the ``FunctionCode``s, checked as soon as its
+    /// 7 bytes arrive, so a stream that has lost its place fails at once with
+    /// `FramingError.unsupportedVersion` or `.unknownFunctionCode` instead of waiting for a body length
+    /// read from the wrong bytes.
     public func makeDecoder() -> SevenByteHeaderFrameDecoder {
-        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxBodyLength)
+        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxBodyLength, acceptedVersions: [ChatCodec.version],
+                                    isKnownFunctionCode: { FunctionCode(rawValue: $0) != nil })
     }
 
     public var heartbeat: ChatMessage { .heartbeat }

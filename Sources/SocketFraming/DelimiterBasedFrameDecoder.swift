@@ -18,8 +18,13 @@ import Foundation
 ///
 /// Decoding is linear in the bytes received: for each delimiter the decoder remembers how far it has
 /// searched, and never examines a byte twice (apart from the last `delimiter.count - 1` bytes, which may
-/// begin a delimiter that is still arriving). At most `maxFrameLength` plus the longest delimiter's length
-/// bytes are ever buffered for one frame.
+/// begin a delimiter that is still arriving).
+///
+/// `maxFrameLength` is Netty's: the most bytes of a frame *before* its delimiter. On the wire a frame
+/// occupies at most `maximumFrameLength` = `maxFrameLength` + the longest delimiter's length bytes, and
+/// no more are ever buffered for one; give a reader (a socket's read limit) `maximumFrameLength`. With
+/// delimiters of different lengths, a frame ended by a shorter one is refused (its bytes before the
+/// delimiter being over `maxFrameLength`) a little below `maximumFrameLength`.
 ///
 /// Errors (after one, close the connection or keep decoding: decoding resumes after the delimiter that
 /// ends the too-long frame, as in Netty):
@@ -33,8 +38,13 @@ import Foundation
 public struct DelimiterBasedFrameDecoder: FrameDecoder, Sendable {
     /// The byte sequences that end a frame, in order of preference for frames ending at the same byte.
     public let delimiters: [[UInt8]]
-    /// The most bytes a frame may have, delimiter excluded.
+    /// The most bytes a frame may have before its delimiter, delimiter excluded: Netty's `maxFrameLength`
+    /// for this decoder. Not the wire maximum; that is `maximumFrameLength`.
     public let maxFrameLength: Int
+
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `maxFrameLength` + the longest delimiter's length (e.g. + 2 for CR LF).
+    public var maximumFrameLength: Int { maxFrameLength.addingSaturating(longestDelimiterLength) }
     /// Whether decoded frames leave out their delimiter (true, the default) or end with it (false).
     public let stripDelimiter: Bool
     /// Whether `.frameTooLong` is thrown as soon as a frame is known to be too long (true, the default) or
@@ -64,7 +74,8 @@ public struct DelimiterBasedFrameDecoder: FrameDecoder, Sendable {
     /// Creates a decoder for frames ended by any of `delimiters`.
     ///
     /// - Parameters:
-    ///   - maxFrameLength: the most bytes a frame may have, delimiter excluded.
+    ///   - maxFrameLength: the most bytes a frame may have before its delimiter, delimiter excluded
+    ///     (Netty's meaning); `maximumFrameLength` adds the longest delimiter.
     ///   - delimiters: byte sequences that end a frame; see the type's documentation for which wins.
     ///   - stripDelimiter: default true.
     ///   - failFast: default true.

@@ -9,18 +9,27 @@ import Foundation
 ///     frames:                      (1, "hi")                      (2, "")
 ///
 /// A frame is returned once its header and all its body bytes have arrived; until then nothing is
-/// consumed. At most 8 + `maxBodyLength` bytes are ever buffered for one frame: a larger body length is
-/// refused as soon as the header arrives, before any of the body is stored.
+/// consumed. A frame occupies at most `maximumFrameLength` = 8 + `maxBodyLength` bytes on the wire (the
+/// default: 8 + 1_048_576 = 1_048_584), and no more are ever buffered for one: a larger body length is
+/// refused as soon as the 8 header bytes have arrived, before any of the body is stored. Give a reader
+/// (a socket's read limit) `maximumFrameLength`, not `maxBodyLength`: a frame with a body of exactly
+/// `maxBodyLength` bytes is 8 bytes longer.
 ///
 /// Errors (after one, close the connection):
-/// - `.frameTooLong(length:maxFrameLength:)` with the body length and `maxBodyLength` when the header's
-///   body length is over `maxBodyLength`; nothing is consumed;
+/// - `.frameTooLong(length:maxFrameLength:)` with the body length and `maxBodyLength` (body bytes, header
+///   not counted) when the header's body length is over `maxBodyLength`, i.e. the frame is over
+///   `maximumFrameLength`; thrown as soon as the header is complete, nothing is consumed;
 /// - what `transform.decode` throws (for `CompressionTransform`: `.decompressedTooLarge`,
 ///   `.decompressionFailed`); the frame's bytes are consumed;
 /// - `.truncatedFrame(bufferedBytes:)` from `decodeLast` when the stream ends inside a frame.
 public struct EightByteHeaderFrameDecoder: FrameDecoder, Sendable {
-    /// The most bytes a body may have on the wire (before `transform`); default 1 MiB (1 << 20).
+    /// The most bytes a body may have on the wire (before `transform` is undone), the 8-byte header not
+    /// counted; default 1 MiB (1 << 20 = 1_048_576, the same as `TCPSocket.maxBufferedReadBytes`).
     public let maxBodyLength: Int
+
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `EightByteHeaderFrame.headerLength` (8) + `maxBodyLength`; 1_048_584 by default.
+    public var maximumFrameLength: Int { EightByteHeaderFrame.headerLength.addingSaturating(maxBodyLength) }
     /// Undoes the sender's transform on every body; default `IdentityTransform()`.
     public let transform: any BodyTransform
 

@@ -8,12 +8,17 @@ import Foundation
 ///     reads:   | 41 | 42 43 44 | 45 46 47 48 49 |
 ///     frames:        "ABC"       "DEF", "GHI"
 ///
-/// At most `frameLength` bytes are buffered for one frame.
+/// A frame occupies exactly `frameLength` bytes on the wire, so `maximumFrameLength` is `frameLength`,
+/// and no more are ever buffered for one frame.
 ///
 /// Errors: `.truncatedFrame(bufferedBytes:)` from `decodeLast` when the stream ends inside a frame.
 public struct FixedLengthFrameDecoder: FrameDecoder, Sendable {
     /// The length of every frame, in bytes.
     public let frameLength: Int
+
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `frameLength`, since every frame has exactly that many.
+    public var maximumFrameLength: Int { frameLength }
 
     /// Creates a decoder of `frameLength`-byte frames.
     ///

@@ -3,10 +3,22 @@
 /// A decoder that has thrown is not meant to be used again: the connection it served should be closed.
 /// It never traps, whatever bytes it is given afterwards.
 public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A frame's length, in bytes, read from or implied by its header, is over the decoder's maximum.
-    /// Codecs whose maximum counts only the body (eight-byte header, JSON header) report body lengths; the
-    /// delimiter decoder with `failFast` reports the bytes known so far to precede the delimiter.
+    /// A frame's length, in bytes, read from or implied by its header, is over the decoder's limit; the
+    /// frame is then also over the decoder's `maximumFrameLength` (or, for formats with several bounded
+    /// parts, one part is over its own limit). `length` and `maxFrameLength` are counted as the limit
+    /// that was exceeded counts: the whole frame for the length-field decoder (Netty's `maxFrameLength`,
+    /// equal to `maximumFrameLength`); the body alone, against `maxBodyLength`, for the eight-byte and
+    /// JSON header decoders; the bytes before the delimiter, against Netty's `maxFrameLength`, for the
+    /// delimiter decoder (with `failFast`, the bytes known so far to precede it).
     case frameTooLong(length: Int, maxFrameLength: Int)
+    /// A seven-byte header's version field (bytes 0–1, big-endian) holds a version the decoder does not
+    /// accept (see `SevenByteHeaderFrameDecoder.acceptedVersions`): usually a stream that has lost its
+    /// place, junk read as a header. Carries the version read. Thrown as soon as the 7 header bytes are in.
+    case unsupportedVersion(UInt16)
+    /// A seven-byte header's function code (bytes 2–3, big-endian) is not one the application knows (see
+    /// `SevenByteHeaderFrameDecoder.isKnownFunctionCode`). Carries the code read. Thrown as soon as the 7
+    /// header bytes are in.
+    case unknownFunctionCode(UInt16)
     /// A header of variable length (the JSON header) has more than `maxHeaderLength` bytes before its end
     /// marker; `length` is how many bytes are known to be in it.
     case headerTooLong(length: Int, maxHeaderLength: Int)
@@ -38,6 +50,10 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .frameTooLong(length, maxFrameLength):
             "frame of \(length) bytes exceeds the maximum frame length of \(maxFrameLength) bytes"
+        case let .unsupportedVersion(version):
+            "unsupported header version \(version) (0x\(String(version, radix: 16, uppercase: true)))"
+        case let .unknownFunctionCode(code):
+            "unknown function code \(code) (0x\(String(code, radix: 16, uppercase: true)))"
         case let .invalidLengthField(value):
             "invalid length field value \(value)"
         case let .malformedHeader(reason):

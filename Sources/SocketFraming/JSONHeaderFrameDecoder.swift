@@ -10,23 +10,34 @@ import Foundation
 ///
 /// A frame is returned once its header and all its body bytes have arrived; until then nothing is
 /// consumed. The header is searched for CR LF only once: bytes already searched are not searched again,
-/// and it is parsed once. At most `maxHeaderLength` + 2 + `maxBodyLength` bytes are ever buffered for
-/// one frame.
+/// and it is parsed once. A frame occupies at most `maximumFrameLength` = `maxHeaderLength` + 2 (CR LF) +
+/// `maxBodyLength` bytes on the wire (the defaults: 4_096 + 2 + 1_048_576 = 1_052_674), and no more are
+/// ever buffered for one. Give a reader (a socket's read limit) `maximumFrameLength`, not `maxBodyLength`.
+/// A frame with a short header can be refused below `maximumFrameLength`, because its body alone is over
+/// `maxBodyLength`; no frame over `maximumFrameLength` is ever accepted.
 ///
 /// Errors (after one, close the connection; the decoder is not meant to be used again):
 /// - `.headerTooLong(length:maxHeaderLength:)` as soon as more than `maxHeaderLength` bytes have arrived
 ///   with no CR LF among them;
 /// - `.malformedHeader(reason)` when the header is not valid UTF-8 JSON (RFC 8259; arrays and objects
 ///   nested at most 512 deep), not an object, has no `"size"`, or a `"size"` that is not a non-negative integer (a number, or a string of ASCII digits);
-/// - `.frameTooLong(length:maxFrameLength:)` with the size and `maxBodyLength` when `"size"` is over
-///   `maxBodyLength`, before any of the body is stored;
+/// - `.frameTooLong(length:maxFrameLength:)` with the size and `maxBodyLength` (body bytes, header and
+///   CR LF not counted) when `"size"` is over `maxBodyLength`, as soon as the header's CR LF has arrived,
+///   before any of the body is stored;
 /// - what `transform.decode` throws;
 /// - `.truncatedFrame(bufferedBytes:)` from `decodeLast` when the stream ends inside a frame.
 public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
     /// The most bytes the JSON header may have, CR LF excluded; default 4096.
     public let maxHeaderLength: Int
-    /// The most bytes a body may have on the wire (before `transform`); default 1 MiB (1 << 20).
+    /// The most bytes a body may have on the wire (before `transform` is undone), header and CR LF not
+    /// counted; default 1 MiB (1 << 20 = 1_048_576).
     public let maxBodyLength: Int
+
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `maxHeaderLength` + 2 (the CR LF ending the header) + `maxBodyLength`; 1_052_674 by default.
+    public var maximumFrameLength: Int {
+        maxHeaderLength.addingSaturating(DelimiterBasedFrameDecoder.crlf.count).addingSaturating(maxBodyLength)
+    }
     /// Undoes the sender's transform on every body; default `IdentityTransform()`.
     public let transform: any BodyTransform
 

@@ -35,8 +35,16 @@ import Foundation
 ///   negative, negative after `lengthAdjustment`, overflows `Int`, or makes the frame shorter than
 ///   `initialBytesToStrip`. Thrown as soon as the length field has been read; nothing is consumed.
 public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
-    /// The most bytes a frame may have, header included, before `initialBytesToStrip` is applied.
+    /// The most bytes a frame may have, header included, before `initialBytesToStrip` is applied: Netty's
+    /// `maxFrameLength`, which Netty compares with `lengthFieldOffset + lengthFieldLength + lengthAdjustment +`
+    /// the length field's value, the whole frame as it travels. A frame of exactly this many bytes decodes;
+    /// one byte more throws `.frameTooLong`. Equal to `maximumFrameLength`.
     public let maxFrameLength: Int
+
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `maxFrameLength`, since Netty's maximum already counts the whole frame, header and length field
+    /// included, before `initialBytesToStrip`.
+    public var maximumFrameLength: Int { maxFrameLength }
     /// Bytes of header before the length field.
     public let lengthFieldOffset: Int
     /// Width of the unsigned length field in bytes: 1, 2, 3, 4 or 8.

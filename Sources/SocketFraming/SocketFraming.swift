@@ -23,4 +23,6 @@
 //
 // Every codec is a value type; bad input is a `FramingError` (`BinaryCodingError` for message models) for
 // that connection, never a trap, and no buffer grows beyond a configured maximum because of what a peer
-// claims. Decoding is linear in the bytes received. The decoders are fuzzed (fuzz/, scripts/fuzz.sh).
+// claims. Every decoder's `maximumFrameLength` is the most bytes one frame may occupy on the wire, header,
+// length field or delimiter included (docs/FRAMING.md): the bound to give a socket read. Decoding is
+// linear in the bytes received. The decoders are fuzzed (fuzz/, scripts/fuzz.sh).

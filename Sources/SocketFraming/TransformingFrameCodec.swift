@@ -17,6 +17,12 @@ public struct TransformingFrameDecoder<Base: FrameDecoder>: FrameDecoder where B
     /// Applied (its `decode`) to every wire body `base` cuts.
     public let transform: any BodyTransform
 
+    /// The most bytes one frame may occupy on the wire (see `FrameDecoder.maximumFrameLength`):
+    /// `base.maximumFrameLength`. The transform runs after the frame has been cut, so it changes what the
+    /// frame decodes to (a decompressed body may be longer, up to the transform's own limit), not how many
+    /// bytes the frame occupies on the wire.
+    public var maximumFrameLength: Int { base.maximumFrameLength }
+
     /// Creates a decoder that decodes with `base`, then with `transform`.
     public init(_ base: Base, transform: any BodyTransform) {
         self.base = base

@@ -58,6 +58,33 @@ import TestSupport
         }
     }
 
+    @Test func theDecoderAcceptsVersion1AndEveryFunctionCode() throws {
+        let decoder = codec.makeDecoder()
+        #expect(decoder.acceptedVersions == [ChatCodec.version])
+        #expect(decoder.acceptedVersions == [1])
+        for code in FunctionCode.allCases {
+            var reader = FrameReader(decoder: codec.makeDecoder())
+            reader.append(try SevenByteHeaderFrameEncoder().encode(
+                SevenByteHeaderFrame(version: 1, functionCode: code.rawValue, body: Data("{}".utf8))))
+            #expect(try reader.nextFrame() == SevenByteHeaderFrame(version: 1, functionCode: code.rawValue, body: Data("{}".utf8)))
+        }
+    }
+
+    /// Issue 9: a stream that has lost its place fails once 7 header bytes are in, not after a body
+    /// length read from the wrong bytes.
+    @Test func aDesynchronisedStreamFailsAsSoonAsTheHeaderIsIn() throws {
+        let heartbeat = try codec.encode(.heartbeat)  // 00 01 00 20 00 00 02 7B 7D
+        var reader = FrameReader(decoder: codec.makeDecoder())
+        reader.append(Data([0x11, 0x12]) + heartbeat.prefix(4))
+        #expect(try reader.nextFrame() == nil)
+        reader.append(heartbeat.dropFirst(4).prefix(1))
+        #expect(throws: FramingError.unsupportedVersion(0x1112)) { try reader.nextFrame() }
+
+        var unknown = FrameReader(decoder: codec.makeDecoder())
+        unknown.append(Data([0x00, 0x01, 0x77, 0x77, 0x00, 0xFF, 0xFF]))  // a 65_535-byte body yet to come
+        #expect(throws: FramingError.unknownFunctionCode(0x7777)) { try unknown.nextFrame() }
+    }
+
     @Test func messagesDecodeHoweverTheStreamIsCut() throws {
         let messages: [ChatMessage] = [
             .login(name: "ann", resumeToken: nil), .heartbeat,

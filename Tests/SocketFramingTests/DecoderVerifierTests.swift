@@ -7,6 +7,7 @@ import Testing
 @Suite struct DecoderVerifierTests {
     /// Returns everything buffered as one frame: right only when each frame arrives in one read.
     struct WholeReadDecoder: FrameDecoder {
+        var maximumFrameLength: Int { .max }
         mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> Data? {
             buffer.readableBytes == 0 ? nil : buffer.readData(count: buffer.readableBytes)
         }
@@ -14,6 +15,7 @@ import Testing
 
     /// A 1-byte length prefix decoder that throws away a partial frame instead of waiting for the rest.
     struct ForgetfulDecoder: FrameDecoder {
+        var maximumFrameLength: Int { 1 + Int(UInt8.max) }
         mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> Data? {
             guard let length = buffer.getInteger(at: 0, as: UInt8.self) else { return nil }
             guard buffer.readableBytes >= 1 + Int(length) else {
@@ -34,6 +36,28 @@ import Testing
     @Test func a_decoder_that_drops_partial_frames_is_caught() {
         withKnownIssue {
             DecoderVerifier.verify({ ForgetfulDecoder() }, bytes: [2, 0x61, 0x62], expecting: [Data(utf8("ab"))])
+        }
+    }
+
+    /// A 1-byte length prefix decoder that claims a maximum of 3 bytes but waits for frames of up to 256:
+    /// a socket reading with its maximum as the limit would refuse a 4-byte frame it accepts.
+    struct UnderstatedMaximumDecoder: FrameDecoder {
+        var maximumFrameLength: Int { 3 }
+        mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> Data? {
+            guard let length = buffer.getInteger(at: 0, as: UInt8.self),
+                  buffer.readableBytes >= 1 + Int(length) else { return nil }
+            buffer.moveReaderIndex(forwardBy: 1)
+            return buffer.readData(count: Int(length))
+        }
+    }
+
+    @Test func a_decoder_that_waits_past_its_maximum_frame_length_is_caught() {
+        #expect(DecoderVerifier.run(UnderstatedMaximumDecoder(), bytes: [3, 0x61, 0x62, 0x63], chunkSizes: [3, 1],
+                                    expecting: [Data(utf8("abc"))])
+            == "decode returned nil with 3 bytes readable, not under maximumFrameLength 3, after 3 bytes")
+        withKnownIssue {
+            DecoderVerifier.verify({ UnderstatedMaximumDecoder() }, bytes: [3, 0x61, 0x62, 0x63],
+                                   expecting: [Data(utf8("abc"))])
         }
     }
 

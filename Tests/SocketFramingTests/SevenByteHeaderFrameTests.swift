@@ -5,7 +5,8 @@ import Testing
 
 /// The seven-byte header of source article 003 (M3.4): version, function code, compressed flag, body length.
 @Suite struct SevenByteHeaderFrameTests {
-    static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder() }
+    /// A decoder accepting versions 1 and 2: the frames below are of both.
+    static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder(acceptedVersions: [1, 2]) }
 
     static let json = Data(utf8(#"{"from":"alice","to":"bob","text":"hi bob, hi bob, hi bob"}"#))  // 59 bytes
     /// `zlib.compress(json)` in Python (48 bytes).
@@ -38,7 +39,8 @@ import Testing
 
     @Test func a_plain_frame_decodes_with_every_header_field_big_endian() throws {
         let wire: [UInt8] = [0x12, 0x34, 0xAB, 0xCD, 0x00, 0x00, 0x03, 0x61, 0x62, 0x63]
-        #expect(try decodeAll(wire) == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
+        #expect(try decodeAll(wire, SevenByteHeaderFrameDecoder(acceptedVersions: [0x1234]))
+            == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
     }
 
     @Test func a_compressed_frame_decodes_to_the_plain_body() throws {
@@ -100,7 +102,8 @@ import Testing
         }
         var wire = Data()
         for frame in frames { try SevenByteHeaderFrameEncoder().encode(frame, into: &wire) }
-        DecoderVerifier.verify(Self.makeDecoder, bytes: Array(wire), expecting: frames, randomCuttings: 50)
+        DecoderVerifier.verify({ SevenByteHeaderFrameDecoder(acceptedVersions: nil) }, bytes: Array(wire), expecting: frames,
+                               randomCuttings: 50)
     }
 
     @Test func a_body_of_65535_bytes_fits_the_length_field() throws {
@@ -131,10 +134,10 @@ import Testing
     }
 
     @Test func a_compressed_body_of_exactly_the_maximum_decompresses_and_one_byte_more_does_not() throws {
-        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 59)
+        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 59, acceptedVersions: [2])
         #expect(try decodeAll(Self.compressedWire, decoder) == [Self.compressedFrame])
         #expect(throws: FramingError.decompressedTooLarge(maxBytes: 58)) {
-            try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 58))
+            try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: 58, acceptedVersions: [2]))
         }
     }
 
@@ -197,7 +200,7 @@ import Testing
         let frame = SevenByteHeaderFrame(version: 3, functionCode: 4, isCompressed: true, body: Self.json)
         let wire = try SevenByteHeaderFrameEncoder(compressionFormat: .gzip).encode(frame)
         #expect(Array(wire.dropFirst(7).prefix(3)) == [0x1F, 0x8B, 0x08])  // RFC 1952 magic and deflate method
-        #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip)) == [frame])
+        #expect(try decodeAll(Array(wire), SevenByteHeaderFrameDecoder(compressionFormat: .gzip, acceptedVersions: [3])) == [frame])
     }
 
     @Test func an_encrypted_body_is_compressed_first_and_its_length_is_the_encrypted_length() throws {
@@ -206,7 +209,7 @@ import Testing
         let wire = try SevenByteHeaderFrameEncoder(transform: cipher).encode(frame)
         let encrypted = try cipher.encode(Data(Self.compressedJSON))  // 49 bytes
         #expect([UInt8](wire) == [0x00, 0x02, 0x01, 0x02, 0x01, 0x00, 0x31] + [UInt8](encrypted))
-        #expect(try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: cipher)) == [frame])
+        #expect(try decodeAll([UInt8](wire), SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [2])) == [frame])
     }
 
     @Test func a_plain_body_can_be_encrypted_too() throws {
@@ -228,7 +231,77 @@ import Testing
         }
         let cipher = TestCipher(key: 0xC3)
         DecoderVerifier.verifyRoundTrip(encoder: SevenByteHeaderFrameEncoder(transform: cipher),
-                                        { SevenByteHeaderFrameDecoder(transform: cipher) }, messages: messages,
+                                        { SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [0, 1, 2, 3]) },
+                                        messages: messages,
                                         randomCuttings: 40)
+    }
+
+    // MARK: - Header validation (issue 9: a desynchronised stream)
+
+    /// Version 1, function code 2, plain, body `{}`: with two junk bytes `11 12` before it, its header
+    /// reads as version 0x1112, function code 0x0001, flag 0, body length 0x0200 = 512.
+    static let functionCode2Wire: [UInt8] = [0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x02, 0x7B, 0x7D]
+
+    @Test func the_default_accepts_version_1_only() {
+        #expect(SevenByteHeaderFrameDecoder.defaultAcceptedVersions == [1])
+        #expect(SevenByteHeaderFrameDecoder().acceptedVersions == [1])
+        #expect(SevenByteHeaderFrameDecoder().isKnownFunctionCode == nil)
+        #expect(throws: FramingError.unsupportedVersion(2)) { try decodeAll(Self.compressedWire, SevenByteHeaderFrameDecoder()) }
+    }
+
+    @Test func two_junk_bytes_before_a_frame_fail_as_soon_as_seven_header_bytes_are_in() throws {
+        let stream: [UInt8] = [0x11, 0x12] + Self.functionCode2Wire
+        var decoder = SevenByteHeaderFrameDecoder()
+        var buffer = FrameBuffer()
+        for (index, byte) in stream.prefix(6).enumerated() {
+            buffer.append(contentsOf: [byte])
+            #expect(try decoder.decode(&buffer) == nil, "after \(index + 1) bytes")
+        }
+        buffer.append(contentsOf: [stream[6]])
+        #expect(throws: FramingError.unsupportedVersion(0x1112)) { try decoder.decode(&buffer) }
+        #expect(buffer.readableBytes == 7)  // nothing consumed, nothing delivered
+        // Fed whole, the same: no frame before the error.
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder())
+        reader.append(Data(stream))
+        #expect(throws: FramingError.unsupportedVersion(0x1112)) { try reader.nextFrame() }
+        #expect(FramingError.unsupportedVersion(0x1112).description == "unsupported header version 4370 (0x1112)")
+    }
+
+    @Test func without_version_checks_the_junk_header_waits_for_a_512_byte_body() throws {
+        // The behaviour the issue reported, still available with acceptedVersions nil.
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder(acceptedVersions: nil))
+        reader.append(Data([0x11, 0x12] + Self.functionCode2Wire))
+        #expect(try reader.nextFrame() == nil)
+        reader.append(Data(count: 512 - 4))
+        #expect(try reader.nextFrame()
+            == SevenByteHeaderFrame(version: 0x1112, functionCode: 0x0001, body: Data([0x00, 0x02, 0x7B, 0x7D]) + Data(count: 508)))
+    }
+
+    @Test func an_unknown_function_code_fails_as_soon_as_the_header_is_in_before_its_body() {
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 || $0 == 11 })
+        // Function code 12 with a body of 65_535 bytes, none of which has arrived.
+        var reader = FrameReader(decoder: decoder)
+        reader.append(Data([0x00, 0x01, 0x00, 0x0C, 0x00, 0xFF, 0xFF]))
+        #expect(throws: FramingError.unknownFunctionCode(12)) { try reader.nextFrame() }
+        #expect(FramingError.unknownFunctionCode(0x7777).description == "unknown function code 30583 (0x7777)")
+        // Known codes decode under every cutting.
+        DecoderVerifier.verify({ decoder }, bytes: Self.plainWire + Self.emptyWire, expecting: [Self.plainFrame, Self.emptyFrame])
+    }
+
+    @Test func the_version_is_checked_before_the_function_code_and_the_compressed_flag() {
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 })
+        #expect(throws: FramingError.unsupportedVersion(9)) { try decodeAll([0x00, 0x09, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
+        #expect(throws: FramingError.unknownFunctionCode(11)) { try decodeAll([0x00, 0x01, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
+        #expect(throws: FramingError.malformedHeader("compressed flag is 5, expected 0 or 1")) {
+            try decodeAll([0x00, 0x01, 0x00, 0x0A, 0x05, 0x00, 0x00], decoder)
+        }
+    }
+
+    @Test func frames_before_a_bad_version_are_all_delivered_first() throws {
+        var reader = FrameReader(decoder: SevenByteHeaderFrameDecoder())
+        reader.append(Data(Self.plainWire + Self.emptyWire + [0x00, 0x02, 0x00, 0x0A, 0x00, 0x00, 0x00]))
+        #expect(try reader.nextFrame() == Self.plainFrame)
+        #expect(try reader.nextFrame() == Self.emptyFrame)
+        #expect(throws: FramingError.unsupportedVersion(2)) { try reader.nextFrame() }
     }
 }

@@ -18,8 +18,10 @@ public enum DecoderVerifier {
     /// 4. `randomCuttings` random cuttings into chunks, drawn from `SplitMix64(seed: seed)`.
     ///
     /// After each chunk it calls `decode` until nil; at the end `decodeLast` until nil. It also records
-    /// a broken contract: a nil from `decode` that changed the readable bytes, or a frame that consumed
-    /// nothing. Only the first failing cutting of each kind is recorded.
+    /// a broken contract: a nil from `decode` that changed the readable bytes, a nil from `decode` with
+    /// `maximumFrameLength` or more bytes readable (a reader bounded by that maximum, such as a socket's
+    /// read, would refuse the stream there), or a frame that consumed nothing. Only the first failing
+    /// cutting of each kind is recorded.
     public static func verify<D: FrameDecoder>(
         _ makeDecoder: () -> D,
         bytes: [UInt8],
@@ -122,6 +124,10 @@ public enum DecoderVerifier {
                         if buffer.readableBytes != before {
                             return "decode returned nil but changed the readable bytes from \(before) to "
                                 + "\(buffer.readableBytes) after \(start) bytes"
+                        }
+                        if buffer.readableBytes >= decoder.maximumFrameLength {
+                            return "decode returned nil with \(buffer.readableBytes) bytes readable, not under "
+                                + "maximumFrameLength \(decoder.maximumFrameLength), after \(start) bytes"
                         }
                         break
                     }

@@ -1,4 +1,6 @@
-// Fuzz target: SevenByteHeaderFrameDecoder, compressed bodies in each format, a small decompression bound.
+// Fuzz target: SevenByteHeaderFrameDecoder, compressed bodies in each format, a small decompression bound,
+// and each kind of header check: any version, the default [1], versions 1–3, versions 1–3 with known
+// function codes 3, 4 and 10 only.
 import Foundation
 import SocketFraming
 
@@ -8,8 +10,15 @@ public func fuzzSevenByteHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     let format = [CompressionFormat.zlib, .gzip, .rawDeflate][input.int(in: 0...2)]
     let maxDecompressed = input.int(in: 0...255) * 16
     let chunkSeed = input.byte()
+    let headerCheck = input.int(in: 0...3)
+    let versionChoices: [Set<UInt16>?] = [nil, SevenByteHeaderFrameDecoder.defaultAcceptedVersions, [1, 2, 3], [1, 2, 3]]
+    let versions = versionChoices[headerCheck]
+    let knownCodeSet: Set<UInt16> = [3, 4, 10]
+    var knownCodes: (@Sendable (UInt16) -> Bool)?
+    if headerCheck == 3 { knownCodes = { code in knownCodeSet.contains(code) } }
     SevenByteHeaderFrameDecoder.check({
-        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxDecompressed, compressionFormat: format)
+        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxDecompressed, compressionFormat: format,
+                                    acceptedVersions: versions, isKnownFunctionCode: knownCodes)
     }, input.rest(), chunkSeed: chunkSeed, maxBufferedBytes: SevenByteHeaderFrame.headerLength + SevenByteHeaderFrame.maxWireBodyLength)
     return 0
 }
