@@ -20,9 +20,13 @@ public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchec
     /// next call, so the frames before the bad bytes count as consumed.
     private var pendingError: FramingError?
 
+    /// The decoder's ``FrameDecoder/maximumFrameLength``: the most bytes the socket buffers for one frame.
+    public let maximumFrameLength: Int
+
     /// Wraps `decoder`; decoding starts from its current state.
     public init(_ decoder: Decoder) {
         self.decoder = decoder
+        self.maximumFrameLength = decoder.maximumFrameLength
     }
 
     /// Starts counting ``bytesLastSeen`` afresh, before a read.

@@ -12,20 +12,18 @@ extension TCPConnection {
     /// The sequence ends (`nil`) when the peer closes the connection cleanly between frames. It throws
     /// the decoder's ``FramingError`` for a malformed frame (after every frame before it, and the
     /// connection is then closed), ``FramingError/truncatedFrame(bufferedBytes:)`` when the peer closes
-    /// mid-frame, and the connection's ``SocketError`` when it drops (``SocketError/readMaxedOut(maxLength:)``
-    /// when `maxFrameLength` bytes hold no whole frame). Ending the iteration early, or cancelling the
+    /// mid-frame, and the connection's ``SocketError`` when it drops. The connection buffers up to the
+    /// decoder's `maximumFrameLength` bytes for one frame, so a frame of exactly the maximum arrives
+    /// however TCP splits it. Ending the iteration early, or cancelling the
     /// task in `next()`, leaves the connection open and the bytes of a partial frame unread: the next
     /// read of the connection returns them.
     ///
     /// ```swift
     /// for try await frame in connection.frames(decodedWith: .lengthPrefixed(maxFrameLength: 1 << 20)) { … }
     /// ```
-    ///
-    /// - Parameter maxFrameLength: the most bytes one frame may occupy on the wire, header included;
-    ///   0 means ``TCPSocket/maxBufferedReadBytes`` (1 MiB).
-    public func frames<Decoder: FrameDecoder & Sendable>(decodedWith decoder: Decoder, maxFrameLength: Int = 0) -> FrameSequence<Decoder>
+    public func frames<Decoder: FrameDecoder & Sendable>(decodedWith decoder: Decoder) -> FrameSequence<Decoder>
     where Decoder.Frame: Sendable {
-        FrameSequence(connection: self, decoder: SocketFrameDecoder(decoder), maxFrameLength: maxFrameLength)
+        FrameSequence(connection: self, decoder: SocketFrameDecoder(decoder))
     }
 
     /// Encodes `message` with `encoder` and writes it; returns when the kernel has the bytes.
@@ -37,13 +35,12 @@ extension TCPConnection {
 }
 
 /// The frames of a ``TCPConnection``, decoded as they are asked for
-/// (``TCPConnection/frames(decodedWith:maxFrameLength:)``). Iterate it from one task at a time.
+/// (``TCPConnection/frames(decodedWith:)``). Iterate it from one task at a time.
 public struct FrameSequence<Decoder: FrameDecoder & Sendable>: AsyncSequence, Sendable where Decoder.Frame: Sendable {
     public typealias Element = Decoder.Frame
 
     let connection: TCPConnection
     let decoder: SocketFrameDecoder<Decoder>
-    let maxFrameLength: Int
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(sequence: self)
@@ -60,14 +57,14 @@ public struct FrameSequence<Decoder: FrameDecoder & Sendable>: AsyncSequence, Se
 
         /// The next frame, or nil after the peer closed the connection between frames.
         ///
-        /// - Throws: as ``TCPConnection/frames(decodedWith:maxFrameLength:)`` says.
+        /// - Throws: as ``TCPConnection/frames(decodedWith:)`` says.
         public mutating func next() async throws -> Decoder.Frame? {
             guard !finished else { return nil }
             let frame = FrameSlot<Decoder.Frame>()
             let consumer = sequence.decoder.consumingOneFrame { frame.value = $0 }
             sequence.decoder.forgetBytesSeen()
             do {
-                try await sequence.connection.read(consuming: consumer, maxLength: sequence.maxFrameLength)
+                try await sequence.connection.read(consuming: consumer, maxLength: sequence.decoder.maximumFrameLength)
                 return frame.value
             } catch SocketError.closedByPeer {
                 finished = true

@@ -10,9 +10,10 @@ extension TCPSocket {
     ///
     /// A malformed frame ends the connection after the frames before it: the delegate's
     /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` gets ``SocketError/decodingFailed(_:)``,
-    /// whose `underlying` is the decoder's ``FramingError``. More than `maxFrameLength` unread bytes
-    /// (0: ``TCPSocket/maxBufferedReadBytes``, 1 MiB) holding no whole frame end it with
-    /// ``SocketError/readMaxedOut(maxLength:)``; give the decoder's largest frame, header included.
+    /// whose `underlying` is the decoder's ``FramingError``. The socket buffers up to the decoder's
+    /// `maximumFrameLength` bytes (at least ``TCPSocket/maxBufferedReadBytes``) for one frame, so a
+    /// frame of exactly the maximum arrives however TCP splits it, and the decoder refuses a longer one
+    /// with its own error as soon as its header says so.
     ///
     /// - Parameters:
     ///   - pauseFrames: asked before each frame, on the loop thread; `true` ends this read, leaving the
@@ -20,12 +21,11 @@ extension TCPSocket {
     ///     the peer). Call this method again to resume.
     public func readFrames<Decoder>(
         using decoder: SocketFrameDecoder<Decoder>,
-        maxFrameLength: Int = 0,
         pauseFrames: @escaping () -> Bool = { false },
         onFrame: @escaping (Decoder.Frame) -> Void
     ) {
         consume(decoder.consumingEveryFrame(onFrame, isPaused: { [unowned self] in !isConnectedOnLoop || pauseFrames() }),
-                maxLength: maxFrameLength, timeout: -1)
+                maxLength: decoder.maximumFrameLength, timeout: -1)
     }
 
     /// Reads one frame with `decoder` and hands it to `completion` on the socket's event-loop thread, in
@@ -34,17 +34,15 @@ extension TCPSocket {
     /// - Parameters:
     ///   - timeout: seconds from when this read becomes the current one; negative means none. On expiry
     ///     the connection ends with ``SocketError/readTimeout(tag:)`` (no extension is asked for).
-    ///   - maxFrameLength: as ``readFrames(using:maxFrameLength:pauseFrames:onFrame:)``.
     ///   - tag: the tag of ``SocketError/readTimeout(tag:)``.
     public func readFrame<Decoder>(
         using decoder: SocketFrameDecoder<Decoder>,
         withTimeout timeout: TimeInterval,
-        maxFrameLength: Int = 0,
         tag: Int = 0,
         completion: @escaping @Sendable (Result<Decoder.Frame, SocketError>) -> Void
     ) {
         let frame = FrameSlot<Decoder.Frame>()
-        read(.consuming(decoder.consumingOneFrame { frame.value = $0 }, maxLength: maxFrameLength),
+        read(.consuming(decoder.consumingOneFrame { frame.value = $0 }, maxLength: decoder.maximumFrameLength),
              timeout: timeout, tag: tag, token: ReadToken()) { result in
             switch result {
             case .success:
@@ -58,10 +56,10 @@ extension TCPSocket {
     /// Hands every whole frame, as `slicer` finds them, to `onFrame` as a borrowed view of its bytes
     /// inside the socket's read buffer (valid only during the call; copy what you keep): no copy and no
     /// allocation per frame. Runs on the socket's event-loop thread for the rest of the connection (or
-    /// until `pauseFrames` says so). Errors as ``readFrames(using:maxFrameLength:pauseFrames:onFrame:)``.
+    /// until `pauseFrames` says so). Errors and the frame limit (the slicer's `maximumFrameLength`) as
+    /// ``readFrames(using:pauseFrames:onFrame:)``.
     public func readFrames(
         slicedBy slicer: some FrameSlicer,
-        maxFrameLength: Int = 0,
         pauseFrames: @escaping () -> Bool = { false },
         onFrame: @escaping (UnsafeRawBufferPointer) -> Void
     ) {
@@ -75,15 +73,14 @@ extension TCPSocket {
                 consumed += length
             }
             return .complete(consumed: consumed)
-        }, maxLength: maxFrameLength, timeout: -1)
+        }, maxLength: slicer.maximumFrameLength, timeout: -1)
     }
 
-    /// As ``readFrames(slicedBy:maxFrameLength:pauseFrames:onFrame:)``, but hands over every whole frame
+    /// As ``readFrames(slicedBy:pauseFrames:onFrame:)``, but hands over every whole frame
     /// that has arrived as one run of bytes (at least one frame, headers included): for relays and echo
     /// servers that pass frames on without looking inside, one call, one copy and one write per burst.
     public func readFrameRuns(
         slicedBy slicer: some FrameSlicer,
-        maxFrameLength: Int = 0,
         pauseFrames: @escaping () -> Bool = { false },
         onFrames: @escaping (UnsafeRawBufferPointer) -> Void
     ) {
@@ -96,7 +93,7 @@ extension TCPSocket {
             }
             if end > 0 { transfer.value.0(UnsafeRawBufferPointer(rebasing: bytes[..<end])) }
             return .needMoreData(consumed: end)
-        }, maxLength: maxFrameLength, timeout: -1)
+        }, maxLength: slicer.maximumFrameLength, timeout: -1)
     }
 
     /// Encodes `message` with `encoder` and queues the bytes as one write (see

@@ -10,6 +10,10 @@ public protocol FrameSlicer: Sendable {
     /// - Throws: `FramingError` as soon as the bytes cannot start a valid frame (for example a length
     ///   field over the maximum); the stream cannot be resynchronised after that.
     func frameLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int?
+
+    /// The most bytes one frame may occupy on the wire, as ``FrameDecoder/maximumFrameLength``: the
+    /// socket adapters buffer up to this many bytes for one frame.
+    var maximumFrameLength: Int { get }
 }
 
 extension LengthFieldBasedFrameDecoder: FrameSlicer {

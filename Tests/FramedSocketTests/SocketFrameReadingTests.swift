@@ -68,7 +68,7 @@ import TestSupport
     }
 
     /// Regression: a frame larger than `maxBufferedReadBytes` (1 MiB) stalled when reading paused at
-    /// 1 MiB, even with a larger maximum frame length given.
+    /// 1 MiB, even with a larger maximum frame length given: the decoder's maximum is the read's limit.
     @Test func aFrameLargerThanTheReadBufferLimitArrivesWithinItsMaxLength() async throws {
         let bodyLength = 3 * TCPSocket.maxBufferedReadBytes + 5
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 4 + bodyLength))
@@ -76,7 +76,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<Data>()
-        server.readFrame(using: frames, withTimeout: 30, maxFrameLength: 4 + bodyLength) { result in
+        server.readFrame(using: frames, withTimeout: 30) { result in
             if case .success(let frame) = result { received.record(frame) }
         }
         let body = Data((0..<bodyLength).map { UInt8(truncatingIfNeeded: $0 &* 31) })
@@ -232,6 +232,47 @@ import TestSupport
             #expect(error == .truncatedFrame(bufferedBytes: 6))
         }
         #expect(received == ["ok"])
+        await server.close()
+        await listener.close()
+    }
+
+    /// Regression (issue 9): an eight-byte-header frame with a body of the decoder's default maximum
+    /// (1,048,576 bytes) arrived whole in one piece but failed with `readMaxedOut(1048576)` when its
+    /// last bytes came later. The read's limit is now the decoder's `maximumFrameLength`.
+    @Test(arguments: [4, 8])
+    func aMaximumSizeFrameArrivesHoweverTCPSplitsIt(lastBytes: Int) async throws {
+        let decoder = EightByteHeaderFrameDecoder()
+        let body = Data((0..<decoder.maxBodyLength).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let wire = try EightByteHeaderFrameEncoder().encode(EightByteHeaderFrame(serviceID: 42, body: body))
+        #expect(wire.count == decoder.maximumFrameLength)
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let server = try await pair.connect()
+        let received = EventRecorder<EightByteHeaderFrame>()
+        server.readFrames(using: SocketFrameDecoder(decoder)) { received.record($0) }
+        pair.client.write(wire.prefix(wire.count - lastBytes), withTimeout: 30, tag: 0)
+        try await waitUntil("all but the last bytes are buffered") { server.bufferedReadBytes == wire.count - lastBytes }
+        pair.client.write(wire.suffix(lastBytes), withTimeout: 30, tag: 0)
+        #expect(try await received.next() == EightByteHeaderFrame(serviceID: 42, body: body))
+        #expect(received.pending.isEmpty)
+    }
+
+    /// One byte more than the maximum is refused with the decoder's typed error, from its header.
+    @Test func oneByteOverTheMaximumIsRefusedFromTheHeader() async throws {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        var iterator = listener.makeAsyncIterator()
+        let server = try #require(try await iterator.next())
+        let decoder = EightByteHeaderFrameDecoder(maxBodyLength: 1000)
+        let header = Data([0, 0, 0, 1, 0, 0, 0x03, 0xE9])  // service 1, a body of 1,001 bytes
+        try await client.write(header)
+        do {
+            for try await frame in server.frames(decodedWith: decoder) { Issue.record("got \(frame)") }
+            Issue.record("the stream should have thrown")
+        } catch let error as FramingError {
+            #expect(error == .frameTooLong(length: 1001, maxFrameLength: 1000))
+        }
+        await client.close()
         await server.close()
         await listener.close()
     }

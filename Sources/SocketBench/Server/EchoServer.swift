@@ -100,11 +100,11 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         case .raw:
             socket.readData(withTimeout: -1, tag: 0)
         case .lp4:
-            socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, maxFrameLength: EchoServer.maxFrameLength, pauseFrames: isBackedUp) {
+            socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
                 socket.write(Data($0), withTimeout: -1, tag: 0)
             }
         case .lp4PerFrame:
-            socket.readFrames(slicedBy: EchoServer.lp4Framing, maxFrameLength: EchoServer.maxFrameLength, pauseFrames: isBackedUp) {
+            socket.readFrames(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
                 socket.write(Data($0), withTimeout: -1, tag: 0)
             }
         }
