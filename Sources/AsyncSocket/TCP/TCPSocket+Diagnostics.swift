@@ -70,7 +70,7 @@ extension TCPSocket {
     /// The current write's progress, or `nil` when no write is queued. Waits for the event loop.
     public func progressOfWrite() -> TransferProgress? {
         eventLoop.runAndWait { [self] in
-            writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.data.count)) }
+            writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.count)) }
         }
     }
 

@@ -101,6 +101,7 @@ extension TCPSocket {
         interest = []
         let unread = buffer.withUnsafeReadableBytes { Data($0) }
         let unsent = writeQueue.removeAll().map(\.tag)
+        stagedWrites.reset()
         let unfinishedReads = readQueue.removeAll()
         // Bytes received and not read stay readable by handler reads after an error, never after a
         // close on purpose (a consumer in the middle of using them resets them when it is done).

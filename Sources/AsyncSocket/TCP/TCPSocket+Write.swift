@@ -25,17 +25,44 @@ extension TCPSocket {
         }
     }
 
+    /// Queues a copy of `bytes` to be sent after every write queued before it, as
+    /// ``write(_:withTimeout:tag:)`` does: for bytes borrowed only for the call, such as a frame handed
+    /// to a FramedSocket handler. On the socket's loop thread the bytes are copied into a staging buffer
+    /// the socket keeps (no allocation per write once it has grown), and writes staged one after another
+    /// go out as one buffer of `sendmsg(2)`; from another thread they are copied into a `Data` first.
+    /// Completes, is rejected and times out as ``write(_:withTimeout:tag:)``.
+    public func write(copying bytes: UnsafeRawBufferPointer, withTimeout timeout: TimeInterval, tag: Int) {
+        guard !bytes.isEmpty else {
+            rejectWrite(tag: tag, .badParam("a write needs at least one byte"))
+            return
+        }
+        guard eventLoop.inEventLoop else {
+            write(Data(bytes), withTimeout: timeout, tag: tag)
+            return
+        }
+        if let refusal = writeRefusal {
+            rejectWrite(tag: tag, refusal)
+            return
+        }
+        stagedWrites.append(bytes)
+        enqueue(WriteRequest(bytes: .staged(count: bytes.count), timeout: timeout, tag: tag))
+    }
+
     /// Queues a write or rejects it. Loop thread only.
     private func queueWrite(_ data: Data, timeout: TimeInterval, tag: Int) {
         if let refusal = writeRefusal {
             rejectWrite(tag: tag, refusal)
             return
         }
+        enqueue(WriteRequest(bytes: .data(data), timeout: timeout, tag: tag))
+    }
+
+    private func enqueue(_ request: WriteRequest) {
         nextRequestID &+= 1
-        var request = WriteRequest(data: data, timeout: timeout, tag: tag)
+        var request = request
         request.id = nextRequestID
         writeQueue.append(request)
-        adjustQueuedWriteBytes(by: data.count)
+        adjustQueuedWriteBytes(by: request.count)
         guard state == .connected else { return }
         armWriteTimer()
         scheduleFlush()
@@ -95,13 +122,12 @@ extension TCPSocket {
         var completedWrites = eventLoop.spareTagArrays.borrow()
         defer { eventLoop.spareTagArrays.giveBack(&completedWrites) }
         sending: while !writeQueue.isEmpty {
-            let count = min(writeQueue.count, TCPSocket.maxIOVecs)
             var attempted = 0
-            let outcome = withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iovecs in
-                gather(0, count, iovecs) { total in
+            let outcome = withUnsafeTemporaryAllocation(of: iovec.self, capacity: TCPSocket.maxIOVecs) { iovecs in
+                gather(iovecs) { buffers, total in
                     attempted = total
                     return Result { () throws(SocketError) in
-                        try Posix.writev(fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<count]))
+                        try Posix.writev(fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
                     }
                 }
             }
@@ -121,9 +147,11 @@ extension TCPSocket {
             while left > 0, let head = writeQueue.first {
                 if left >= head.remaining {
                     left -= head.remaining
+                    if head.isStaged { stagedWrites.consume(head.remaining) }
                     completedWrites.append(writeQueue.removeFirst().tag)
                     partial = nil
                 } else {
+                    if head.isStaged { stagedWrites.consume(left) }
                     writeQueue.updateFirst { $0.sent += left }
                     partial = (left + (partial?.tag == head.tag ? partial?.bytes ?? 0 : 0), head.tag)
                     left = 0
@@ -153,18 +181,45 @@ extension TCPSocket {
         closeIfFinished()
     }
 
-    /// Fills `iovecs[index..<count]` with the unsent bytes of the queued writes, then calls `body` with
-    /// the total byte count while every buffer is still pinned.
+    /// Fills `iovecs` with the unsent bytes of the first queued writes, then calls `body` with the
+    /// number of buffers filled and their total byte count while every buffer is still pinned. Staged
+    /// writes next to each other share one buffer.
+    private func gather<R>(_ iovecs: UnsafeMutableBufferPointer<iovec>, _ body: (_ buffers: Int, _ total: Int) -> R) -> R {
+        stagedWrites.withUnsafeReadableBytes { staged in
+            gather(request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
+        }
+    }
+
     private func gather<R>(
-        _ index: Int, _ count: Int, _ iovecs: UnsafeMutableBufferPointer<iovec>,
-        total: Int = 0, _ body: (Int) -> R
+        request first: Int, into iovecs: UnsafeMutableBufferPointer<iovec>, filled: Int, stagedOffset: Int,
+        staged: UnsafeRawBufferPointer, total: Int, _ body: (Int, Int) -> R
     ) -> R {
-        guard index < count else { return body(total) }
-        let request = writeQueue[index]
-        return request.data.withUnsafeBytes { raw in
-            let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + request.sent }
-            iovecs[index] = iovec(iov_base: base, iov_len: request.remaining)
-            return gather(index + 1, count, iovecs, total: total + request.remaining, body)
+        var (index, filled, stagedOffset, total) = (first, filled, stagedOffset, total)
+        // Staged writes need no pinning: a loop. A `Data` is pinned for the rest of the gathering: a call.
+        while index < writeQueue.count && filled < iovecs.count {
+            let request = writeQueue[index]
+            guard request.isStaged else { break }
+            // The staged bytes of every staged write before this one come first in the staging buffer.
+            let start = staged.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + stagedOffset }
+            if filled > 0, let previous = iovecs[filled - 1].iov_base, let start, previous + iovecs[filled - 1].iov_len == start {
+                iovecs[filled - 1].iov_len += request.remaining
+            } else {
+                iovecs[filled] = iovec(iov_base: start, iov_len: request.remaining)
+                filled += 1
+            }
+            stagedOffset += request.remaining
+            total += request.remaining
+            index += 1
+        }
+        guard index < writeQueue.count, filled < iovecs.count, case .data(let data) = writeQueue[index].bytes else {
+            return body(filled, total)
+        }
+        let sent = writeQueue[index].sent
+        return data.withUnsafeBytes { raw in
+            let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + sent }
+            iovecs[filled] = iovec(iov_base: base, iov_len: raw.count - sent)
+            return gather(request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
+                          staged: staged, total: total + raw.count - sent, body)
         }
     }
 }

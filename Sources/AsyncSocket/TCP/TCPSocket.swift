@@ -87,6 +87,9 @@ public final class TCPSocket: @unchecked Sendable {
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var needsFlush = false
     @exclusivity(unchecked) var writeTimeout = RequestTimeout()
+    /// The bytes of the staged writes in the queue (``write(copying:withTimeout:tag:)``), in queue
+    /// order, the sent ones consumed.
+    @exclusivity(unchecked) var stagedWrites = ReadBuffer()
     /// Bytes queued for writing and not yet sent; mirrored in `queuedWriteBytesMirror` for other threads.
     @exclusivity(unchecked) var queuedWriteBytesOnLoop = 0
     let queuedWriteBytesMirror = Atomic(0)

@@ -2,16 +2,38 @@ import Foundation
 
 /// One queued write: its bytes, how many are sent, its timeout and its tag (`GCDAsyncWritePacket`).
 struct WriteRequest {
-    let data: Data
+    /// Where the bytes are.
+    enum Bytes {
+        /// In a `Data` of the caller's.
+        case data(Data)
+        /// Copied into the socket's staging buffer (``TCPSocket/write(copying:withTimeout:tag:)``): the
+        /// next `count` staged bytes after those of the staged writes queued before it.
+        case staged(count: Int)
+    }
+
+    let bytes: Bytes
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
     /// Identifies the request to its timeout timer; assigned when queued.
     var id: UInt64 = 0
-    /// Bytes of `data` already sent.
+    /// Bytes already sent.
     var sent = 0
     /// Seconds of timeout extensions granted so far.
     var extensions: Double = 0
 
-    var remaining: Int { data.count - sent }
+    /// The write's length in bytes.
+    var count: Int {
+        switch bytes {
+        case .data(let data): return data.count
+        case .staged(let count): return count
+        }
+    }
+
+    var remaining: Int { count - sent }
+
+    var isStaged: Bool {
+        if case .staged = bytes { return true }
+        return false
+    }
 }

@@ -16,8 +16,9 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         /// ``LengthFieldBasedFrameDecoder`` as the slicer) and is written back in one write.
         case lp4
         /// LP4 one frame at a time, the way apps write servers: FramedSocket's `readFrames(slicedBy:)`
-        /// hands each frame to its own callback as a borrowed view of the read buffer (no allocation),
-        /// and each is written back on its own (the writes gathered by `writev`).
+        /// hands each frame to its own callback as a borrowed view of the read buffer, and each is
+        /// written back on its own with `write(copying:)` (staged: no allocation per frame; the writes
+        /// gathered into one `sendmsg(2)`).
         case lp4PerFrame = "lp4-per-frame"
         /// Bytes as they arrive (`readData(withTimeout:tag:)`), written back as they came.
         case raw
@@ -101,11 +102,11 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
             socket.readData(withTimeout: -1, tag: 0)
         case .lp4:
             socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
-                socket.write(Data($0), withTimeout: -1, tag: 0)
+                socket.write(copying: $0, withTimeout: -1, tag: 0)
             }
         case .lp4PerFrame:
             socket.readFrames(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
-                socket.write(Data($0), withTimeout: -1, tag: 0)
+                socket.write(copying: $0, withTimeout: -1, tag: 0)
             }
         }
     }
