@@ -39,7 +39,9 @@ import TestSupport
             #expect(result.latencyMicroseconds(0.5) > 0)
             if options.mode == .idle {
                 #expect(result.heartbeatsMissed == 0 && result.heartbeatsEchoed == result.heartbeatsSent)
-                #expect(result.heartbeatsSent >= 5 * 2)  // 0.3 s at one every 0.1 s
+                // Every connection beat at least once (due at 0.1 s of a 0.3 s run). How many more fit
+                // depends on the machine's load: a count is a speed, not a behaviour (flaked at 7 of 10).
+                #expect(result.heartbeatsSent >= UInt64(options.connections))
                 #expect(result.serverRSSKilobytes.map { $0 > 0 } == true)
             }
         }
