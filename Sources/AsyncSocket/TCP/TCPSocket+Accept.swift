@@ -163,6 +163,7 @@ final class Acceptor: @unchecked Sendable {
 
     /// Accepts the connections waiting on a listener, at most `Listener.acceptsPerEvent` per call.
     func acceptConnections(on listener: Listener) {
+        owner.eventLoop.assertInEventLoop()
         let template = owner.shared.withLock { $0 }
         let eventLoop = owner.eventLoop
         for _ in 0..<Listener.acceptsPerEvent {

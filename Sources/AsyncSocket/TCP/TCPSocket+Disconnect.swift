@@ -62,6 +62,7 @@ extension TCPSocket {
     /// Disconnects when a disconnect-after request has been met: the reads, the writes, or both, are
     /// done. Loop thread only.
     func closeIfFinished() {
+        eventLoop.assertInEventLoop()
         guard let connection = lifecycle.connection, connection.endAfterReads || connection.endAfterWrites else { return }
         let readsDone = connection.readQueue.isEmpty
         let writesDone = connection.writeQueue.isEmpty
@@ -77,6 +78,7 @@ extension TCPSocket {
     /// one transition to ``Lifecycle/closed(_:leftover:)``, which drops what the stage owned. Does
     /// nothing when there is nothing to end. Loop thread only.
     func close(error: SocketError?) {
+        eventLoop.assertInEventLoop()
         let connection: ConnectionState?
         let wasConnected = state == .connected
         switch lifecycle {

@@ -43,6 +43,7 @@ extension TCPSocket {
     /// nothing when already running. A callback that closes the socket ends the connection's lifecycle
     /// stage, but `connection` itself (and its buffer) lives on until this returns.
     func processReads(_ connection: ConnectionState, incoming: UnsafeRawBufferPointer? = nil) {
+        eventLoop.assertInEventLoop()
         guard !connection.isProcessingReads else {
             if let incoming { connection.buffer.append(incoming) }
             return

@@ -127,6 +127,7 @@ extension TCPSocket {
 
     /// Queues `request` or rejects it. Loop thread only.
     private func queueRead(_ request: ReadRequest) {
+        eventLoop.assertInEventLoop()
         switch lifecycle {
         case .connecting(let connection, _), .connected(let connection):
             if let refusal = readRefusal(connection) {

@@ -52,6 +52,7 @@ extension TCPSocket {
     }
 
     private func enqueue(_ request: WriteRequest, on connection: ConnectionState) {
+        eventLoop.assertInEventLoop()
         nextRequestID &+= 1
         var request = request
         request.id = nextRequestID
@@ -118,6 +119,7 @@ extension TCPSocket {
     /// Sends queued writes until they are all sent or the kernel's buffer is full, then reports the
     /// completed ones (and the progress of a partly sent one). Loop thread only.
     func flushWrites(_ connection: ConnectionState) {
+        eventLoop.assertInEventLoop()
         guard isCurrent(connection), !connection.writeBlocked else { return }
         var failure: SocketError?
         var partial: (bytes: Int, tag: Int)?

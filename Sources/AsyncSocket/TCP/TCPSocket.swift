@@ -162,6 +162,7 @@ public final class TCPSocket: @unchecked Sendable {
     /// Registers a connected descriptor (accepted, adopted or connected) with the loop and starts
     /// reading. Loop thread only.
     func startConnected() {
+        eventLoop.assertInEventLoop()
         guard case .connected(let connection) = lifecycle else { return }
         do {
             try eventLoop.register(connection.fd, handler: self, interest: [])
