@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The seven-byte header of source article 003 (M3.4): version, function code, compressed flag, body length.
-@Suite struct SevenByteHeaderFrameTests {
+@Suite(.cpuBound) struct SevenByteHeaderFrameTests {
     static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder() }
 
     static let json = Data(utf8(#"{"from":"alice","to":"bob","text":"hi bob, hi bob, hi bob"}"#))  // 59 bytes
