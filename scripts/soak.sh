@@ -33,7 +33,8 @@ for run in $(seq "$N"); do
         echo "run $run: FAIL ($((SECONDS - start)) s)"
         # Swift Testing: "✘ Test name() recorded an issue at ..." / "✘ Test name() failed after ...";
         # XCTest: "Test Case '-[Suite test]' failed (...)". A crash shows as the last lines of the log.
-        names=$(grep -aoE "✘ Test [^ ]+|Test Case '[^']+' failed" "$log" | sed -E "s/^✘ Test //; s/^Test Case '([^']+)' failed/\1/" | sort -u)
+        names=$(grep -aoE "✘ Test [^ ]+|Test Case '[^']+' failed" "$log" | grep -v '^✘ Test run$' |
+            sed -E "s/^✘ Test //; s/^Test Case '([^']+)' failed/\1/" | sort -u)
         if [[ -n $names ]]; then
             sed 's/^/    /' <<<"$names"
         else
