@@ -19,7 +19,12 @@ if [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then N=$1; shift; fi
 LOGDIR=${LOGDIR:-.build/soak/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$LOGDIR"
 echo "soak: $N runs of swift test $*; logs in $LOGDIR"
-swift build --build-tests "$@" >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
+# The build takes only the arguments that change what is built (swift build knows no --filter).
+build_args=()
+for arg in "$@"; do
+    case $arg in --sanitize=*|--scratch-path=*|--configuration=*|-c=*) build_args+=("$arg") ;; esac
+done
+swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
 
 passed=0 failed=0
 for run in $(seq "$N"); do
