@@ -8,6 +8,15 @@ import TestSupport
 /// Codecs on real sockets: frames read straight from a TCPSocket (delegate style) and from a
 /// TCPConnection (async style), however the bytes arrive.
 @Suite struct SocketFrameReadingTests {
+    /// A listener on 127.0.0.1, a client connected to it, and the server's side of the connection.
+    static func asyncPair() async throws -> (TCPListener, TCPConnection, TCPConnection) {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        var iterator = listener.makeAsyncIterator()
+        let server = try #require(try await iterator.next())
+        return (listener, client, server)
+    }
+
     static func lengthPrefixed(_ bodies: [String]) -> Data {
         var bytes = Data()
         for body in bodies {
@@ -161,10 +170,7 @@ import TestSupport
     }
 
     @Test func asyncFramesAndSend() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var iterator = listener.makeAsyncIterator()
-        let server = try #require(try await iterator.next())
+        let (listener, client, server) = try await Self.asyncPair()
         let encoder = LengthFieldPrepender(lengthFieldLength: 4)
         for body in ["alpha", "beta", "gamma"] { try await client.send(Data(body.utf8), encodedWith: encoder) }
         await client.closeWrite()
@@ -179,10 +185,7 @@ import TestSupport
     }
 
     @Test func asyncFramesThrowTheCodecsErrorForAMalformedFrame() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var iterator = listener.makeAsyncIterator()
-        let server = try #require(try await iterator.next())
+        let (listener, client, server) = try await Self.asyncPair()
         try await client.write(Self.lengthPrefixed(["ok"]) + Data([0xFF, 0, 0, 0]))
         var received: [String] = []
         do {
@@ -200,10 +203,7 @@ import TestSupport
 
     /// The sequence reads only when asked, and leaving it early leaves a partial frame's bytes readable.
     @Test func asyncFramesReadOnlyWhenAskedAndHandBackAPartialFrame() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var iterator = listener.makeAsyncIterator()
-        let server = try #require(try await iterator.next())
+        let (listener, client, server) = try await Self.asyncPair()
         try await client.write(Self.lengthPrefixed(["one", "two"]) + Data([0, 0, 0, 9, 65]))
         var frames = server.frames(decodedWith: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1024)).makeAsyncIterator()
         #expect(try await frames.next().map { String(decoding: $0, as: UTF8.self) } == "one")
@@ -216,10 +216,7 @@ import TestSupport
     }
 
     @Test func asyncFramesEndingMidFrameThrowTruncated() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var iterator = listener.makeAsyncIterator()
-        let server = try #require(try await iterator.next())
+        let (listener, client, server) = try await Self.asyncPair()
         try await client.write(Self.lengthPrefixed(["ok"]) + Data([0, 0, 0, 5, 1, 2]))
         await client.close()
         var received: [String] = []
@@ -259,10 +256,7 @@ import TestSupport
 
     /// One byte more than the maximum is refused with the decoder's typed error, from its header.
     @Test func oneByteOverTheMaximumIsRefusedFromTheHeader() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var iterator = listener.makeAsyncIterator()
-        let server = try #require(try await iterator.next())
+        let (listener, client, server) = try await Self.asyncPair()
         let decoder = EightByteHeaderFrameDecoder(maxBodyLength: 1000)
         let header = Data([0, 0, 0, 1, 0, 0, 0x03, 0xE9])  // service 1, a body of 1,001 bytes
         try await client.write(header)
