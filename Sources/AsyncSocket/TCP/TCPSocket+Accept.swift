@@ -152,7 +152,7 @@ extension TCPSocket {
             var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    cass_accept4(listener.fd, $0, &peerLength, cass_accept_flags())
+                    eventLoop.io.accept(listener.fd, $0, &peerLength)
                 }
             }
             if accepted < 0 {
@@ -177,14 +177,14 @@ extension TCPSocket {
                 try applyOptions(to: accepted, isUnixDomain: remote?.family == .unix || local?.family == .unix)
             } catch {
                 // The options failing means the descriptor is unusable; drop the connection.
-                Posix.close(accepted)
+                eventLoop.io.close(accepted)
                 continue
             }
             let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: group.next(), group: group, like: template)
             // The new socket starts reading only after the delegate has seen it, so no event for it can
             // reach a delegate that has not set it up (user data, its own delegate) yet.
             guard let delegate = template.delegate else {
-                Posix.close(accepted)
+                eventLoop.io.close(accepted)
                 continue
             }
             let announce = UnsafeTransfer {

@@ -61,7 +61,7 @@ extension TCPSocket {
 
     func shutdownWriteStream() {
         writeStreamClosed = true
-        _ = shutdown(fd, Int32(SHUT_WR))
+        eventLoop.io.shutdown(fd, Int32(SHUT_WR))
         if readStreamClosed { close(error: nil) }
     }
 
@@ -93,7 +93,7 @@ extension TCPSocket {
         writeTimeout.cancel()
         if fd >= 0 {
             eventLoop.deregister(fd)
-            Posix.close(fd)
+            eventLoop.io.close(fd)
             fd = -1
         }
         for listener in listeners { listener.close() }

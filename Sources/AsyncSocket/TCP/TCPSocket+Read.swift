@@ -17,10 +17,10 @@ extension TCPSocket {
         do {
             if inPlace {
                 // Part of a large frame is buffered already: read the rest in after it, saving a copy.
-                result = try Posix.read(fd, into: buffer.room(upTo: scratch.count))
+                result = try eventLoop.io.read(fd, into: buffer.room(upTo: scratch.count))
                 if case .processed(let count) = result { buffer.didAppend(count) }
             } else {
-                result = try Posix.read(fd, into: scratch)
+                result = try eventLoop.io.read(fd, into: scratch)
             }
         } catch {
             close(error: error)

@@ -127,7 +127,7 @@ extension TCPSocket {
                 gather(iovecs) { buffers, total in
                     attempted = total
                     return Result { () throws(SocketError) in
-                        try Posix.writev(fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
+                        try eventLoop.io.writev(fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
                     }
                 }
             }
