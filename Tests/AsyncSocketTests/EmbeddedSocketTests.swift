@@ -23,6 +23,11 @@ private final class EmbeddedConnection {
         loop.run()
     }
 
+    /// Closes the socket, so the loop (which holds its registered sockets) and the socket are freed.
+    deinit {
+        socket.disconnect()
+    }
+
     /// The delegate callbacks since the last call, described.
     func newEvents() -> [String] {
         let all = delegate.events.all

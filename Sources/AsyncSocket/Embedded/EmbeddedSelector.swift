@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Readiness a test controls: whether a fake descriptor would be reported readable or writable by a
 /// level-triggered selector right now (``ScriptedSocketIO`` answers from its scripts).
 package protocol ScriptedReadiness: AnyObject {
@@ -46,9 +52,3 @@ final class EmbeddedSelector: SelectorBackend {
     /// Nothing to wake: the loop runs only when the test calls it.
     func wakeup() {}
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

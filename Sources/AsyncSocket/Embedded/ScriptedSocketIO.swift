@@ -105,11 +105,13 @@ package final class ScriptedSocketIO: SystemCalls, ScriptedReadiness {
 
     // MARK: ScriptedReadiness
 
+    /// A read result is queued, or the stream has ended (level-triggered, as epoll reports it).
     package func isReadable(_ fd: Int32) -> Bool {
         guard let descriptor = descriptors[fd], !descriptor.isClosed else { return false }
         return !descriptor.reads.isEmpty || descriptor.atEndOfStream
     }
 
+    /// Send space is left, or a write failure is queued.
     package func isWritable(_ fd: Int32) -> Bool {
         guard let descriptor = descriptors[fd], !descriptor.isClosed else { return false }
         return descriptor.sendSpace > 0 || !descriptor.writeFailures.isEmpty
@@ -133,6 +135,7 @@ package final class ScriptedSocketIO: SystemCalls, ScriptedReadiness {
         }
     }
 
+    /// Returns the next scripted read result; with none queued, `EAGAIN` (or 0 after end of stream).
     package func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard var descriptor = descriptors[fd], !descriptor.isClosed else {
             log.append("read(\(fd)) = EBADF")
@@ -164,6 +167,8 @@ package final class ScriptedSocketIO: SystemCalls, ScriptedReadiness {
         }
     }
 
+    /// Fails with the next scripted `errno`, if any; else takes as many bytes as the send space allows
+    /// (`EAGAIN` when there is none) and records them.
     package func writev(_ fd: Int32, _ iovecs: UnsafeBufferPointer<iovec>) -> Int {
         let total = iovecs.reduce(0) { $0 + $1.iov_len }
         let call = "writev(\(fd), \(iovecs.count) buffer\(iovecs.count == 1 ? "" : "s"), \(total) bytes)"
@@ -195,6 +200,7 @@ package final class ScriptedSocketIO: SystemCalls, ScriptedReadiness {
         return accepted
     }
 
+    /// Records the shutdown; `EBADF` once closed.
     package func shutdown(_ fd: Int32, _ how: Int32) -> Int32 {
         guard descriptors[fd]?.isClosed == false else {
             log.append("shutdown(\(fd)) = EBADF")
@@ -205,6 +211,7 @@ package final class ScriptedSocketIO: SystemCalls, ScriptedReadiness {
         return 0
     }
 
+    /// Marks the descriptor closed (no longer readable or writable); `EBADF` the second time.
     package func close(_ fd: Int32) -> Int32 {
         guard descriptors[fd]?.isClosed == false else {
             log.append("close(\(fd)) = EBADF")
