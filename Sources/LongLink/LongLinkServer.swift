@@ -148,7 +148,12 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// Stops listening and closes every session (reason ``CloseReason/byServer``).
     public func stop() {
         listener.disconnect()
-        for session in sessions { session.close() }
+        // The sessions close on the listener's loop, after the listening socket (its tasks run in
+        // order): closed first from another loop, a session's client could reconnect at once and be
+        // accepted by the listener that was still open.
+        listener.eventLoop.execute { [self] in
+            for session in sessions { session.close() }
+        }
     }
 
     func emit(_ event: Event) { events.emit(event) }

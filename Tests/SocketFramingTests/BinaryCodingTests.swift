@@ -5,7 +5,7 @@ import Testing
 
 /// `BinaryEncoder` and `BinaryDecoder`: message models field by field, in declaration order (article 004,
 /// MISSION.md M3.7), byte for byte as docs/BINARY-ENCODING.md describes them.
-@Suite struct BinaryCodingTests {
+@Suite(.cpuBound) struct BinaryCodingTests {
     struct Login: Codable, Equatable {
         var version: UInt16
         var user: String

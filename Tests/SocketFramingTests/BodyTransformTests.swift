@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Body transforms between message and frame: compression with a bound, the encryption hook, chaining.
-@Suite struct BodyTransformTests {
+@Suite(.cpuBound) struct BodyTransformTests {
     @Test func identity_changes_nothing() throws {
         #expect(try IdentityTransform().encode(Data([1, 2])) == Data([1, 2]))
         #expect(try IdentityTransform().decode(Data([1, 2])) == Data([1, 2]))

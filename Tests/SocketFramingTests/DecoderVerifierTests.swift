@@ -4,7 +4,7 @@ import Testing
 @testable import TestSupport
 
 /// The shared verifier must catch decoders that only work when bytes arrive in one piece.
-@Suite struct DecoderVerifierTests {
+@Suite(.cpuBound) struct DecoderVerifierTests {
     /// Returns everything buffered as one frame: right only when each frame arrives in one read.
     struct WholeReadDecoder: FrameDecoder {
         var maximumFrameLength: Int { .max }

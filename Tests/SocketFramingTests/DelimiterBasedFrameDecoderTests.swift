@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `DelimiterBasedFrameDecoder` and `DelimiterFrameEncoder` (MISSION.md M3.2), with Netty's semantics.
-@Suite struct DelimiterBasedFrameDecoderTests {
+@Suite(.cpuBound) struct DelimiterBasedFrameDecoderTests {
     static let crlf = DelimiterBasedFrameDecoder.crlf
 
     func crlfDecoder(max: Int = 1024, strip: Bool = true, failFast: Bool = true) -> DelimiterBasedFrameDecoder {

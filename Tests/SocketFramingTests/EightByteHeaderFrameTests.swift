@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The eight-byte header: service id (4 bytes) and body length (4 bytes), big-endian (article 004, M3.5).
-@Suite struct EightByteHeaderFrameTests {
+@Suite(.cpuBound) struct EightByteHeaderFrameTests {
     @Test func the_decoder_documentation_example_decodes_as_drawn() throws {
         var reader = FrameReader(decoder: EightByteHeaderFrameDecoder())
         reader.append(Data([0, 0, 0, 1, 0, 0]))

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `FixedLengthFrameDecoder` and `FixedLengthFrameEncoder` (MISSION.md M3.6).
-@Suite struct FixedLengthFrameTests {
+@Suite(.cpuBound) struct FixedLengthFrameTests {
     @Test func the_type_documentation_example_decodes_as_drawn() throws {
         var reader = FrameReader(decoder: FixedLengthFrameDecoder(frameLength: 3))
         reader.append(Data(utf8("A")))

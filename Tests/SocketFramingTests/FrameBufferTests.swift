@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import SocketFraming
 
-@Suite struct FrameBufferTests {
+@Suite(.cpuBound) struct FrameBufferTests {
     @Test func appended_bytes_are_readable_in_order() {
         var buffer = FrameBuffer()
         buffer.append(contentsOf: [1, 2])

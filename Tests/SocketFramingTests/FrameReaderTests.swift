@@ -1,8 +1,9 @@
 import Foundation
 import SocketFraming
+import TestSupport
 import Testing
 
-@Suite struct FrameReaderTests {
+@Suite(.cpuBound) struct FrameReaderTests {
     @Test func buffered_bytes_count_what_is_not_yet_a_frame() throws {
         var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 64))
         #expect(reader.bufferedBytes == 0)

@@ -7,7 +7,7 @@ import Testing
 /// written from the formats' descriptions with Python's `struct`, `zlib` and `json`. Its bytes must decode
 /// into exactly the canonical messages below, and what our encoders write must come out of it as exactly the
 /// expected lines. The canonical messages are repeated in the script.
-@Suite struct InteropTests {
+@Suite(.cpuBound) struct InteropTests {
     // MARK: - The canonical messages, as in framing_interop.py
 
     static func pattern(_ count: Int, _ seed: Int) -> Data { Data((0..<count).map { UInt8(($0 * 31 + seed) % 256) }) }

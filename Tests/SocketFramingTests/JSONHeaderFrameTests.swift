@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The JSON header ended by CRLF, then `size` bytes of body (article 000, MISSION.md M3.3).
-@Suite struct JSONHeaderFrameTests {
+@Suite(.cpuBound) struct JSONHeaderFrameTests {
     func frames(_ bytes: String, _ decoder: JSONHeaderFrameDecoder = JSONHeaderFrameDecoder()) throws(FramingError) -> [JSONHeaderFrame] {
         var reader = FrameReader(decoder: decoder)
         reader.append(Data(utf8(bytes)))

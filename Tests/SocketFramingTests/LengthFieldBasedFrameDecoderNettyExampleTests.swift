@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The seven examples of Netty's `LengthFieldBasedFrameDecoder` javadoc, byte for byte.
-@Suite struct LengthFieldBasedFrameDecoderNettyExampleTests {
+@Suite(.cpuBound) struct LengthFieldBasedFrameDecoderNettyExampleTests {
     static let content = utf8("HELLO, WORLD")  // 12 bytes
 
     /// Decodes `wire` alone, then two copies of it glued together cut every way.

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Configurations and bad lengths of `LengthFieldBasedFrameDecoder` beyond Netty's javadoc examples.
-@Suite struct LengthFieldBasedFrameDecoderTests {
+@Suite(.cpuBound) struct LengthFieldBasedFrameDecoderTests {
     func decode(_ decoder: LengthFieldBasedFrameDecoder, _ bytes: [UInt8]) throws(FramingError) -> [Data] {
         var reader = FrameReader(decoder: decoder)
         reader.append(Data(bytes))
@@ -179,7 +179,7 @@ import Testing
     }
 }
 
-@Suite struct LengthFieldFrameSlicerTests {
+@Suite(.cpuBound) struct LengthFieldFrameSlicerTests {
     func boundary(_ decoder: LengthFieldBasedFrameDecoder, _ bytes: [UInt8]) throws -> Int? {
         try bytes.withUnsafeBytes { try decoder.frameLength(in: $0) }
     }

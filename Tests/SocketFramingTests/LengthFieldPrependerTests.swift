@@ -3,7 +3,7 @@ import SocketFraming
 import TestSupport
 import Testing
 
-@Suite struct LengthFieldPrependerTests {
+@Suite(.cpuBound) struct LengthFieldPrependerTests {
     static let content = utf8("HELLO, WORLD")  // 12 bytes
 
     @Test func two_byte_big_endian_length_before_the_message() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// `LengthFieldPrepender` and `LengthFieldBasedFrameDecoder` together: every width, both byte orders,
 /// adjustments, random messages under random cuts; and lengths that must be errors, never traps.
-@Suite struct LengthFieldRoundTripTests {
+@Suite(.cpuBound) struct LengthFieldRoundTripTests {
     struct Configuration: Sendable, CustomTestStringConvertible {
         var width: Int
         var byteOrder: ByteOrder

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The articles' 4-byte big-endian length prefix (M3.1) against sticky and half packets.
-@Suite struct LengthPrefixedFramingTests {
+@Suite(.cpuBound) struct LengthPrefixedFramingTests {
     static func makeDecoder() -> LengthFieldBasedFrameDecoder { .lengthPrefixed(maxFrameLength: 1024) }
     static func makeReader() -> FrameReader<LengthFieldBasedFrameDecoder> { FrameReader(decoder: makeDecoder()) }
 

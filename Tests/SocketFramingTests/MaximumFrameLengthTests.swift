@@ -81,7 +81,7 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
 /// the most bytes a frame occupies on the wire. A reader bounded by it accepts a frame of exactly that
 /// many bytes however TCP splits it; one byte more is the decoder's typed error, as soon as the header
 /// says so.
-@Suite struct MaximumFrameLengthTests {
+@Suite(.cpuBound) struct MaximumFrameLengthTests {
     /// Checks that `frame` (exactly `decoder.maximumFrameLength` bytes) decodes to `expected` under every
     /// segmenting, read with the limit `maximumFrameLength`.
     func expectMaximumFrameDecodes<D: FrameDecoder>(

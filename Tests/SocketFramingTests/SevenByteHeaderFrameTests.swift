@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The seven-byte header of source article 003 (M3.4): version, function code, compressed flag, body length.
-@Suite struct SevenByteHeaderFrameTests {
+@Suite(.cpuBound) struct SevenByteHeaderFrameTests {
     /// A decoder accepting versions 1 and 2: the frames below are of both.
     static func makeDecoder() -> SevenByteHeaderFrameDecoder { SevenByteHeaderFrameDecoder(acceptedVersions: [1, 2]) }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// zlib, gzip and raw deflate; the known vectors were made by Python's `zlib`/`gzip` modules on the
 /// same system zlib (1.2.13).
-@Suite struct ZlibTests {
+@Suite(.cpuBound) struct ZlibTests {
     static let plain = Data(utf8("hello, hello, hello, zlib!"))  // 26 bytes
     /// `zlib.compress(plain)`.
     static let zlibVector = Data([

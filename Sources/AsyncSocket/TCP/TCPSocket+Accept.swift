@@ -73,13 +73,14 @@ extension TCPSocket {
         let local = descriptors.first.flatMap { SocketAddress.read($0, getsockname) }
         shared.withLock { $0.localAddress = local }
         onLoop { [self] in
-            state = .listening
+            let acceptor = Acceptor(owner: self)
+            lifecycle = .listening(acceptor)
             loopOptions = LoopOptions(shared.withLock { $0.options })
             for (index, descriptor) in descriptors.enumerated() {
-                let listener = Listener(fd: descriptor, owner: self)
+                let listener = Listener(fd: descriptor, acceptor: acceptor)
                 do throws(SocketError) {
                     try eventLoop.register(descriptor, handler: listener, interest: [.read])
-                    listeners.append(listener)
+                    acceptor.listeners.append(listener)
                 } catch {
                     descriptors[index...].forEach(Posix.close)
                     close(error: error)
@@ -142,12 +143,31 @@ extension TCPSocket {
         }
         return descriptor
     }
+}
+
+/// The listening stage of a ``TCPSocket`` (SwiftNIO's server channel, apart from its stream channels):
+/// the listening descriptors, and the accepting of connections as new sockets. Loop thread only.
+final class Acceptor: @unchecked Sendable {
+    unowned let owner: TCPSocket
+    var listeners: [Listener] = []
+
+    init(owner: TCPSocket) {
+        self.owner = owner
+    }
+
+    /// Stops listening: every listening descriptor is closed.
+    func close() {
+        for listener in listeners { listener.close() }
+        listeners = []
+    }
 
     /// Accepts the connections waiting on a listener, at most `Listener.acceptsPerEvent` per call.
     func acceptConnections(on listener: Listener) {
-        let template = shared.withLock { $0 }
+        owner.eventLoop.assertInEventLoop()
+        let template = owner.shared.withLock { $0 }
+        let eventLoop = owner.eventLoop
         for _ in 0..<Listener.acceptsPerEvent {
-            guard state == .listening else { return }
+            guard case .listening(let current) = owner.lifecycle, current === self else { return }
             var peer = sockaddr_storage()
             var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
@@ -174,21 +194,22 @@ extension TCPSocket {
             }
             let local = SocketAddress.read(accepted, getsockname)
             do {
-                try applyOptions(to: accepted, isUnixDomain: remote?.family == .unix || local?.family == .unix)
+                try owner.applyOptions(to: accepted, isUnixDomain: remote?.family == .unix || local?.family == .unix)
             } catch {
                 // The options failing means the descriptor is unusable; drop the connection.
                 eventLoop.io.close(accepted)
                 continue
             }
-            let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: group.next(), group: group, like: template)
+            let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: owner.group.next(), group: owner.group, like: template)
             // The new socket starts reading only after the delegate has seen it, so no event for it can
             // reach a delegate that has not set it up (user data, its own delegate) yet.
             guard let delegate = template.delegate else {
                 eventLoop.io.close(accepted)
                 continue
             }
+            let owner = self.owner
             let announce = UnsafeTransfer {
-                delegate.socket(self, didAcceptNewSocket: socket)
+                delegate.socket(owner, didAcceptNewSocket: socket)
                 socket.onLoop { socket.startConnected() }
             }
             if let queue = template.delegateQueue { queue.async { announce.value() } } else { announce.value() }
@@ -196,21 +217,21 @@ extension TCPSocket {
     }
 }
 
-/// One listening descriptor of a ``TCPSocket``; hands readiness to its owner.
+/// One listening descriptor of an ``Acceptor``; hands readiness to it.
 final class Listener: Selectable, @unchecked Sendable {
     let fd: Int32
-    unowned let owner: TCPSocket
+    unowned let acceptor: Acceptor
     private var resume: Scheduled?
 
     /// Connections accepted per readiness event, so one busy listener cannot starve the loop.
     static let acceptsPerEvent = 64
 
-    init(fd: Int32, owner: TCPSocket) {
+    init(fd: Int32, acceptor: Acceptor) {
         self.fd = fd
-        self.owner = owner
+        self.acceptor = acceptor
     }
 
-    func selectorReadable() { owner.acceptConnections(on: self) }
+    func selectorReadable() { acceptor.acceptConnections(on: self) }
     func selectorWritable() {}
 
     func pause(for delay: Duration, on loop: EventLoop) {
@@ -220,7 +241,7 @@ final class Listener: Selectable, @unchecked Sendable {
 
     func close() {
         resume?.cancel()
-        owner.eventLoop.deregister(fd)
+        acceptor.owner.eventLoop.deregister(fd)
         Posix.close(fd)
     }
 }

@@ -108,13 +108,13 @@ extension TCPSocket {
     /// Enters the connecting state on the loop and starts the connect timeout. Returns the attempt's
     /// generation, which a late resolver answer must match.
     private func startConnecting(timeout: TimeInterval) -> UInt64 {
-        state = .connecting
-        endError = nil
-        buffer.reset()
         connectGeneration &+= 1
         let generation = connectGeneration
+        let attempt = ConnectAttempt(generation: generation)
+        // Reads and writes queued from now on wait on the new connection.
+        lifecycle = .connecting(ConnectionState(), attempt)
         if timeout >= 0 {
-            connectTimer = eventLoop.scheduleTask(in: .seconds(timeout)) { [self] in
+            attempt.timer = eventLoop.scheduleTask(in: .seconds(timeout)) { [self] in
                 guard generation == connectGeneration, state == .connecting else { return }
                 close(error: .connectTimeout)
             }
@@ -133,19 +133,23 @@ extension TCPSocket {
             return
         }
         let ordered = ConnectionAttempts.interleave(usable, preferring: options.isIPv4PreferredOverIPv6 ? .inet : .inet6)
+        guard case .connecting(_, let attempt) = lifecycle else { return }
         let attempts = ConnectionAttempts(owner: self, addresses: ordered, localAddresses: local, delay: options.alternateAddressDelay)
-        connection = attempts
+        attempt.attempts = attempts
         attempts.startNext()
     }
 
     /// An attempt connected: `socketFD` becomes this socket's connection.
     func connectionSucceeded(_ socketFD: Int32, to remote: SocketAddress) {
-        connection = nil
-        connectTimer?.cancel()
-        connectTimer = nil
-        fd = socketFD
+        guard case .connecting(let connection, let attempt) = lifecycle else {
+            Posix.close(socketFD)
+            return
+        }
+        attempt.attempts = nil  // they have stopped: this one won
+        attempt.cancel()
+        connection.fd = socketFD
         let local = SocketAddress.read(socketFD, getsockname)
-        state = .connected
+        lifecycle = .connected(connection)
         shared.withLock {
             $0.state = .connected
             $0.localAddress = local
@@ -161,7 +165,7 @@ extension TCPSocket {
 
     /// Every attempt failed: report the last error.
     func connectionFailed(_ error: SocketError) {
-        connection = nil
+        if case .connecting(_, let attempt) = lifecycle { attempt.attempts = nil }
         close(error: error)
     }
 }

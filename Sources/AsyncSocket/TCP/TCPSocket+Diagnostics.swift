@@ -52,14 +52,20 @@ extension TCPSocket {
     /// (GCDAsyncSocket's `performBlock:` with `socketFD`). Do not close the descriptor or change its
     /// blocking mode.
     public func perform(_ block: @escaping @Sendable (Int32) -> Void) {
-        onLoop { [self] in block(fd >= 0 ? fd : listeners.first?.fd ?? -1) }
+        onLoop { [self] in
+            switch lifecycle {
+            case .connected(let connection): block(connection.fd)
+            case .listening(let acceptor): block(acceptor.listeners.first?.fd ?? -1)
+            default: block(-1)
+            }
+        }
     }
 
     /// The current read's progress, or `nil` when no read is queued. Waits for the event loop.
     public func progressOfRead() -> TransferProgress? {
         eventLoop.runAndWait { [self] in
-            guard let head = readQueue.first else { return nil }
-            let done = UInt(head.bytesDone(unread: buffer.count))
+            guard let connection = lifecycle.connection, let head = connection.readQueue.first else { return nil }
+            let done = UInt(head.bytesDone(unread: connection.buffer.count))
             if case .toLength(let length) = head.kind {
                 return TransferProgress(tag: head.tag, bytesDone: done, total: UInt(length))
             }
@@ -70,7 +76,7 @@ extension TCPSocket {
     /// The current write's progress, or `nil` when no write is queued. Waits for the event loop.
     public func progressOfWrite() -> TransferProgress? {
         eventLoop.runAndWait { [self] in
-            writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.count)) }
+            lifecycle.connection?.writeQueue.first.map { TransferProgress(tag: $0.tag, bytesDone: UInt($0.sent), total: UInt($0.count)) }
         }
     }
 
@@ -83,6 +89,13 @@ extension TCPSocket {
 
     /// Bytes received and not yet taken by a read (for tests); waits for the loop.
     package var bufferedReadBytes: Int {
-        eventLoop.runAndWait { [self] in buffer.count }
+        eventLoop.runAndWait { [self] in
+            switch lifecycle {
+            case .connecting(let connection, _), .connected(let connection), .closed(_, let connection?):
+                return connection.buffer.count
+            default:
+                return 0
+            }
+        }
     }
 }

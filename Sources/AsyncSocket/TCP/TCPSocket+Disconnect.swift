@@ -17,33 +17,27 @@ extension TCPSocket {
     /// Disconnects once every queued read has completed (GCDAsyncSocket's `disconnectAfterReading`).
     /// From now on new reads and writes are rejected; pending writes do not delay the disconnect.
     public func disconnectAfterReading() {
-        onLoop { [self] in
-            guard state == .connecting || state == .connected else { return }
-            endAfterReads = true
-            closeIfFinished()
-        }
+        onLoop { [self] in endAfter(reads: true, writes: false) }
     }
 
     /// Disconnects once every queued write has been sent (GCDAsyncSocket's `disconnectAfterWriting`).
     /// From now on new reads and writes are rejected; reads already queued may still complete while
     /// the writes go out, but do not delay the disconnect.
     public func disconnectAfterWriting() {
-        onLoop { [self] in
-            guard state == .connecting || state == .connected else { return }
-            endAfterWrites = true
-            closeIfFinished()
-        }
+        onLoop { [self] in endAfter(reads: false, writes: true) }
     }
 
     /// Disconnects once every queued read has completed and every queued write has been sent
     /// (GCDAsyncSocket's `disconnectAfterReadingAndWriting`). New reads and writes are rejected.
     public func disconnectAfterReadingAndWriting() {
-        onLoop { [self] in
-            guard state == .connecting || state == .connected else { return }
-            endAfterReads = true
-            endAfterWrites = true
-            closeIfFinished()
-        }
+        onLoop { [self] in endAfter(reads: true, writes: true) }
+    }
+
+    private func endAfter(reads: Bool, writes: Bool) {
+        guard let connection = lifecycle.connection else { return }
+        if reads { connection.endAfterReads = true }
+        if writes { connection.endAfterWrites = true }
+        closeIfFinished()
     }
 
     /// Closes this side's write direction (`shutdown(SHUT_WR)`, a FIN to the peer) once the queued
@@ -53,25 +47,26 @@ extension TCPSocket {
     /// `nil` error.
     public func closeWriteStreamAfterWriting() {
         onLoop { [self] in
-            guard state == .connecting || state == .connected, !writeStreamClosing else { return }
-            writeStreamClosing = true
-            if state == .connected && writeQueue.isEmpty { shutdownWriteStream() }
+            guard let connection = lifecycle.connection, !connection.writeStreamClosing else { return }
+            connection.writeStreamClosing = true
+            if isCurrent(connection) && connection.writeQueue.isEmpty { shutdownWriteStream(connection) }
         }
     }
 
-    func shutdownWriteStream() {
-        writeStreamClosed = true
-        eventLoop.io.shutdown(fd, Int32(SHUT_WR))
-        if readStreamClosed { close(error: nil) }
+    func shutdownWriteStream(_ connection: ConnectionState) {
+        connection.writeStreamClosed = true
+        eventLoop.io.shutdown(connection.fd, Int32(SHUT_WR))
+        if connection.readStreamClosed { close(error: nil) }
     }
 
     /// Disconnects when a disconnect-after request has been met: the reads, the writes, or both, are
     /// done. Loop thread only.
     func closeIfFinished() {
-        guard endAfterReads || endAfterWrites, state == .connecting || state == .connected else { return }
-        let readsDone = readQueue.isEmpty
-        let writesDone = writeQueue.isEmpty
-        let finished = switch (endAfterReads, endAfterWrites) {
+        eventLoop.assertInEventLoop()
+        guard let connection = lifecycle.connection, connection.endAfterReads || connection.endAfterWrites else { return }
+        let readsDone = connection.readQueue.isEmpty
+        let writesDone = connection.writeQueue.isEmpty
+        let finished = switch (connection.endAfterReads, connection.endAfterWrites) {
         case (true, true): readsDone && writesDone
         case (true, false): readsDone
         default: writesDone
@@ -79,54 +74,52 @@ extension TCPSocket {
         if finished { close(error: nil) }
     }
 
-    /// Ends the connection, the connect attempt or the listening, and reports `error` (nil = on purpose).
-    /// Does nothing when there is nothing to end. Loop thread only.
+    /// Ends the connection, the connect attempt or the listening, and reports `error` (nil = on purpose):
+    /// one transition to ``Lifecycle/closed(_:leftover:)``, which drops what the stage owned. Does
+    /// nothing when there is nothing to end. Loop thread only.
     func close(error: SocketError?) {
-        guard state != .idle && state != .disconnected else { return }
+        eventLoop.assertInEventLoop()
+        let connection: ConnectionState?
         let wasConnected = state == .connected
+        switch lifecycle {
+        case .idle, .closed:
+            return
+        case .listening(let acceptor):
+            acceptor.close()
+            connection = nil
+        case .connecting(let connecting, let attempt):
+            attempt.cancel()
+            connection = connecting
+        case .connected(let connected):
+            connection = connected
+        }
         connectGeneration &+= 1
-        connectTimer?.cancel()
-        connectTimer = nil
-        connection?.cancel()
-        connection = nil
-        readTimeout.cancel()
-        writeTimeout.cancel()
-        if fd >= 0 {
-            eventLoop.deregister(fd)
-            eventLoop.io.close(fd)
-            fd = -1
-        }
-        for listener in listeners { listener.close() }
-        listeners = []
-        interest = []
-        let unread = buffer.withUnsafeReadableBytes { Data($0) }
-        let unsent = writeQueue.removeAll().map(\.tag)
-        stagedWrites.reset()
-        let unfinishedReads = readQueue.removeAll()
-        // Bytes received and not read stay readable by handler reads after an error, never after a
-        // close on purpose (a consumer in the middle of using them resets them when it is done).
         // Both directions closed after a half-close is the peer's end as much as ours.
-        let ending = error ?? (readStreamClosed ? .closedByPeer : .connectionClosed)
-        endError = ending
-        if ending == .connectionClosed {
-            if isProcessingReads { bufferResetPending = true } else { buffer.reset() }
-        }
-        queuedWriteBytesOnLoop = 0
+        let ending = error ?? (connection?.readStreamClosed == true ? .closedByPeer : .connectionClosed)
+        // After an error, the bytes received and not read stay readable by handler reads; never after
+        // a close on purpose.
+        lifecycle = .closed(ending, leftover: ending == .connectionClosed ? nil : connection)
         queuedWriteBytesMirror.store(0, ordering: .relaxed)
-        isAboveWriteHighWatermark = false
-        readEOF = false
-        readStreamClosed = false
-        writeBlocked = false
-        writeStreamClosing = false
-        writeStreamClosed = false
-        endAfterReads = false
-        endAfterWrites = false
-        state = .disconnected
         shared.withLock {
             $0.state = .disconnected
             $0.localAddress = nil
             $0.remoteAddress = nil
         }
+        guard let connection else {
+            emit(.disconnected(error))
+            return
+        }
+        connection.readTimeout.cancel()
+        connection.writeTimeout.cancel()
+        if connection.fd >= 0 {
+            eventLoop.deregister(connection.fd)
+            eventLoop.io.close(connection.fd)
+            connection.fd = -1
+        }
+        let unread = connection.buffer.withUnsafeReadableBytes { Data($0) }
+        let unsent = connection.writeQueue.removeAll().map(\.tag)
+        connection.stagedWrites.reset()
+        let unfinishedReads = connection.readQueue.removeAll()
         if wasConnected && (!unread.isEmpty || !unsent.isEmpty) {
             emit(.willDisconnect(unread: unread, unsentTags: unsent))
         }
@@ -134,26 +127,5 @@ extension TCPSocket {
             if case .handler(_, let handler) = request.completion { handler(.failure(ending)) }
         }
         emit(.disconnected(error))
-    }
-
-    /// A handler read queued after the connection ended: the bytes it left unread may still satisfy
-    /// it; otherwise it fails with the error the connection ended with. Loop thread only.
-    func readAfterEnd(_ request: ReadRequest) {
-        guard case .handler(_, let handler) = request.completion else { return }
-        let ending = endError ?? .notConnected
-        if !buffer.isEmpty {
-            let match = buffer.withUnsafeReadableBytes { request.match($0) }
-            if case .complete(let length) = match {
-                let data = buffer.withUnsafeReadableBytes { bytes in
-                    if case .consuming = request.kind { return Data() }
-                    return Data(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
-                }
-                buffer.consume(length)
-                handler(.success(data))
-                return
-            }
-            if case .consumed(let length) = match { buffer.consume(length) }
-        }
-        handler(.failure(ending))
     }
 }

@@ -61,7 +61,9 @@ extension TCPSocket {
         shared.withLock { $0.options[keyPath: keyPath] = value }
         onLoop { [self] in
             loopOptions = LoopOptions(shared.withLock { $0.options })
-            if reapply && fd >= 0 && state == .connected { try? applyOptions(to: fd, isUnixDomain: isUnixDomain) }
+            if reapply, case .connected(let connection) = lifecycle, connection.fd >= 0 {
+                try? applyOptions(to: connection.fd, isUnixDomain: isUnixDomain)
+            }
         }
     }
 

@@ -3,24 +3,24 @@ import Foundation
 extension TCPSocket {
     // MARK: Reading from the kernel (loop thread)
 
-    /// The most bytes the socket will buffer right now: the general limit, or the current read's
+    /// The most bytes `connection` will buffer right now: the general limit, or the current read's
     /// length or maximum length when that is larger.
-    var readBufferLimit: Int {
-        max(readQueue.first?.maxLength ?? 0, TCPSocket.maxBufferedReadBytes)
+    func readBufferLimit(_ connection: ConnectionState) -> Int {
+        max(connection.readQueue.first?.maxLength ?? 0, TCPSocket.maxBufferedReadBytes)
     }
 
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
-    func readFromSocket() {
+    func readFromSocket(_ connection: ConnectionState) {
         let scratch = eventLoop.scratch
-        let inPlace = buffer.count >= ReadBuffer.readInPlaceThreshold && !isProcessingReads
+        let inPlace = connection.buffer.count >= ReadBuffer.readInPlaceThreshold && !connection.isProcessingReads
         let result: Posix.IOResult
         do {
             if inPlace {
                 // Part of a large frame is buffered already: read the rest in after it, saving a copy.
-                result = try eventLoop.io.read(fd, into: buffer.room(upTo: scratch.count))
-                if case .processed(let count) = result { buffer.didAppend(count) }
+                result = try eventLoop.io.read(connection.fd, into: connection.buffer.room(upTo: scratch.count))
+                if case .processed(let count) = result { connection.buffer.didAppend(count) }
             } else {
-                result = try eventLoop.io.read(fd, into: scratch)
+                result = try eventLoop.io.read(connection.fd, into: scratch)
             }
         } catch {
             close(error: error)
@@ -30,71 +30,70 @@ extension TCPSocket {
         case .wouldBlock:
             return
         case .processed(0):
-            readEOF = true
-            processReads()
+            connection.readEOF = true
+            processReads(connection)
         case .processed(let count):
-            processReads(incoming: inPlace ? nil : UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            processReads(connection, incoming: inPlace ? nil : UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
     }
 
     /// Completes queued reads from the buffered bytes and `incoming` (bytes just read into the loop's
     /// scratch buffer, which must not outlive this call), delivers them, reports progress and the end
     /// of the read stream, and then flushes writes the delegate queued meanwhile. Loop thread only; does
-    /// nothing when already running.
-    func processReads(incoming: UnsafeRawBufferPointer? = nil) {
-        guard !isProcessingReads else {
-            if let incoming { buffer.append(incoming) }
+    /// nothing when already running. A callback that closes the socket ends the connection's lifecycle
+    /// stage, but `connection` itself (and its buffer) lives on until this returns.
+    func processReads(_ connection: ConnectionState, incoming: UnsafeRawBufferPointer? = nil) {
+        eventLoop.assertInEventLoop()
+        guard !connection.isProcessingReads else {
+            if let incoming { connection.buffer.append(incoming) }
             return
         }
-        isProcessingReads = true
+        connection.isProcessingReads = true
         var completed = eventLoop.spareEventArrays.borrow()
         defer { eventLoop.spareEventArrays.giveBack(&completed) }
         var failure: SocketError?
         if let incoming {
-            if buffer.isEmpty {
+            if connection.buffer.isEmpty {
                 // Fast path: satisfy reads straight from the scratch buffer; keep only the leftover.
-                let consumed = satisfyReads(from: incoming, into: &completed, failure: &failure)
-                if consumed < incoming.count { buffer.append(UnsafeRawBufferPointer(rebasing: incoming[consumed...])) }
+                let consumed = satisfyReads(connection, from: incoming, into: &completed, failure: &failure)
+                if consumed < incoming.count { connection.buffer.append(UnsafeRawBufferPointer(rebasing: incoming[consumed...])) }
             } else {
-                buffer.append(incoming)
+                connection.buffer.append(incoming)
             }
         }
-        while state == .connected {
-            if failure == nil && !buffer.isEmpty && !readQueue.isEmpty {
-                let consumed = buffer.withUnsafeReadableBytes { satisfyReads(from: $0, into: &completed, failure: &failure) }
-                buffer.consume(consumed)
+        while isCurrent(connection) {
+            if failure == nil && !connection.buffer.isEmpty && !connection.readQueue.isEmpty {
+                let consumed = connection.buffer.withUnsafeReadableBytes {
+                    satisfyReads(connection, from: $0, into: &completed, failure: &failure)
+                }
+                connection.buffer.consume(consumed)
             }
             if completed.isEmpty { break }
             // Reads completed before a failure are delivered first. The delegate may queue more reads
             // meanwhile (on the loop thread); the loop goes round for them.
             deliver(&completed)
         }
-        isProcessingReads = false
-        if bufferResetPending {
-            // A consumer's frame handler closed the socket on purpose while its bytes were in use.
-            bufferResetPending = false
-            if state != .connected && endError == .connectionClosed { buffer.reset() }
-        }
+        connection.isProcessingReads = false
 
         if let failure {
             close(error: failure)
             return
         }
-        guard state == .connected else { return }
-        reportReadProgress()
-        if readEOF {
-            readStreamEnded()
-            guard state == .connected else { return }
+        guard isCurrent(connection) else { return }
+        reportReadProgress(connection)
+        if connection.readEOF {
+            readStreamEnded(connection)
+            guard isCurrent(connection) else { return }
         }
-        if let head = readQueue.first, head.isUnbounded, buffer.count >= readBufferLimit {
-            close(error: .readMaxedOut(maxLength: readBufferLimit))
+        if let head = connection.readQueue.first, head.isUnbounded, connection.buffer.count >= readBufferLimit(connection) {
+            close(error: .readMaxedOut(maxLength: readBufferLimit(connection)))
             return
         }
-        armReadTimer()
-        updateInterest()
-        if needsFlush {
-            needsFlush = false
-            flushWrites()
+        armReadTimer(connection)
+        updateInterest(connection)
+        if connection.needsFlush {
+            connection.needsFlush = false
+            flushWrites(connection)
         }
         closeIfFinished()
     }
@@ -103,13 +102,14 @@ extension TCPSocket {
     /// returns how many bytes they took. Sets `failure` when a read maxes out or its consumer throws.
     /// A consumer may call back into the socket (a frame handler that queues a read, withdraws one or
     /// disconnects), so the head is matched as a copy and the queue checked again after each match.
-    private func satisfyReads(from unread: UnsafeRawBufferPointer, into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
+    private func satisfyReads(_ connection: ConnectionState, from unread: UnsafeRawBufferPointer,
+                              into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
-        while state == .connected, let head = readQueue.first {
+        while isCurrent(connection), let head = connection.readQueue.first {
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
             let match = head.match(rest)
-            guard state == .connected || isConsumed(match) else { return consumed }
-            guard readQueue.first?.id == head.id else {
+            guard isCurrent(connection) || isConsumed(match) else { return consumed }
+            guard connection.readQueue.first?.id == head.id else {
                 // The consumer withdrew its own read: what it took is taken; match the next one.
                 if case .consumed(let length) = match { consumed += length }
                 if case .complete(let length) = match { consumed += length }
@@ -117,14 +117,14 @@ extension TCPSocket {
             }
             switch match {
             case .complete(let length):
-                readQueue.removeFirst()
+                connection.readQueue.removeFirst()
                 completed.append(completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])))
                 consumed += length
             case .consumed(let length):
                 consumed += length
                 if consumed == unread.count { return consumed }  // nothing left to show the consumer
             case .needMore(let scanned):
-                readQueue.updateFirst { $0.scanned = scanned }
+                connection.readQueue.updateFirst { $0.scanned = scanned }
                 return consumed
             case .maxedOut(let maxLength):
                 failure = .readMaxedOut(maxLength: maxLength)
@@ -179,32 +179,32 @@ extension TCPSocket {
     }
 
     /// Tells the delegate how many more bytes the unfinished current read has received.
-    private func reportReadProgress() {
-        guard let head = readQueue.first else { return }
-        let done = head.bytesDone(unread: buffer.count)
+    private func reportReadProgress(_ connection: ConnectionState) {
+        guard let head = connection.readQueue.first else { return }
+        let done = head.bytesDone(unread: connection.buffer.count)
         guard done > head.reportedBytes else { return }
         let delta = UInt(done - head.reportedBytes)
         let tag = head.tag
-        readQueue.updateFirst { $0.reportedBytes = done }
+        connection.readQueue.updateFirst { $0.reportedBytes = done }
         emit(.readPartial(delta, tag: tag))
     }
 
     /// The peer sent FIN and the reads have taken what they could: disconnect, or (half-close mode)
     /// report the closed read stream once nothing buffered can complete a read.
-    private func readStreamEnded() {
-        let stuck = !readQueue.isEmpty  // processReads left these unsatisfied: they never will be
-        guard buffer.isEmpty || stuck else { return }  // wait for the delegate's next read
+    private func readStreamEnded(_ connection: ConnectionState) {
+        let stuck = !connection.readQueue.isEmpty  // processReads left these unsatisfied: they never will be
+        guard connection.buffer.isEmpty || stuck else { return }  // wait for the delegate's next read
         guard !loopOptions.autoDisconnectOnClosedReadStream else {
             close(error: .closedByPeer)
             return
         }
         if stuck {
-            readTimeout.cancel()
-            for request in readQueue.removeAll() { fail(request, .closedByPeer) }
+            connection.readTimeout.cancel()
+            for request in connection.readQueue.removeAll() { fail(request, .closedByPeer) }
         }
-        guard !readStreamClosed else { return }
-        readStreamClosed = true
+        guard !connection.readStreamClosed else { return }
+        connection.readStreamClosed = true
         emit(.readStreamClosed)
-        if writeStreamClosed { close(error: nil) }
+        if connection.writeStreamClosed { close(error: nil) }
     }
 }

@@ -108,12 +108,11 @@ extension TCPSocket {
     /// queued. Loop thread only.
     package func withdrawRead(_ token: ReadToken) -> Bool {
         eventLoop.assertInEventLoop()
-        guard let index = readQueue.firstIndex(where: { $0.token === token }) else { return false }
-        readQueue.remove(at: index)
-        if index == 0 {
-            // The next read becomes the current one: it may be met by the bytes already buffered.
-            if state == .connected { processReads() }
-        }
+        guard let connection = lifecycle.connection,
+              let index = connection.readQueue.firstIndex(where: { $0.token === token }) else { return false }
+        connection.readQueue.remove(at: index)
+        // The next read becomes the current one: it may be met by the bytes already buffered.
+        if index == 0 && isCurrent(connection) { processReads(connection) }
         return true
     }
 
@@ -128,27 +127,56 @@ extension TCPSocket {
 
     /// Queues `request` or rejects it. Loop thread only.
     private func queueRead(_ request: ReadRequest) {
-        if case .handler = request.completion, state == .disconnected || state == .idle {
-            readAfterEnd(request)
-            return
+        eventLoop.assertInEventLoop()
+        switch lifecycle {
+        case .connecting(let connection, _), .connected(let connection):
+            if let refusal = readRefusal(connection) {
+                fail(request, refusal)
+                return
+            }
+            nextRequestID &+= 1
+            var queued = request
+            queued.id = nextRequestID
+            connection.readQueue.append(queued)
+            if isCurrent(connection) { processReads(connection) }
+        case .closed(let error, let leftover) where request.token != nil:
+            readAfterEnd(request, error: error, leftover: leftover)
+        case .idle, .closed:
+            fail(request, .notConnected)
+        case .listening:
+            fail(request, .notConnected)
         }
-        if let refusal = readRefusal {
-            fail(request, refusal)
-            return
-        }
-        nextRequestID &+= 1
-        var queued = request
-        queued.id = nextRequestID
-        readQueue.append(queued)
-        if state == .connected { processReads() }
     }
 
-    /// Why a read cannot be queued now, or nil. Loop thread only.
-    private var readRefusal: SocketError? {
-        guard state == .connecting || state == .connected else { return .notConnected }
-        if endAfterReads || endAfterWrites { return .disconnecting }
-        if readStreamClosed && buffer.isEmpty { return .closedByPeer }
+    /// Why a read cannot be queued on `connection` now, or nil.
+    private func readRefusal(_ connection: ConnectionState) -> SocketError? {
+        if connection.endAfterReads || connection.endAfterWrites { return .disconnecting }
+        if connection.readStreamClosed && connection.buffer.isEmpty { return .closedByPeer }
         return nil
+    }
+
+    /// A handler read queued after the connection ended with `error`: the bytes it left unread may
+    /// still satisfy it; otherwise it fails with that error.
+    private func readAfterEnd(_ request: ReadRequest, error: SocketError, leftover: ConnectionState?) {
+        guard case .handler(_, let handler) = request.completion else { return }
+        if let leftover, !leftover.buffer.isEmpty {
+            let match = leftover.buffer.withUnsafeReadableBytes { request.match($0) }
+            switch match {
+            case .complete(let length):
+                let data = leftover.buffer.withUnsafeReadableBytes { bytes in
+                    if case .consuming = request.kind { return Data() }
+                    return Data(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+                }
+                leftover.buffer.consume(length)
+                handler(.success(data))
+                return
+            case .consumed(let length):
+                leftover.buffer.consume(length)
+            default:
+                break
+            }
+        }
+        handler(.failure(error))
     }
 
     func rejectRead(tag: Int, _ error: SocketError) {

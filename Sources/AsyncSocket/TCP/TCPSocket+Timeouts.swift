@@ -6,9 +6,9 @@ extension TCPSocket {
     // disconnects with a timeout error carrying the tag.
 
     /// Starts the timeout of the current read if it has one and it is not running yet.
-    func armReadTimer() {
-        let head = readQueue.first
-        readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+    func armReadTimer(_ connection: ConnectionState) {
+        let head = connection.readQueue.first
+        connection.readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (readTimer(at: deadline, id: head?.id ?? 0), deadline)
         }
@@ -19,28 +19,28 @@ extension TCPSocket {
     }
 
     private func readTimedOut(_ id: UInt64) {
-        guard state == .connected, let head = readQueue.first, head.id == id else { return }
-        let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.bytesDone(unread: buffer.count)))
+        guard case .connected(let connection) = lifecycle, let head = connection.readQueue.first, head.id == id else { return }
+        let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.bytesDone(unread: connection.buffer.count)))
         guard head.token == nil else {
             // A handler read (``TCPConnection``) has no delegate to ask.
             close(error: .readTimeout(tag: tag))
             return
         }
         askForExtension({ [self] in $0.socket(self, shouldTimeoutReadWithTag: tag, elapsed: elapsed, bytesDone: done) }) { [self] extra in
-            guard state == .connected, readQueue.first?.id == id else { return }
+            guard isCurrent(connection), connection.readQueue.first?.id == id else { return }
             guard extra > 0 else {
                 close(error: .readTimeout(tag: tag))
                 return
             }
-            readQueue.updateFirst { $0.extensions += extra }
-            readTimeout.extend(by: extra) { readTimer(at: $0, id: id) }
+            connection.readQueue.updateFirst { $0.extensions += extra }
+            connection.readTimeout.extend(by: extra) { readTimer(at: $0, id: id) }
         }
     }
 
     /// Starts the timeout of the current write if it has one and it is not running yet.
-    func armWriteTimer() {
-        let head = writeQueue.first
-        writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
+    func armWriteTimer(_ connection: ConnectionState) {
+        let head = connection.writeQueue.first
+        connection.writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (writeTimer(at: deadline, id: head?.id ?? 0), deadline)
         }
@@ -51,16 +51,16 @@ extension TCPSocket {
     }
 
     private func writeTimedOut(_ id: UInt64) {
-        guard state == .connected, let head = writeQueue.first, head.id == id else { return }
+        guard case .connected(let connection) = lifecycle, let head = connection.writeQueue.first, head.id == id else { return }
         let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.sent))
         askForExtension({ [self] in $0.socket(self, shouldTimeoutWriteWithTag: tag, elapsed: elapsed, bytesDone: done) }) { [self] extra in
-            guard state == .connected, writeQueue.first?.id == id else { return }
+            guard isCurrent(connection), connection.writeQueue.first?.id == id else { return }
             guard extra > 0 else {
                 close(error: .writeTimeout(tag: tag))
                 return
             }
-            writeQueue.updateFirst { $0.extensions += extra }
-            writeTimeout.extend(by: extra) { writeTimer(at: $0, id: id) }
+            connection.writeQueue.updateFirst { $0.extensions += extra }
+            connection.writeTimeout.extend(by: extra) { writeTimer(at: $0, id: id) }
         }
     }
 }

@@ -40,42 +40,45 @@ extension TCPSocket {
             write(Data(bytes), withTimeout: timeout, tag: tag)
             return
         }
-        if let refusal = writeRefusal {
-            rejectWrite(tag: tag, refusal)
-            return
-        }
-        stagedWrites.append(bytes)
-        enqueue(WriteRequest(bytes: .staged(count: bytes.count), timeout: timeout, tag: tag))
+        guard let connection = writableConnection(tag: tag) else { return }
+        connection.stagedWrites.append(bytes)
+        enqueue(WriteRequest(bytes: .staged(count: bytes.count), timeout: timeout, tag: tag), on: connection)
     }
 
     /// Queues a write or rejects it. Loop thread only.
     private func queueWrite(_ data: Data, timeout: TimeInterval, tag: Int) {
-        if let refusal = writeRefusal {
-            rejectWrite(tag: tag, refusal)
-            return
-        }
-        enqueue(WriteRequest(bytes: .data(data), timeout: timeout, tag: tag))
+        guard let connection = writableConnection(tag: tag) else { return }
+        enqueue(WriteRequest(bytes: .data(data), timeout: timeout, tag: tag), on: connection)
     }
 
-    private func enqueue(_ request: WriteRequest) {
+    private func enqueue(_ request: WriteRequest, on connection: ConnectionState) {
+        eventLoop.assertInEventLoop()
         nextRequestID &+= 1
         var request = request
         request.id = nextRequestID
-        writeQueue.append(request)
-        adjustQueuedWriteBytes(by: request.count)
-        guard state == .connected else { return }
-        armWriteTimer()
-        scheduleFlush()
+        connection.writeQueue.append(request)
+        adjustQueuedWriteBytes(connection, by: request.count)
+        guard isCurrent(connection) else { return }
+        armWriteTimer(connection)
+        scheduleFlush(connection)
     }
 
-    /// Why a write cannot be queued now, or nil. Loop thread only.
-    private var writeRefusal: SocketError? {
-        guard state == .connecting || state == .connected else {
-            return .notConnected
+    /// The connection a write may be queued on now, or nil after rejecting the write with the reason.
+    /// Loop thread only.
+    private func writableConnection(tag: Int) -> ConnectionState? {
+        guard let connection = lifecycle.connection else {
+            rejectWrite(tag: tag, .notConnected)
+            return nil
         }
-        if endAfterReads || endAfterWrites { return .disconnecting }
-        if writeStreamClosing { return .writeStreamClosed }
-        return nil
+        if connection.endAfterReads || connection.endAfterWrites {
+            rejectWrite(tag: tag, .disconnecting)
+            return nil
+        }
+        if connection.writeStreamClosing {
+            rejectWrite(tag: tag, .writeStreamClosed)
+            return nil
+        }
+        return connection
     }
 
     private func rejectWrite(tag: Int, _ error: SocketError) {
@@ -83,29 +86,29 @@ extension TCPSocket {
     }
 
     /// Keeps the queued byte count and reports crossing the watermarks. Loop thread only.
-    private func adjustQueuedWriteBytes(by delta: Int) {
-        queuedWriteBytesOnLoop += delta
-        queuedWriteBytesMirror.store(queuedWriteBytesOnLoop, ordering: .relaxed)
-        let queued = queuedWriteBytesOnLoop
-        if !isAboveWriteHighWatermark && queued > loopOptions.writeHighWatermark {
-            isAboveWriteHighWatermark = true
+    private func adjustQueuedWriteBytes(_ connection: ConnectionState, by delta: Int) {
+        connection.queuedWriteBytes += delta
+        let queued = connection.queuedWriteBytes
+        queuedWriteBytesMirror.store(queued, ordering: .relaxed)
+        if !connection.isAboveWriteHighWatermark && queued > loopOptions.writeHighWatermark {
+            connection.isAboveWriteHighWatermark = true
             emit(.highWatermark(queued))
-        } else if isAboveWriteHighWatermark && queued <= loopOptions.writeLowWatermark {
-            isAboveWriteHighWatermark = false
+        } else if connection.isAboveWriteHighWatermark && queued <= loopOptions.writeLowWatermark {
+            connection.isAboveWriteHighWatermark = false
             emit(.lowWatermark(queued))
         }
     }
 
     /// Flushes soon: at the end of the current read processing, or as a loop task, so writes queued
     /// together go out together in one `sendmsg(2)`.
-    func scheduleFlush() {
-        if isProcessingReads {
-            needsFlush = true
-        } else if !flushScheduled {
-            flushScheduled = true
+    func scheduleFlush(_ connection: ConnectionState) {
+        if connection.isProcessingReads {
+            connection.needsFlush = true
+        } else if !connection.flushScheduled {
+            connection.flushScheduled = true
             eventLoop.execute { [self] in
-                flushScheduled = false
-                flushWrites()
+                connection.flushScheduled = false
+                flushWrites(connection)
             }
         }
     }
@@ -115,19 +118,20 @@ extension TCPSocket {
 
     /// Sends queued writes until they are all sent or the kernel's buffer is full, then reports the
     /// completed ones (and the progress of a partly sent one). Loop thread only.
-    func flushWrites() {
-        guard state == .connected, !writeBlocked else { return }
+    func flushWrites(_ connection: ConnectionState) {
+        eventLoop.assertInEventLoop()
+        guard isCurrent(connection), !connection.writeBlocked else { return }
         var failure: SocketError?
         var partial: (bytes: Int, tag: Int)?
         var completedWrites = eventLoop.spareTagArrays.borrow()
         defer { eventLoop.spareTagArrays.giveBack(&completedWrites) }
-        sending: while !writeQueue.isEmpty {
+        sending: while !connection.writeQueue.isEmpty {
             var attempted = 0
             let outcome = withUnsafeTemporaryAllocation(of: iovec.self, capacity: TCPSocket.maxIOVecs) { iovecs in
-                gather(iovecs) { buffers, total in
+                gather(connection, iovecs) { buffers, total in
                     attempted = total
                     return Result { () throws(SocketError) in
-                        try eventLoop.io.writev(fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
+                        try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
                     }
                 }
             }
@@ -139,59 +143,62 @@ extension TCPSocket {
                 break sending
             }
             guard case .processed(let written) = result else {
-                writeBlocked = true
+                connection.writeBlocked = true
                 break
             }
-            adjustQueuedWriteBytes(by: -written)
+            adjustQueuedWriteBytes(connection, by: -written)
             var left = written
-            while left > 0, let head = writeQueue.first {
+            while left > 0, let head = connection.writeQueue.first {
                 if left >= head.remaining {
                     left -= head.remaining
-                    if head.isStaged { stagedWrites.consume(head.remaining) }
-                    completedWrites.append(writeQueue.removeFirst().tag)
+                    if head.isStaged { connection.stagedWrites.consume(head.remaining) }
+                    completedWrites.append(connection.writeQueue.removeFirst().tag)
                     partial = nil
                 } else {
-                    if head.isStaged { stagedWrites.consume(left) }
-                    writeQueue.updateFirst { $0.sent += left }
+                    if head.isStaged { connection.stagedWrites.consume(left) }
+                    connection.writeQueue.updateFirst { $0.sent += left }
                     partial = (left + (partial?.tag == head.tag ? partial?.bytes ?? 0 : 0), head.tag)
                     left = 0
                 }
             }
             if written < attempted {
                 // A short write: the kernel's send buffer is full. Wait for writability.
-                writeBlocked = true
+                connection.writeBlocked = true
                 break
             }
         }
         for tag in completedWrites {
-            guard state == .connected else { break }
+            guard isCurrent(connection) else { break }
             emit(.wrote(tag: tag))
         }
         if let failure {
             close(error: failure)
             return
         }
-        guard state == .connected else { return }
+        guard isCurrent(connection) else { return }
         if let partial {
             emit(.wrotePartial(UInt(partial.bytes), tag: partial.tag))
         }
-        armWriteTimer()
-        updateInterest()
-        if writeQueue.isEmpty && writeStreamClosing && !writeStreamClosed { shutdownWriteStream() }
+        armWriteTimer(connection)
+        updateInterest(connection)
+        if connection.writeQueue.isEmpty && connection.writeStreamClosing && !connection.writeStreamClosed {
+            shutdownWriteStream(connection)
+        }
         closeIfFinished()
     }
 
     /// Fills `iovecs` with the unsent bytes of the first queued writes, then calls `body` with the
     /// number of buffers filled and their total byte count while every buffer is still pinned. Staged
     /// writes next to each other share one buffer.
-    private func gather<R>(_ iovecs: UnsafeMutableBufferPointer<iovec>, _ body: (_ buffers: Int, _ total: Int) -> R) -> R {
-        stagedWrites.withUnsafeReadableBytes { staged in
-            gather(request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
+    private func gather<R>(_ connection: ConnectionState, _ iovecs: UnsafeMutableBufferPointer<iovec>,
+                           _ body: (_ buffers: Int, _ total: Int) -> R) -> R {
+        connection.stagedWrites.withUnsafeReadableBytes { staged in
+            gather(connection.writeQueue, request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
         }
     }
 
     private func gather<R>(
-        request first: Int, into iovecs: UnsafeMutableBufferPointer<iovec>, filled: Int, stagedOffset: Int,
+        _ writeQueue: RequestQueue<WriteRequest>, request first: Int, into iovecs: UnsafeMutableBufferPointer<iovec>, filled: Int, stagedOffset: Int,
         staged: UnsafeRawBufferPointer, total: Int, _ body: (Int, Int) -> R
     ) -> R {
         var (index, filled, stagedOffset, total) = (first, filled, stagedOffset, total)
@@ -218,7 +225,7 @@ extension TCPSocket {
         return data.withUnsafeBytes { raw in
             let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + sent }
             iovecs[filled] = iovec(iov_base: base, iov_len: raw.count - sent)
-            return gather(request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
+            return gather(writeQueue, request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
                           staged: staged, total: total + raw.count - sent, body)
         }
     }

@@ -22,9 +22,13 @@ import Synchronization
 /// own reference to sockets you want to use (accepted sockets especially). After ``disconnect()`` a
 /// socket may connect again.
 public final class TCPSocket: @unchecked Sendable {
+    /// The stage of ``Lifecycle`` without its data, as other threads see it (``Shared/state``).
     enum State: Equatable {
         case idle, connecting, connected, listening, disconnected
     }
+
+    /// The stage of ``lifecycle``. Loop thread only.
+    var state: State { lifecycle.state }
 
     /// State readable from any thread, guarded by a lock. Unchecked: the delegate is only ever called on
     /// the delegate queue (or the loop thread), as in GCDAsyncSocket; the lock guards the reference.
@@ -59,53 +63,13 @@ public final class TCPSocket: @unchecked Sendable {
     /// The options the loop consults on every event, refreshed whenever one is set (the others are
     /// read from `shared` when needed, so a connection keeps one copy of them).
     @exclusivity(unchecked) var loopOptions: LoopOptions
-    @exclusivity(unchecked) var state: State = .idle
-    @exclusivity(unchecked) var fd: Int32 = -1
-    @exclusivity(unchecked) var listeners: [Listener] = []
-    @exclusivity(unchecked) var interest: SelectorInterest = []
+    /// Where the socket is in its life, with what that stage owns (see ``Lifecycle``).
+    @exclusivity(unchecked) var lifecycle = Lifecycle.idle
     @exclusivity(unchecked) var nextRequestID: UInt64 = 0
-
-    // Reading.
-    @exclusivity(unchecked) var readQueue = RequestQueue<ReadRequest>()
-    @exclusivity(unchecked) var buffer = ReadBuffer()
-    @exclusivity(unchecked) var isProcessingReads = false
-    /// The peer sent FIN; no more bytes will arrive.
-    @exclusivity(unchecked) var readEOF = false
-    /// In half-close mode, the delegate has been told the read stream closed.
-    @exclusivity(unchecked) var readStreamClosed = false
-    @exclusivity(unchecked) var readTimeout = RequestTimeout()
-    /// Why the last connection ended (``SocketError/connectionClosed`` when on purpose), while the
-    /// socket is disconnected; the bytes it left unread stay in `buffer` for handler reads after an error.
-    @exclusivity(unchecked) var endError: SocketError?
-    /// A consumer's frame handler closed the socket on purpose while its bytes were in use: `buffer`
-    /// is emptied once they are not.
-    @exclusivity(unchecked) var bufferResetPending = false
-
-    // Writing.
-    @exclusivity(unchecked) var writeQueue = RequestQueue<WriteRequest>()
-    @exclusivity(unchecked) var writeBlocked = false
-    @exclusivity(unchecked) var flushScheduled = false
-    @exclusivity(unchecked) var needsFlush = false
-    @exclusivity(unchecked) var writeTimeout = RequestTimeout()
-    /// The bytes of the staged writes in the queue (``write(copying:withTimeout:tag:)``), in queue
-    /// order, the sent ones consumed.
-    @exclusivity(unchecked) var stagedWrites = ReadBuffer()
-    /// Bytes queued for writing and not yet sent; mirrored in `queuedWriteBytesMirror` for other threads.
-    @exclusivity(unchecked) var queuedWriteBytesOnLoop = 0
-    let queuedWriteBytesMirror = Atomic(0)
-    @exclusivity(unchecked) var isAboveWriteHighWatermark = false
-    /// ``closeWriteStreamAfterWriting()`` was called; `shutdown(2)` follows the last queued write.
-    @exclusivity(unchecked) var writeStreamClosing = false
-    @exclusivity(unchecked) var writeStreamClosed = false
-
-    // Ending (GCDAsyncSocket's kDisconnectAfterReads / kDisconnectAfterWrites).
-    @exclusivity(unchecked) var endAfterReads = false
-    @exclusivity(unchecked) var endAfterWrites = false
-
-    // Connecting.
-    @exclusivity(unchecked) var connectTimer: Scheduled?
+    /// Counts connect attempts, so a late answer (a name resolved after a timeout) is recognised as stale.
     @exclusivity(unchecked) var connectGeneration: UInt64 = 0
-    @exclusivity(unchecked) var connection: ConnectionAttempts?
+    /// Bytes queued for writing and not yet sent, for other threads (``queuedWriteBytes``).
+    let queuedWriteBytesMirror = Atomic(0)
 
     /// Bytes a connection may buffer that no queued read has taken yet. Reading from the kernel pauses
     /// at this level (TCP flow control then slows the peer) until reads consume the bytes; a read to a
@@ -154,8 +118,7 @@ public final class TCPSocket: @unchecked Sendable {
         self.loopOptions = LoopOptions(template.options)
         self.group = group
         self.eventLoop = loop
-        self.fd = fd
-        self.state = .connected
+        self.lifecycle = .connected(ConnectionState(fd: fd))
         self.delegateOnLoop = template.delegate
         self.delegateQueueOnLoop = template.delegateQueue
     }
@@ -199,46 +162,54 @@ public final class TCPSocket: @unchecked Sendable {
     /// Registers a connected descriptor (accepted, adopted or connected) with the loop and starts
     /// reading. Loop thread only.
     func startConnected() {
-        guard state == .connected else { return }
+        eventLoop.assertInEventLoop()
+        guard case .connected(let connection) = lifecycle else { return }
         do {
-            try eventLoop.register(fd, handler: self, interest: [])
+            try eventLoop.register(connection.fd, handler: self, interest: [])
             // Requests queued before registration may have computed an interest the loop never saw.
-            interest = []
-            updateInterest()
-            processReads()
-            armWriteTimer()
-            scheduleFlush()
+            connection.interest = []
+            updateInterest(connection)
+            processReads(connection)
+            armWriteTimer(connection)
+            scheduleFlush(connection)
         } catch {
             close(error: error)
         }
     }
 
-    /// Brings the selector's interest for `fd` in line with what the socket needs: reading while it
-    /// may buffer more, writing while a write waits for space.
-    func updateInterest() {
-        guard fd >= 0 else { return }
+    /// Brings the selector's interest for the connection's descriptor in line with what it needs:
+    /// reading while it may buffer more, writing while a write waits for space.
+    func updateInterest(_ connection: ConnectionState) {
+        guard connection.fd >= 0, isCurrent(connection) else { return }
         var wanted: SelectorInterest = []
-        if writeBlocked { wanted.insert(.write) }
-        if state == .connected && !readEOF && buffer.count < readBufferLimit { wanted.insert(.read) }
-        guard wanted != interest else { return }
+        if connection.writeBlocked { wanted.insert(.write) }
+        if !connection.readEOF && connection.buffer.count < readBufferLimit(connection) { wanted.insert(.read) }
+        guard wanted != connection.interest else { return }
         do {
-            try eventLoop.setInterest(fd, wanted)
-            interest = wanted
+            try eventLoop.setInterest(connection.fd, wanted)
+            connection.interest = wanted
         } catch {
             close(error: error)
         }
+    }
+
+    /// Whether `connection` is this socket's connection, connected now.
+    @inline(__always)
+    func isCurrent(_ connection: ConnectionState) -> Bool {
+        if case .connected(let current) = lifecycle { return current === connection }
+        return false
     }
 }
 
 extension TCPSocket: Selectable {
     func selectorReadable() {
-        if state == .connected { readFromSocket() }
+        if case .connected(let connection) = lifecycle { readFromSocket(connection) }
     }
 
     func selectorWritable() {
-        guard state == .connected else { return }
-        writeBlocked = false
-        flushWrites()
+        guard case .connected(let connection) = lifecycle else { return }
+        connection.writeBlocked = false
+        flushWrites(connection)
     }
 }
 

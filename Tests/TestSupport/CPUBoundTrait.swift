@@ -1,0 +1,68 @@
+import Testing
+
+/// Lets at most one test case marked ``Trait/cpuBound`` run at a time in this process; the others wait
+/// suspended (holding no thread) and start in the order they asked.
+///
+/// Why: Swift Testing starts every test of a parallel run at once, on the cooperative pool, which on
+/// Linux is the default-QoS dispatch pool of one thread per core (two here) and which also runs every
+/// delegate queue and `DispatchQueue.global()` job. It serves jobs first in, first out. Started all
+/// together, the synchronous framing tests (seconds of CPU, and `waitpid` on Python) queued ahead of
+/// everything else, so a socket test that had just queued a read with a 5 s timeout resumed from its
+/// next `await` 5–20 s later: its timeout had fired and its peer was gone. Through this gate they
+/// queue one at a time instead, so a resuming test waits for one of them at most.
+public actor CPUBoundGate {
+    public static let shared = CPUBoundGate()
+
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    public init() {}
+
+    /// Bodies waiting for their turn.
+    public var waiting: Int { waiters.count }
+
+    /// Runs `body` once no other body of this gate runs.
+    public func run<Result: Sendable>(_ body: @Sendable () async throws -> Result) async rethrows -> Result {
+        await acquire()
+        defer { release() }
+        return try await body()
+    }
+
+    private func acquire() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func release() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            waiters.removeFirst().resume()  // stays busy: handed over
+        }
+    }
+}
+
+/// The trait behind ``Trait/cpuBound``: each test case runs inside ``CPUBoundGate/shared``.
+public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> CPUBoundTrait? {
+        testCase == nil ? nil : self  // per test case, not around a whole suite
+    }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await CPUBoundGate.shared.run(function)
+    }
+}
+
+extension Trait where Self == CPUBoundTrait {
+    /// For tests that keep a thread busy for long (CPU-heavy loops, a blocking wait for a child process):
+    /// they run one at a time, so they cannot fill the cooperative pool while socket tests with real
+    /// timeouts wait to resume. See ``CPUBoundGate``.
+    public static var cpuBound: Self { CPUBoundTrait() }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# soak.sh — runs the test suite N times in a row to flush out flaky tests.
+#
+#   scripts/soak.sh [N] [swift test arguments...]
+#
+#   scripts/soak.sh                                   # 20 runs of the whole suite
+#   scripts/soak.sh 50 --filter 'TCPSocketReadTests|FrameBoundaryReadTests'
+#   scripts/soak.sh 10 --sanitize=thread
+#   LOGDIR=/tmp/soak scripts/soak.sh 5               # where the logs go (default: .build/soak/<time>)
+#
+# Builds once first (with the same arguments), then runs `swift test --skip-build ARGS` N times. Each
+# run's output is kept as LOGDIR/run-K.log; per run it prints PASS or FAIL and the names of the failing
+# tests (Swift Testing's `✘ Test ... recorded an issue` / `failed` lines, XCTest's `error:` and
+# `' failed (` lines). Ends with `P passed, F failed`; the exit status is 1 when any run failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+N=20
+if [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then N=$1; shift; fi
+LOGDIR=${LOGDIR:-.build/soak/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$LOGDIR"
+echo "soak: $N runs of swift test $*; logs in $LOGDIR"
+# The build takes only the arguments that change what is built (swift build knows no --filter).
+build_args=()
+for arg in "$@"; do
+    case $arg in --sanitize=*|--scratch-path=*|--configuration=*|-c=*) build_args+=("$arg") ;; esac
+done
+swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
+
+passed=0 failed=0
+for run in $(seq "$N"); do
+    log=$LOGDIR/run-$run.log
+    start=$SECONDS
+    if swift test --skip-build "$@" >"$log" 2>&1; then
+        passed=$((passed + 1))
+        echo "run $run: PASS ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1))
+        echo "run $run: FAIL ($((SECONDS - start)) s)"
+        # Swift Testing: "✘ Test name() recorded an issue at ..." / "✘ Test name() failed after ...";
+        # XCTest: "Test Case '-[Suite test]' failed (...)". A crash shows as the last lines of the log.
+        names=$(grep -aoE "✘ Test [^ ]+|Test Case '[^']+' failed" "$log" | grep -v '^✘ Test run$' |
+            sed -E "s/^✘ Test //; s/^Test Case '([^']+)' failed/\1/" | sort -u)
+        if [[ -n $names ]]; then
+            sed 's/^/    /' <<<"$names"
+        else
+            echo "    (no failing test named; the log ends with:)"
+            tail -n 5 "$log" | sed 's/^/    /'
+        fi
+    fi
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
