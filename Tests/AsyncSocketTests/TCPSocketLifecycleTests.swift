@@ -170,35 +170,4 @@ import TestSupport
         socket.userData = "session 42"
         #expect(socket.userData as? String == "session 42")
     }
-
-    @Test func writeThatCannotCompleteInTimeDisconnectsWithWriteTimeoutAndItsTag() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
-        _ = try await pair.connect()  // the server side never reads
-        pair.client.write(Data(count: 64 << 20), withTimeout: 0.3, tag: 77)
-        let events = try await pair.clientDelegate.events.next(2) { !$0.isProgress }
-        #expect(events.map(\.description) == [
-            #"willDisconnect(unread: "", unsentTags: [77])"#, "disconnected(write timed out (tag 77))",
-        ])
-    }
-}
-
-@Suite struct WriteWatermarkTests {
-    @Test func exceedingTheHighWatermarkAndDrainingToTheLowOneAreReported() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
-        let accepted = try await pair.connect()
-        pair.client.writeHighWatermark = 1 << 20
-        pair.client.writeLowWatermark = 0
-        let payload = Data(count: 8 << 20)
-        pair.client.write(payload, withTimeout: -1, tag: 5)
-        // The whole write is queued before the first byte goes out.
-        let exceeded = try await pair.clientDelegate.events.next()
-        #expect(exceeded.description == "highWatermark(8388608)")
-        accepted.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 1)
-        let drained = try await pair.clientDelegate.events.next(2) { !$0.isProgress }.map(\.description)
-        #expect(drained == ["lowWatermark(0)", "wrote(tag: 5)"])
-        #expect(pair.client.queuedWriteBytes == 0)
-        #expect(try await pair.serverDelegate.events.first { !$0.isProgress }.readData?.count == payload.count)
-    }
 }

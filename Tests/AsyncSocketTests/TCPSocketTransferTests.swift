@@ -82,22 +82,6 @@ import TestSupport
         let clientEvents = try await pair.clientDelegate.events.next(3)
         #expect(clientEvents.map(\.description) == ["connected(127.0.0.1:\(pair.port))", "wrote(tag: 1)", "wrote(tag: 2)"])
     }
-
-    @Test func readTimeoutFiresWithTheRightTag() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
-        let accepted = try await pair.connect()
-        accepted.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 1)
-        pair.client.write(Data("line\r\n".utf8), withTimeout: -1, tag: 0)
-        #expect(try await pair.serverDelegate.events.next().description == #"read("line\r\n", tag: 1)"#)
-        accepted.readData(toLength: 10, withTimeout: 0.2, tag: 42)
-        let event = try await pair.serverDelegate.events.next()
-        guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
-        #expect(error == .readTimeout(tag: 42))
-        // The client sees the server close the connection.
-        let clientEvent = try await pair.clientDelegate.events.first { if case .disconnected = $0 { true } else { false } }
-        #expect(clientEvent.description == "disconnected(socket closed by remote peer)")
-    }
 }
 
 @Suite struct AcceptedSocketTests {

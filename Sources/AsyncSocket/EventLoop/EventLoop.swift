@@ -27,7 +27,12 @@ public final class EventLoop: @unchecked Sendable {
         var interest: SelectorInterest = []
     }
 
-    private let selector: Selector
+    private let selector: LoopSelector
+    /// The system calls this loop's sockets make on their descriptors: the kernel's, or a test's
+    /// replacement on an embedded loop.
+    let io: SocketIO
+    /// True for a loop made with ``embedded(_:)``: it runs on the test's thread, when the test says.
+    let isEmbedded: Bool
     private let taskQueue = LockedValue(TaskQueue())
     private let clock: ManualClock?
     // Loop-thread state: no dynamic exclusivity checks on the per-event path.
@@ -48,15 +53,22 @@ public final class EventLoop: @unchecked Sendable {
     /// The size of ``scratch`` in bytes: the most one `read(2)` takes from a socket.
     static let scratchBytes = 256 * 1024
 
-    init(name: String, clock: ManualClock?) throws(SocketError) {
-        selector = try Selector()
+    private init(selector: LoopSelector, io: SocketIO, clock: ManualClock?) {
+        self.selector = selector
+        self.io = io
+        if case .embedded = selector { isEmbedded = true } else { isEmbedded = false }
         self.clock = clock
         scratch = .allocate(byteCount: EventLoop.scratchBytes, alignment: 16)
+    }
+
+    /// A loop on a thread of its own, waiting on the kernel's selector and making real system calls.
+    convenience init(name: String, clock: ManualClock?) throws(SocketError) {
+        self.init(selector: .system(try Selector()), io: .posix, clock: clock)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             threadID = pthread_self()
             started.signal()
-            run()
+            runThread()
             stopped.signal()
         }
         thread.name = name
@@ -157,6 +169,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Stops the loop after the current iteration (running the tasks already submitted) and waits for
     /// its thread to end. Sockets still registered are not closed. Call from outside the loop.
     func stop() {
+        if isEmbedded {
+            run()
+            return
+        }
         clock?.detach(self)
         taskQueue.withLock { $0.stopping = true }
         selector.wakeup()
@@ -207,9 +223,57 @@ public final class EventLoop: @unchecked Sendable {
         registrations[index].interest = []
     }
 
+    // MARK: Embedded mode (tests)
+
+    /// A loop for deterministic tests, in the manner of SwiftNIO's `EmbeddedEventLoop`: no thread and
+    /// no kernel selector. It belongs to the thread that creates it (``inEventLoop`` is true there and
+    /// only there; use it from a synchronous test), runs only inside ``run()`` and ``advance(by:)``,
+    /// and its time is virtual, starting at an arbitrary instant and moving only by ``advance(by:)``.
+    /// Its sockets' system calls go to `io`, whose scripted readiness stands in for epoll's.
+    ///
+    /// Never call ``runAndWait(_:)`` on it from another thread: nothing would run the task.
+    package static func embedded(_ io: some SystemCalls & ScriptedReadiness) -> EventLoop {
+        EventLoop(selector: .embedded(EmbeddedSelector(readiness: io)), io: SocketIO(replacement: io), clock: ManualClock())
+    }
+
+    /// Runs an embedded loop until it has nothing left to do: the ready descriptors' handlers, the
+    /// timers due at the current virtual time and the queued tasks, round after round (each as one
+    /// iteration of the threaded loop: events, then timers, then tasks) until a round finds none.
+    /// Only on the loop's own thread.
+    package func run() {
+        precondition(isEmbedded, "run() drives embedded loops only")
+        assertInEventLoop()
+        var rounds = 0
+        while true {
+            var handled = false
+            do {
+                try selector.wait(timeoutNanoseconds: 0) { event in
+                    handled = true
+                    dispatch(event)
+                }
+            } catch {
+                fatalError("AsyncSocket: the embedded selector failed: \(error)")
+            }
+            let ranTimers = runExpiredTimers()
+            let ranTasks = runTasks()
+            guard handled || ranTimers || ranTasks else { return }
+            rounds += 1
+            // A descriptor reported ready that no handler ever drains would spin here forever.
+            precondition(rounds < 1_000_000, "the embedded loop never settles: a descriptor stays ready")
+        }
+    }
+
+    /// Moves an embedded loop's virtual time forward by `duration`, then ``run()``s it: exactly the
+    /// timers whose deadline is now reached fire (one nanosecond short of a deadline fires nothing).
+    package func advance(by duration: Duration) {
+        precondition(isEmbedded, "advance(by:) drives embedded loops only; use a ManualClock for threaded ones")
+        clock?.moveForward(by: duration)
+        run()
+    }
+
     // MARK: The loop
 
-    private func run() {
+    private func runThread() {
         while true {
             let (hasTasks, stopping) = taskQueue.withLock { ($0.tasks.isEmpty == false, $0.stopping) }
             if stopping {
@@ -249,17 +313,24 @@ public final class EventLoop: @unchecked Sendable {
         if event.readable { handler.selectorReadable() }
     }
 
-    private func runExpiredTimers() {
-        guard !timers.isEmpty else { return }
+    /// Runs the timers that are due; returns whether there were any.
+    @discardableResult
+    private func runExpiredTimers() -> Bool {
+        guard !timers.isEmpty else { return false }
         let current = now()
+        var ran = false
         while let entry = timers.popExpired(now: current) {
             let task = entry.task
             entry.task = nil
             task?()
+            ran = true
         }
+        return ran
     }
 
-    private func runTasks() {
+    /// Runs the tasks submitted so far; returns whether there were any.
+    @discardableResult
+    private func runTasks() -> Bool {
         let tasks = taskQueue.withLock { queue -> [@Sendable () -> Void] in
             queue.wakeupPending = false
             guard !queue.tasks.isEmpty else { return [] }
@@ -268,6 +339,7 @@ public final class EventLoop: @unchecked Sendable {
             return tasks
         }
         for task in tasks { task() }
+        return !tasks.isEmpty
     }
 }
 

@@ -29,6 +29,13 @@ public final class EventLoopGroup: Sendable {
         }
     }
 
+    /// A group of loops made elsewhere, an embedded loop (``EventLoop/embedded(_:)``) say, so sockets on
+    /// it hand connections they accept to it too. ``shutdown()`` runs embedded loops' remaining tasks.
+    package init(wrapping loops: [EventLoop]) {
+        precondition(!loops.isEmpty, "a group needs a loop")
+        self.loops = loops
+    }
+
     /// The number of online cores, `sysconf(_SC_NPROCESSORS_ONLN)`.
     public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 

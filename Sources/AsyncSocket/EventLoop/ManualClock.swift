@@ -20,6 +20,12 @@ public final class ManualClock: Sendable {
     /// Forgets a loop that stopped, so ``advance(by:)`` does not wait for it.
     func detach(_ loop: EventLoop) { state.withLock { $0.loops.removeAll { $0 === loop } } }
 
+    /// Moves time forward by `duration` without waiting for any loop (an embedded loop's clock, which
+    /// its own ``EventLoop/advance(by:)`` moves on the loop's thread).
+    func moveForward(by duration: Duration) {
+        state.withLock { $0.nanoseconds &+= duration.nanosecondsClamped }
+    }
+
     /// Moves time forward by `duration` and returns once every attached loop has run the timers that
     /// are now due (and whatever those timers run on the loop synchronously).
     public func advance(by duration: Duration) async {

@@ -172,7 +172,7 @@ final class Acceptor: @unchecked Sendable {
             var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    cass_accept4(listener.fd, $0, &peerLength, cass_accept_flags())
+                    eventLoop.io.accept(listener.fd, $0, &peerLength)
                 }
             }
             if accepted < 0 {
@@ -197,14 +197,14 @@ final class Acceptor: @unchecked Sendable {
                 try owner.applyOptions(to: accepted, isUnixDomain: remote?.family == .unix || local?.family == .unix)
             } catch {
                 // The options failing means the descriptor is unusable; drop the connection.
-                Posix.close(accepted)
+                eventLoop.io.close(accepted)
                 continue
             }
             let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: owner.group.next(), group: owner.group, like: template)
             // The new socket starts reading only after the delegate has seen it, so no event for it can
             // reach a delegate that has not set it up (user data, its own delegate) yet.
             guard let delegate = template.delegate else {
-                Posix.close(accepted)
+                eventLoop.io.close(accepted)
                 continue
             }
             let owner = self.owner

@@ -55,7 +55,7 @@ extension TCPSocket {
 
     func shutdownWriteStream(_ connection: ConnectionState) {
         connection.writeStreamClosed = true
-        _ = shutdown(connection.fd, Int32(SHUT_WR))
+        eventLoop.io.shutdown(connection.fd, Int32(SHUT_WR))
         if connection.readStreamClosed { close(error: nil) }
     }
 
@@ -113,7 +113,7 @@ extension TCPSocket {
         connection.writeTimeout.cancel()
         if connection.fd >= 0 {
             eventLoop.deregister(connection.fd)
-            Posix.close(connection.fd)
+            eventLoop.io.close(connection.fd)
             connection.fd = -1
         }
         let unread = connection.buffer.withUnsafeReadableBytes { Data($0) }

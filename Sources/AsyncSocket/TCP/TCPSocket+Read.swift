@@ -17,10 +17,10 @@ extension TCPSocket {
         do {
             if inPlace {
                 // Part of a large frame is buffered already: read the rest in after it, saving a copy.
-                result = try Posix.read(connection.fd, into: connection.buffer.room(upTo: scratch.count))
+                result = try eventLoop.io.read(connection.fd, into: connection.buffer.room(upTo: scratch.count))
                 if case .processed(let count) = result { connection.buffer.didAppend(count) }
             } else {
-                result = try Posix.read(connection.fd, into: scratch)
+                result = try eventLoop.io.read(connection.fd, into: scratch)
             }
         } catch {
             close(error: error)

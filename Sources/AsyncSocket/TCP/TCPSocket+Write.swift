@@ -131,7 +131,7 @@ extension TCPSocket {
                 gather(connection, iovecs) { buffers, total in
                     attempted = total
                     return Result { () throws(SocketError) in
-                        try Posix.writev(connection.fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
+                        try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
                     }
                 }
             }
