@@ -31,7 +31,7 @@ fi
 
 out=.build/fuzz
 mkdir -p "$out"
-flags=(-parse-as-library -sanitize=fuzzer,address -O -g -I Sources/CZlib)
+flags=(-parse-as-library -sanitize=fuzzer,address -O -g -I Sources/CZlib -package-name swift_async_socket)
 # ld.gold warns once per sanitizer symbol it cannot export; those lines say nothing about our code.
 quiet() { grep -v "ld.gold: warning: Cannot export local symbol" || true; }
 
