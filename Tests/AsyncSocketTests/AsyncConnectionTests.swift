@@ -332,7 +332,7 @@ final class AsyncTestServer: Sendable {
     @Test func connectToAClosedPortThrowsConnectionRefused() async throws {
         let port = unusedLoopbackPort()
         let error = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5)) }
-        #expect(error as? SocketError == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(error as? SocketError == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
     }
 
     @Test func connectToASocketAddressAndOverIPv6() async throws {

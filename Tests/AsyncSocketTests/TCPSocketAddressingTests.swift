@@ -171,8 +171,9 @@ import TestSupport
         guard case .accepted(let accepted) = pair.serverDelegate.events.all.first else { Issue.record("no accept"); return }
         accepted.readData(withTimeout: 5, tag: 1)
         pair.client.disconnect()
-        #expect(try await pair.serverDelegate.events.first { if case .disconnected = $0 { true } else { false } }.description
-                == "disconnected(read: Connection reset by peer (errno 104))")
+        let reset = try await pair.serverDelegate.events.first { $0.disconnectError != nil }
+        #expect(reset.disconnectError == .connectionReset(operation: "read", errno: ECONNRESET))
+        #expect(reset.description == "disconnected(read: Connection reset by peer (errno 104))")
     }
 
     @Test func addressHelpersReadSockaddrBytes() throws {

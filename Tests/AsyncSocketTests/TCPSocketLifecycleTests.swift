@@ -15,7 +15,7 @@ import TestSupport
         try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
         let event = try await delegate.events.next()
         guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
-        #expect(error == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(error == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
         #expect(client.isDisconnected)
     }
 

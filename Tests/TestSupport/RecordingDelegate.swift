@@ -46,6 +46,13 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The error of a `.disconnected` event (`.some(nil)` for a disconnect without one), else `nil`:
+    /// for comparing the error by case rather than by its description.
+    public var disconnectError: SocketError?? {
+        if case .disconnected(let error) = self { return .some(error) }
+        return nil
+    }
+
     /// The data of a `.read`, else nil.
     public var readData: Data? {
         if case .read(let data, _) = self { return data }
