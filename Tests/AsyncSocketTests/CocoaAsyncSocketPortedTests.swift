@@ -61,7 +61,7 @@ import TestSupport
         let probe = TCPSocket(delegate: probeDelegate, delegateQueue: nil)
         try probe.connect(toHost: "::1", onPort: port)
         let refused = try await probeDelegate.events.next()
-        #expect(refused.disconnectError == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
+        #expect(refused == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)))
         #expect(refused.description == "disconnected(connect: Connection refused (errno 111))")  // the log line is unchanged
     }
 

@@ -26,8 +26,8 @@ import TestSupport
         accepted.readData(withTimeout: -1, tag: 3)
         #expect(pair.client.isConnected)
         pair.client.disconnect()
-        #expect(try await pair.clientDelegate.events.next().description == "disconnected(nil)")
-        #expect(try await pair.serverDelegate.events.next().description == "disconnected(socket closed by remote peer)")
+        #expect(try await pair.clientDelegate.events.next() == .disconnected(nil))
+        #expect(try await pair.serverDelegate.events.next() == .disconnected(.closedByPeer))
         #expect(pair.client.isDisconnected)
         #expect(!accepted.isConnected)
     }

@@ -96,7 +96,7 @@ import TestSupport
         #expect(error == .readTimeout(tag: 42))
         // The client sees the server close the connection.
         let clientEvent = try await pair.clientDelegate.events.first { if case .disconnected = $0 { true } else { false } }
-        #expect(clientEvent.description == "disconnected(socket closed by remote peer)")
+        #expect(clientEvent == .disconnected(.closedByPeer))
     }
 }
 
