@@ -61,7 +61,7 @@ import TestSupport
     }
 
     @Test func connectionsBeyondThePendingBoundAreClosedAtOnce() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, maxPendingConnections: 2)
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, options: .init(maxPendingConnections: 2))
         var connected: [TCPConnection] = []
         for _ in 0..<3 {
             connected.append(try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5)))
@@ -103,7 +103,7 @@ import TestSupport
             await connection.close()
             return text(request)
         }
-        let client = try await TCPConnection.connect(toUrl: url, timeout: .seconds(5))
+        let client = try await TCPConnection.connect(to: url, timeout: .seconds(5))
         #expect(client.remoteAddress?.path == path)
         try await client.write(bytes("over a path\n"))
         #expect(text(try await within { try await client.read(upTo: TCPSocket.lfData) }) == "unix: over a path\n")
