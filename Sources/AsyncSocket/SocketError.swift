@@ -50,23 +50,97 @@ public enum SocketError: Error, Equatable, Sendable {
     /// Name resolution failed (`kCFStreamErrorDomainNetDB` in GCDAsyncSocket). `code` is the
     /// `getaddrinfo(3)` error (`EAI_*`).
     case hostLookupFailed(host: String, code: Int32)
-    /// A system call failed (`GCDAsyncSocketOtherError` / `NSPOSIXErrorDomain`): `operation` names the
-    /// call (`connect`, `read`, `sendmsg`, …) and `errno` is the value it set, for example `ECONNRESET`
-    /// (connection reset by peer), `ECONNREFUSED`, `ENETUNREACH`, `EPIPE`.
+    /// The peer refused the connection: nothing listens on the address (`ECONNREFUSED`, POSIX;
+    /// `NSPOSIXErrorDomain` code 61 on Apple platforms, GCDAsyncSocket's `socketDidDisconnect:withError:`
+    /// for a refused connect). Made by ``system(operation:errno:)``; `operation` is the call
+    /// (`connect`), `errno` is `ECONNREFUSED`.
+    case connectionRefused(operation: String, errno: Int32)
+    /// The peer reset the connection: it closed with unread data or with `SO_LINGER` 0, or it crashed
+    /// and rebooted (`ECONNRESET`, POSIX; "Connection reset by peer", GCDAsyncSocket's
+    /// `NSPOSIXErrorDomain` error). `operation` is the call that saw it (`read`, `send`, `sendmsg`),
+    /// `errno` is `ECONNRESET`.
+    case connectionReset(operation: String, errno: Int32)
+    /// A write after the connection was shut down for writing, usually because the peer reset or
+    /// closed it (`EPIPE`, POSIX; sent with `MSG_NOSIGNAL`/`SO_NOSIGPIPE`, so no `SIGPIPE`).
+    /// `operation` is `send` or `sendmsg`, `errno` is `EPIPE`.
+    case brokenPipe(operation: String, errno: Int32)
+    /// The local address is taken: another socket is bound to the port (or socket path) without
+    /// `SO_REUSEPORT` (`EADDRINUSE`, POSIX; GCDAsyncSocket reports it from `acceptOnPort:error:` as an
+    /// `NSPOSIXErrorDomain` error). `operation` is `bind` or `listen` (or `connect` when no ephemeral
+    /// port is free), `errno` is `EADDRINUSE`.
+    case addressInUse(operation: String, errno: Int32)
+    /// The address is not one of this host's, or no local port is left for it (`EADDRNOTAVAIL`,
+    /// POSIX). `operation` is `bind` or `connect`, `errno` is `EADDRNOTAVAIL`.
+    case addressNotAvailable(operation: String, errno: Int32)
+    /// No route to the peer: the network (`ENETUNREACH`) or the host (`EHOSTUNREACH`) is unreachable
+    /// (POSIX; GCDAsyncSocket's `NSPOSIXErrorDomain` errors). `errno` says which of the two.
+    case unreachable(operation: String, errno: Int32)
+    /// The kernel gave up on the peer: connect's SYNs, retransmissions or keep-alive probes
+    /// (``TCPConnection/Options/keepAlive``) went unanswered (`ETIMEDOUT`, POSIX, "Connection timed
+    /// out"). Not a timeout of this library: those are ``connectTimeout``, ``readTimeout(tag:)`` and
+    /// ``writeTimeout(tag:)``. `errno` is `ETIMEDOUT`.
+    case connectionTimedOut(operation: String, errno: Int32)
+    /// Any other failed system call (`GCDAsyncSocketOtherError` / `NSPOSIXErrorDomain`): `operation`
+    /// names the call (`socket`, `setsockopt`, `accept`, …) and `errno` is the value it set, for
+    /// example `EMFILE` or `EACCES`. The errno values that have a case of their own above never come
+    /// as this case from the library: ``system(operation:errno:)`` makes every one.
     case posix(operation: String, errno: Int32)
 
-    /// The `errno` carried by ``posix(operation:errno:)``, `nil` for every other case.
-    public var errno: Int32? {
-        if case .posix(_, let code) = self { return code }
-        return nil
+    /// The error for system call `operation` failing with `errno`: the case of its own for the errno
+    /// values callers branch on (``connectionRefused(operation:errno:)``,
+    /// ``connectionReset(operation:errno:)``, ``brokenPipe(operation:errno:)``,
+    /// ``addressInUse(operation:errno:)``, ``addressNotAvailable(operation:errno:)``,
+    /// ``unreachable(operation:errno:)``, ``connectionTimedOut(operation:errno:)``), else
+    /// ``posix(operation:errno:)``. Every system-call error of the library is made here.
+    public static func system(operation: String, errno code: Int32) -> SocketError {
+        switch code {
+        case ECONNREFUSED: return .connectionRefused(operation: operation, errno: code)
+        case ECONNRESET: return .connectionReset(operation: operation, errno: code)
+        case EPIPE: return .brokenPipe(operation: operation, errno: code)
+        case EADDRINUSE: return .addressInUse(operation: operation, errno: code)
+        case EADDRNOTAVAIL: return .addressNotAvailable(operation: operation, errno: code)
+        case ENETUNREACH, EHOSTUNREACH: return .unreachable(operation: operation, errno: code)
+        case ETIMEDOUT: return .connectionTimedOut(operation: operation, errno: code)
+        default: return .posix(operation: operation, errno: code)
+        }
     }
 
-    /// True for errors that mean the network or the peer broke the connection (reset, unreachable,
-    /// refused, broken pipe, timed out in the kernel), as opposed to a clean close or a local decision.
+    /// The system call and `errno` of a failed system call, `nil` for the cases that have none.
+    private var systemCall: (operation: String, errno: Int32)? {
+        switch self {
+        case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
+             .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
+             .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
+             .connectionTimedOut(let operation, let code), .posix(let operation, let code):
+            return (operation, code)
+        default:
+            return nil
+        }
+    }
+
+    /// The `errno` of every case that comes from a failed system call (``posix(operation:errno:)``,
+    /// ``connectionRefused(operation:errno:)``, ``connectionReset(operation:errno:)`` and the other
+    /// cases with an `errno`), `nil` for every other case.
+    public var errno: Int32? { systemCall?.errno }
+
+    /// The system call that failed (`connect`, `read`, `sendmsg`, `bind`, …) for the cases with an
+    /// ``errno``, `nil` for every other case.
+    public var operation: String? { systemCall?.operation }
+
+    /// True for errors that mean the network or the peer broke (or never made) the connection: reset,
+    /// refused, broken pipe, unreachable, timed out (in the kernel or by the connect timeout), host
+    /// lookup failed, and ``posix(operation:errno:)`` with `ECONNABORTED`, `ENETDOWN`, `ENETRESET` or
+    /// `EHOSTDOWN`; false for a clean close, a local decision or a local resource problem (address in
+    /// use, address not available, out of descriptors).
     public var isNetworkFailure: Bool {
         switch self {
-        case .posix, .hostLookupFailed, .connectTimeout: return true
-        default: return false
+        case .connectionRefused, .connectionReset, .brokenPipe, .unreachable, .connectionTimedOut,
+             .hostLookupFailed, .connectTimeout:
+            return true
+        case .posix(_, let code):
+            return code == ECONNABORTED || code == ENETDOWN || code == ENETRESET || code == EHOSTDOWN
+        default:
+            return false
         }
     }
 }
@@ -90,7 +164,10 @@ extension SocketError: CustomStringConvertible {
         case .connectionClosed: return "the connection was closed"
         case .hostLookupFailed(let host, let code):
             return "host lookup of \(host) failed: \(String(cString: gai_strerror(code)))"
-        case .posix(let operation, let code):
+        case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
+             .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
+             .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
+             .connectionTimedOut(let operation, let code), .posix(let operation, let code):
             return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }

@@ -74,9 +74,10 @@ struct ConnectedPair {
     let server: TCPConnection
 
     static func open(allowRemoteHalfClosure: Bool = false) async throws -> ConnectedPair {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, allowRemoteHalfClosure: allowRemoteHalfClosure)
+        let options = TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure)
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, options: .init(connectionOptions: options))
         let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-                                                     allowRemoteHalfClosure: allowRemoteHalfClosure)
+                                                     options: options)
         let server = try await nextConnection(listener)
         guard let server else { throw WaitTimedOut(description: "the listener ended without a connection") }
         return ConnectedPair(listener: listener, client: client, server: server)
@@ -332,7 +333,7 @@ final class AsyncTestServer: Sendable {
     @Test func connectToAClosedPortThrowsConnectionRefused() async throws {
         let port = unusedLoopbackPort()
         let error = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5)) }
-        #expect(error as? SocketError == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(error as? SocketError == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
     }
 
     @Test func connectToASocketAddressAndOverIPv6() async throws {

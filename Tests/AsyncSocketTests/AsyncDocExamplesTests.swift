@@ -32,7 +32,8 @@ import TestSupport
     }
 
     @Test func halfCloseClientReadsTheWholeResponse() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, allowRemoteHalfClosure: true)
+        let listener = try await TCPListener.bind(
+            host: "127.0.0.1", port: 0, options: .init(connectionOptions: .init(allowRemoteHalfClosure: true)))
         let server = Task {
             guard let connection = try await nextConnection(listener) else { return "" }
             var request = Data()
@@ -43,7 +44,8 @@ import TestSupport
             await connection.close()
             return text(request)
         }
-        let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, allowRemoteHalfClosure: true)
+        let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port,
+                                                         options: .init(allowRemoteHalfClosure: true))
         try await connection.write(bytes("the whole request"))
         await connection.closeWrite()
         var response = Data()

@@ -22,7 +22,7 @@ import TestSupport
         try await client.write(bytes("still"))
         #expect(text(try await within { try await server.read(exactly: 5) }) == "still")
         let refused = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5)) }
-        #expect(refused as? SocketError == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(refused as? SocketError == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
         // Iterating a closed listener ends at once.
         #expect(try await nextConnection(listener) == nil)
         await client.close()
@@ -61,7 +61,7 @@ import TestSupport
     }
 
     @Test func connectionsBeyondThePendingBoundAreClosedAtOnce() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, maxPendingConnections: 2)
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, options: .init(maxPendingConnections: 2))
         var connected: [TCPConnection] = []
         for _ in 0..<3 {
             connected.append(try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5)))
@@ -85,7 +85,7 @@ import TestSupport
     @Test func bindingAPortInUseThrowsAddressInUse() async throws {
         let first = try await TCPListener.bind(host: "127.0.0.1", port: 0)
         let error = try await thrownError { _ = try await TCPListener.bind(host: "127.0.0.1", port: first.port) }
-        #expect(error as? SocketError == .posix(operation: "bind", errno: EADDRINUSE))
+        #expect(error as? SocketError == .addressInUse(operation: "bind", errno: EADDRINUSE))
         await first.close()
     }
 
@@ -103,7 +103,7 @@ import TestSupport
             await connection.close()
             return text(request)
         }
-        let client = try await TCPConnection.connect(toUrl: url, timeout: .seconds(5))
+        let client = try await TCPConnection.connect(to: url, timeout: .seconds(5))
         #expect(client.remoteAddress?.path == path)
         try await client.write(bytes("over a path\n"))
         #expect(text(try await within { try await client.read(upTo: TCPSocket.lfData) }) == "unix: over a path\n")

@@ -15,7 +15,7 @@ import Testing
         defer { byte.deallocate(); vectors.deallocate() }
         for index in 0..<buffers { vectors[index] = iovec(iov_base: byte, iov_len: 1) }
         // Without MSG_NOSIGNAL this would kill the test process with SIGPIPE.
-        #expect(throws: SocketError.posix(operation: call, errno: EPIPE)) {
+        #expect(throws: SocketError.brokenPipe(operation: call, errno: EPIPE)) {
             try Posix.writev(pair[0], vectors)
         }
     }

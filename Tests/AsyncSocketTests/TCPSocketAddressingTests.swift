@@ -68,7 +68,8 @@ import TestSupport
         let delegate = RecordingDelegate()
         let other = TCPSocket(delegate: delegate, delegateQueue: nil)
         try other.connect(toHost: "::1", onPort: pair.port, viaInterface: "127.0.0.1", withTimeout: 5)
-        #expect(try await delegate.events.next().description == "disconnected(bad parameter: the interface has no IPv6 address for [::1]:\(pair.port))")
+        #expect(try await delegate.events.next()
+                == .disconnected(.badParam("the interface has no IPv6 address for [::1]:\(pair.port)")))
     }
 
     @Test func happyEyeballsOrderInterleavesTheFamiliesPreferredFirst() throws {
@@ -109,7 +110,8 @@ import TestSupport
         defer { pair.close() }
         pair.client.isIPv6Enabled = false
         try pair.client.connect(toHost: "::1", onPort: pair.port, withTimeout: 5)
-        #expect(try await pair.clientDelegate.events.next().description == "disconnected(bad configuration: no address of an enabled family (IPv4 on, IPv6 off))")
+        #expect(try await pair.clientDelegate.events.next()
+                == .disconnected(.badConfig("no address of an enabled family (IPv4 on, IPv6 off)")))
         pair.client.isIPv4Enabled = false
         #expect(throws: SocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")) {
             try pair.client.connect(toHost: "::1", onPort: pair.port)
@@ -138,7 +140,7 @@ import TestSupport
         await clock.advance(by: .milliseconds(1999))
         #expect(delegate.events.pending.isEmpty)
         await clock.advance(by: .milliseconds(1))
-        #expect(try await delegate.events.next().description == "disconnected(connect timed out)")
+        #expect(try await delegate.events.next() == .disconnected(.connectTimeout))
     }
 
     @Test func socketOptionsReachTheKernel() async throws {
@@ -171,8 +173,9 @@ import TestSupport
         guard case .accepted(let accepted) = pair.serverDelegate.events.all.first else { Issue.record("no accept"); return }
         accepted.readData(withTimeout: 5, tag: 1)
         pair.client.disconnect()
-        #expect(try await pair.serverDelegate.events.first { if case .disconnected = $0 { true } else { false } }.description
-                == "disconnected(read: Connection reset by peer (errno 104))")
+        let reset = try await pair.serverDelegate.events.first { $0.disconnectError != nil }
+        #expect(reset == .disconnected(.connectionReset(operation: "read", errno: ECONNRESET)))
+        #expect(reset.description == "disconnected(read: Connection reset by peer (errno 104))")
     }
 
     @Test func addressHelpersReadSockaddrBytes() throws {

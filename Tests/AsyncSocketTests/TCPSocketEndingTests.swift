@@ -16,7 +16,7 @@ import TestSupport
         server.readData(toLength: 3, withTimeout: 5, tag: 2)
         server.disconnectAfterReading()
         server.readData(toLength: 3, withTimeout: 5, tag: 3)  // refused: disconnecting
-        #expect(try await pair.serverDelegate.events.next().description == "rejectedRead(tag: 3, the socket is disconnecting)")
+        #expect(try await pair.serverDelegate.events.next() == .rejectedRead(tag: 3, .disconnecting))
         pair.client.write(Data("abcdef".utf8), withTimeout: 5, tag: 0)
         let events = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(events.map(\.description) == [#"read("abc", tag: 1)"#, #"read("def", tag: 2)"#, "disconnected(nil)"])
@@ -91,7 +91,7 @@ import TestSupport
         pair.client.closeWriteStreamAfterWriting()
         #expect(try await pair.clientDelegate.events.next().description == "wrote(tag: 0)")
         pair.client.write(Data("too late".utf8), withTimeout: 5, tag: 5)
-        #expect(try await pair.clientDelegate.events.next().description == "rejectedWrite(tag: 5, the write stream is closed)")
+        #expect(try await pair.clientDelegate.events.next() == .rejectedWrite(tag: 5, .writeStreamClosed))
         let serverEvents = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(serverEvents.map(\.description) == [
             #"read("request\n", tag: 1)"#, "rejectedRead(tag: 2, socket closed by remote peer)", "readStreamClosed",
@@ -100,7 +100,7 @@ import TestSupport
         server.readData(withTimeout: 5, tag: 3)
         #expect(try await pair.serverDelegate.events.next().description == #"read("partial", tag: 3)"#)
         server.readData(withTimeout: 5, tag: 4)
-        #expect(try await pair.serverDelegate.events.next().description == "rejectedRead(tag: 4, socket closed by remote peer)")
+        #expect(try await pair.serverDelegate.events.next() == .rejectedRead(tag: 4, .closedByPeer))
         // Still writable: the response goes out, then the server closes its side too.
         pair.client.readData(toLength: 8, withTimeout: 5, tag: 7)
         server.write(Data("response".utf8), withTimeout: 5, tag: 6)

@@ -15,7 +15,7 @@ import TestSupport
         try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
         let event = try await delegate.events.next()
         guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
-        #expect(error == .posix(operation: "connect", errno: ECONNREFUSED))
+        #expect(error == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
         #expect(client.isDisconnected)
     }
 
@@ -26,8 +26,8 @@ import TestSupport
         accepted.readData(withTimeout: -1, tag: 3)
         #expect(pair.client.isConnected)
         pair.client.disconnect()
-        #expect(try await pair.clientDelegate.events.next().description == "disconnected(nil)")
-        #expect(try await pair.serverDelegate.events.next().description == "disconnected(socket closed by remote peer)")
+        #expect(try await pair.clientDelegate.events.next() == .disconnected(nil))
+        #expect(try await pair.serverDelegate.events.next() == .disconnected(.closedByPeer))
         #expect(pair.client.isDisconnected)
         #expect(!accepted.isConnected)
     }

@@ -2,7 +2,9 @@ import AsyncSocket
 import Foundation
 
 /// What a ``RecordingDelegate`` saw, one case per delegate method.
-public enum SocketEvent: Sendable, CustomStringConvertible {
+/// Equatable so that tests compare errors by case (`event == .disconnected(.closedByPeer)`); accepted
+/// sockets compare by identity.
+public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
     case accepted(TCPSocket)
     case connected(host: String, port: UInt16)
     case connectedToUrl(URL)
@@ -38,12 +40,39 @@ public enum SocketEvent: Sendable, CustomStringConvertible {
         }
     }
 
+    public static func == (lhs: SocketEvent, rhs: SocketEvent) -> Bool {
+        switch (lhs, rhs) {
+        case (.accepted(let a), .accepted(let b)): return a === b
+        case (.connected(let h1, let p1), .connected(let h2, let p2)): return h1 == h2 && p1 == p2
+        case (.connectedToUrl(let a), .connectedToUrl(let b)): return a == b
+        case (.readPartial(let l1, let t1), .readPartial(let l2, let t2)): return l1 == l2 && t1 == t2
+        case (.wrotePartial(let l1, let t1), .wrotePartial(let l2, let t2)): return l1 == l2 && t1 == t2
+        case (.readStreamClosed, .readStreamClosed): return true
+        case (.rejectedRead(let t1, let e1), .rejectedRead(let t2, let e2)): return t1 == t2 && e1 == e2
+        case (.rejectedWrite(let t1, let e1), .rejectedWrite(let t2, let e2)): return t1 == t2 && e1 == e2
+        case (.willDisconnect(let d1, let t1), .willDisconnect(let d2, let t2)): return d1 == d2 && t1 == t2
+        case (.read(let d1, let t1), .read(let d2, let t2)): return d1 == d2 && t1 == t2
+        case (.wrote(let a), .wrote(let b)): return a == b
+        case (.disconnected(let a), .disconnected(let b)): return a == b
+        case (.highWatermark(let a), .highWatermark(let b)): return a == b
+        case (.lowWatermark(let a), .lowWatermark(let b)): return a == b
+        default: return false
+        }
+    }
+
     /// True for the partial-progress callbacks, which arrive in numbers that depend on timing.
     public var isProgress: Bool {
         switch self {
         case .readPartial, .wrotePartial: return true
         default: return false
         }
+    }
+
+    /// The error of a `.disconnected` event (`.some(nil)` for a disconnect without one), else `nil`:
+    /// for comparing the error by case rather than by its description.
+    public var disconnectError: SocketError?? {
+        if case .disconnected(let error) = self { return .some(error) }
+        return nil
     }
 
     /// The data of a `.read`, else nil.

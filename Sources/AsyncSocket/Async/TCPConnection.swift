@@ -2,7 +2,7 @@ import Foundation
 
 /// One TCP (or Unix-domain stream) connection with an async/await API: connect, reads of each kind,
 /// writes, half-close and close as `async` functions, for code that prefers structured concurrency to a
-/// ``TCPSocketDelegate``. The same type serves both ends: ``connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``
+/// ``TCPSocketDelegate``. The same type serves both ends: ``connect(toHost:port:timeout:options:group:)``
 /// on the client side, ``TCPListener`` on the server side.
 ///
 /// ```swift
@@ -11,6 +11,10 @@ import Foundation
 /// let reply = try await connection.read(upTo: TCPSocket.crlfData, maxLength: 512, timeout: .seconds(10))
 /// await connection.close()
 /// ```
+///
+/// Options: ``Options`` sets every socket option a ``TCPSocket`` has that applies to a connection, in
+/// Swift's units (`Int` byte counts, `Duration` times); ``isNoDelayEnabled``, ``keepAlive``,
+/// ``sendBufferSize``, ``receiveBufferSize`` and ``linger`` can be changed on the established connection.
 ///
 /// Threading: every method may be called from any task, also concurrently. The connection owns a
 /// ``TCPSocket`` whose delegate is internal and whose callbacks run inline on the socket's event-loop
@@ -22,8 +26,10 @@ import Foundation
 ///
 /// Errors: every method throws ``SocketError``, or `CancellationError` when its task is cancelled. When
 /// the connection ends, every pending and later call throws the error that ended it:
-/// ``SocketError/closedByPeer`` for a clean close by the peer, ``SocketError/posix(operation:errno:)``
-/// for a reset, ``SocketError/readTimeout(tag:)`` or ``SocketError/writeTimeout(tag:)`` for a timeout,
+/// ``SocketError/closedByPeer`` for a clean close by the peer, ``SocketError/connectionReset(operation:errno:)``
+/// for a reset (``SocketError/brokenPipe(operation:errno:)`` when a write saw it first,
+/// ``SocketError/connectionTimedOut(operation:errno:)`` when keep-alive probes went unanswered, or
+/// another case with an ``SocketError/errno``), ``SocketError/readTimeout(tag:)`` or ``SocketError/writeTimeout(tag:)`` for a timeout,
 /// ``SocketError/connectionClosed`` after ``close()``. One exception keeps received data from being
 /// lost: bytes that had arrived before the connection ended (other than by ``close()``) stay readable,
 /// so a read returns them as long as they satisfy it, and only then throws.
@@ -68,61 +74,100 @@ public final class TCPConnection: Sendable {
     /// Name resolution never blocks an event loop.
     ///
     /// - Parameters:
-    ///   - timeout: for the whole connect, name resolution included; `nil` waits as long as the system does.
-    ///   - allowRemoteHalfClosure: `false` (the default): the peer's FIN ends the connection once its
-    ///     bytes are read, and later calls throw ``SocketError/closedByPeer``. `true`: the peer's FIN
-    ///     only ends the read direction; reads then throw ``SocketError/closedByPeer`` while writes go
-    ///     on until ``closeWrite()`` or ``close()`` (``TCPSocket/autoDisconnectOnClosedReadStream`` off).
+    ///   - timeout: for the whole connect, name resolution included; `nil` waits as long as the system
+    ///     does (until the kernel gives up: ``SocketError/connectionTimedOut(operation:errno:)``).
+    ///   - options: how to connect (address families, local interface, Happy Eyeballs delay) and the
+    ///     connection's socket options; see ``Options``.
     ///   - group: the event loops the connection runs on.
     /// - Throws: ``SocketError/connectTimeout``, ``SocketError/hostLookupFailed(host:code:)``,
-    ///   ``SocketError/posix(operation:errno:)`` (`ECONNREFUSED`, `ENETUNREACH`, …); `CancellationError`
+    ///   ``SocketError/connectionRefused(operation:errno:)`` (nothing listens there),
+    ///   ``SocketError/unreachable(operation:errno:)``, ``SocketError/connectionTimedOut(operation:errno:)``,
+    ///   ``SocketError/addressNotAvailable(operation:errno:)``, ``SocketError/posix(operation:errno:)``
+    ///   for other system errors, ``SocketError/badParam(_:)`` for an unknown ``Options/localInterface``,
+    ///   ``SocketError/badConfig(_:)`` when no address of an enabled family is left; `CancellationError`
     ///   when the task is cancelled, which abandons the connect.
     public static func connect(
         toHost host: String,
         port: UInt16,
         timeout: Duration? = nil,
-        allowRemoteHalfClosure: Bool = false,
+        options: Options = Options(),
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
-        try await connect(allowRemoteHalfClosure: allowRemoteHalfClosure, group: group) { socket throws(SocketError) in
-            try socket.connect(toHost: host, onPort: port, withTimeout: asyncSeconds(timeout))
+        try await connect(options: options, group: group) { socket throws(SocketError) in
+            try socket.connect(toHost: host, onPort: port, viaInterface: options.localInterface,
+                               withTimeout: asyncSeconds(timeout))
         }
     }
 
     /// Connects to `address`, an IPv4, IPv6 or Unix-domain socket address. Parameters and errors as
-    /// ``connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``.
+    /// ``connect(toHost:port:timeout:options:group:)``, without name resolution.
     public static func connect(
         to address: SocketAddress,
         timeout: Duration? = nil,
-        allowRemoteHalfClosure: Bool = false,
+        options: Options = Options(),
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
-        try await connect(allowRemoteHalfClosure: allowRemoteHalfClosure, group: group) { socket throws(SocketError) in
-            try socket.connect(to: address, withTimeout: asyncSeconds(timeout))
+        try await connect(options: options, group: group) { socket throws(SocketError) in
+            try socket.connect(to: address, viaInterface: options.localInterface, withTimeout: asyncSeconds(timeout))
         }
     }
 
-    /// Connects to the Unix-domain stream socket at the file URL `url`. Parameters and errors as
-    /// ``connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``, plus ``SocketError/badParam(_:)``
-    /// for a URL that is not a file URL or whose path is too long for a socket address.
+    /// Connects to the Unix-domain stream socket at the file URL `url`
+    /// (`URL(fileURLWithPath: "/tmp/app.sock")`). Parameters as
+    /// ``connect(toHost:port:timeout:options:group:)``; of the options, those that apply to a
+    /// Unix-domain stream (buffer sizes, linger, half-close) are used.
+    ///
+    /// - Throws: ``SocketError/badParam(_:)`` for a URL that is not a file URL or whose path is too long
+    ///   for a socket address; ``SocketError/connectionRefused(operation:errno:)`` when nothing listens
+    ///   on the socket file; ``SocketError/posix(operation:errno:)`` with `ENOENT` when there is no such
+    ///   file; ``SocketError/connectTimeout``; `CancellationError`.
+    public static func connect(
+        to url: URL,
+        timeout: Duration? = nil,
+        options: Options = Options(),
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPConnection {
+        try await connect(options: options, group: group) { socket throws(SocketError) in
+            try socket.connect(toUrl: url, withTimeout: asyncSeconds(timeout))
+        }
+    }
+
+    /// Connects to `host` on `port`, with the peer's FIN ending only the read direction when
+    /// `allowRemoteHalfClosure` is true.
+    @available(*, deprecated, message: "use connect(toHost:port:timeout:options:group:) with Options.allowRemoteHalfClosure")
+    public static func connect(
+        toHost host: String,
+        port: UInt16,
+        timeout: Duration? = nil,
+        allowRemoteHalfClosure: Bool,
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPConnection {
+        var options = Options()
+        options.allowRemoteHalfClosure = allowRemoteHalfClosure
+        return try await connect(toHost: host, port: port, timeout: timeout, options: options, group: group)
+    }
+
+    /// Connects to the Unix-domain stream socket at the file URL `url`: GCDAsyncSocket's spelling,
+    /// which stays on ``TCPSocket/connect(toUrl:withTimeout:)``.
+    @available(*, deprecated, renamed: "connect(to:timeout:options:group:)")
     public static func connect(
         toUrl url: URL,
         timeout: Duration? = nil,
         allowRemoteHalfClosure: Bool = false,
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
-        try await connect(allowRemoteHalfClosure: allowRemoteHalfClosure, group: group) { socket throws(SocketError) in
-            try socket.connect(toUrl: url, withTimeout: asyncSeconds(timeout))
-        }
+        var options = Options()
+        options.allowRemoteHalfClosure = allowRemoteHalfClosure
+        return try await connect(to: url, timeout: timeout, options: options, group: group)
     }
 
     private static func connect(
-        allowRemoteHalfClosure: Bool,
+        options: Options,
         group: EventLoopGroup,
         _ start: (TCPSocket) throws(SocketError) -> Void
     ) async throws -> TCPConnection {
         let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
-        socket.autoDisconnectOnClosedReadStream = !allowRemoteHalfClosure
+        options.apply(to: socket)
         let bridge = AsyncConnectionBridge(socket: socket)
         socket.delegate = bridge
         let addresses = try await bridge.connect(start)
@@ -203,8 +248,7 @@ public final class TCPConnection: Sendable {
 
     /// Returns once the peer has closed its sending side (sent FIN) and every byte it sent has been
     /// read by a read of this connection. It does not read: bytes still unread keep it waiting. With
-    /// ``connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``'s `allowRemoteHalfClosure`, the
-    /// connection then stays open for writing.
+    /// ``Options/allowRemoteHalfClosure``, the connection then stays open for writing.
     ///
     /// - Throws: the connection's error when it ends otherwise (a reset, a timeout,
     ///   ``SocketError/connectionClosed`` after ``close()``); `CancellationError`.
@@ -221,8 +265,9 @@ public final class TCPConnection: Sendable {
     /// - Parameter timeout: counted from when this write becomes the current one; `nil` means none. On
     ///   expiry the connection closes and the write throws ``SocketError/writeTimeout(tag:)`` with the
     ///   write's number on this connection (1 for the first write called, …).
-    /// - Throws: the connection's end (``SocketError/closedByPeer``, `EPIPE`, `ECONNRESET`…);
-    ///   ``SocketError/badConfig(_:)`` after ``closeWrite()``; `CancellationError` (the bytes are sent
+    /// - Throws: the connection's end (``SocketError/closedByPeer``,
+    ///   ``SocketError/brokenPipe(operation:errno:)``, ``SocketError/connectionReset(operation:errno:)``,
+    ///   …); ``SocketError/writeStreamClosed`` after ``closeWrite()``; `CancellationError` (the bytes are sent
     ///   anyway: a write cannot be taken back once called).
     public func write(_ data: Data, timeout: Duration? = nil) async throws {
         try await bridge.write(data, timeout: asyncSeconds(timeout))
@@ -233,8 +278,8 @@ public final class TCPConnection: Sendable {
     /// Closes this side's write direction once the writes called before it are sent: `shutdown(2)`
     /// sends the peer a FIN, a half-close. Reading goes on. Returns after the shutdown, or at once when
     /// the connection has ended or the task is cancelled (the shutdown still follows the writes). Later
-    /// writes throw ``SocketError/badConfig(_:)``. When the peer has closed its side too (with
-    /// `allowRemoteHalfClosure`), the connection ends and later calls throw ``SocketError/closedByPeer``.
+    /// writes throw ``SocketError/writeStreamClosed``. When the peer has closed its side too (with
+    /// ``Options/allowRemoteHalfClosure``), the connection ends and later calls throw ``SocketError/closedByPeer``.
     public func closeWrite() async {
         await bridge.closeWrite()
     }

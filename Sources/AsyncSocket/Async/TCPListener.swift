@@ -16,7 +16,7 @@ import Darwin
 /// ```
 ///
 /// Connections are accepted as they arrive, whether or not a task is iterating. Up to
-/// `maxPendingConnections` of them wait in the listener for the iteration; beyond that bound, newly
+/// ``Options/maxPendingConnections`` of them wait in the listener for the iteration; beyond that bound, newly
 /// accepted connections are closed at once (the peer sees its connection accepted, then closed). A
 /// ``TCPSocket`` cannot stop accepting while it listens, so this bound, not the kernel's backlog, is
 /// what limits the connections waiting.
@@ -45,7 +45,8 @@ public final class TCPListener: AsyncSequence, Sendable {
     /// The default bound on accepted connections waiting for the iteration: 128.
     public static let defaultMaxPendingConnections = 128
 
-    init(socket: TCPSocket, bridge: AsyncListenerBridge, localAddress: SocketAddress?) {
+    init(socket: TCPSocket, bridge: AsyncListenerBridge, localAddress: SocketAddress?, options: Options) {
+        self.options = options
         self.socket = socket
         self.bridge = bridge
         self.localAddress = localAddress
@@ -56,21 +57,121 @@ public final class TCPListener: AsyncSequence, Sendable {
         socket.disconnect()
     }
 
+    /// How a ``TCPListener`` listens, and the options of the connections it accepts.
+    ///
+    /// ```swift
+    /// var options = TCPListener.Options()
+    /// options.isReusePortEnabled = true                  // one listener per worker process
+    /// options.connectionOptions.keepAlive = .init(idle: .seconds(60), interval: .seconds(10), count: 5)
+    /// let listener = try await TCPListener.bind(host: "0.0.0.0", port: 7000, options: options)
+    /// ```
+    public struct Options: Sendable, Equatable {
+        /// The `listen(2)` backlog: connections the kernel completes before they are accepted. The
+        /// kernel caps it (`net.core.somaxconn`). Default 1024.
+        public var backlog = 1024
+
+        /// Accepted connections that may wait for the iteration (at least 1); more are closed at once.
+        /// Default ``TCPListener/defaultMaxPendingConnections``.
+        public var maxPendingConnections = TCPListener.defaultMaxPendingConnections
+
+        /// Whether the listening sockets set `SO_REUSEPORT` (socket(7)), so several listeners (in this
+        /// process or others, each with this option) can bind the same address and port, and the
+        /// kernel spreads incoming connections over them. Default false: a second bind of a port in use
+        /// throws ``SocketError/addressInUse(operation:errno:)``. (`SO_REUSEADDR` is always set on TCP
+        /// listeners, so a restarted server can bind its port while old connections are in TIME_WAIT.)
+        /// Ignored for Unix-domain listeners.
+        public var isReusePortEnabled = false
+
+        /// Whether to listen on IPv4 addresses when the host has both kinds (`nil`, `"localhost"`, an
+        /// interface name). Default true.
+        public var isIPv4Enabled = true
+
+        /// Whether to listen on IPv6 addresses when the host has both kinds. Default true.
+        public var isIPv6Enabled = true
+
+        /// The options every accepted connection gets: no-delay, keep-alive, buffer sizes (the receive
+        /// buffer is set on the listening socket too, before `listen(2)`, so window scaling accounts for
+        /// it), linger and ``TCPConnection/Options/allowRemoteHalfClosure``. Their connect-only options
+        /// (address families, interface, Happy Eyeballs) do not apply.
+        public var connectionOptions = TCPConnection.Options()
+
+        /// Options with the values given, each parameter defaulting to the property's default: backlog
+        /// 1024, 128 pending connections, no `SO_REUSEPORT`, IPv4 and IPv6, and the default
+        /// ``TCPConnection/Options`` for accepted connections. `Options()` is the defaults.
+        public init(
+            backlog: Int = 1024,
+            maxPendingConnections: Int = TCPListener.defaultMaxPendingConnections,
+            isReusePortEnabled: Bool = false,
+            isIPv4Enabled: Bool = true,
+            isIPv6Enabled: Bool = true,
+            connectionOptions: TCPConnection.Options = TCPConnection.Options()
+        ) {
+            self.backlog = backlog
+            self.maxPendingConnections = maxPendingConnections
+            self.isReusePortEnabled = isReusePortEnabled
+            self.isIPv4Enabled = isIPv4Enabled
+            self.isIPv6Enabled = isIPv6Enabled
+            self.connectionOptions = connectionOptions
+        }
+
+        /// The options the deprecated `bind` parameters gave.
+        init(_ backlog: Int32, _ maxPendingConnections: Int, _ allowRemoteHalfClosure: Bool) {
+            self.init(backlog: Int(backlog), maxPendingConnections: maxPendingConnections,
+                      connectionOptions: TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure))
+        }
+
+        /// Sets these options on the listening `socket`; its accepted sockets inherit them.
+        func apply(to socket: TCPSocket) {
+            connectionOptions.apply(to: socket)
+            socket.isReusePortEnabled = isReusePortEnabled
+            socket.isIPv4Enabled = isIPv4Enabled
+            socket.isIPv6Enabled = isIPv6Enabled
+        }
+    }
+
     /// Listens on `host` and `port` (``TCPSocket/accept(onInterface:port:backlog:)``).
     ///
     /// - Parameters:
     ///   - host: a numeric address (`"127.0.0.1"`, `"::1"`), `"localhost"` (IPv4 and IPv6 loopback), an
     ///     interface name (`"lo"`, `"eth0"`) or a host name; `nil` listens on every interface, IPv4 and IPv6.
     ///   - port: 0 lets the kernel pick a free port; read it from ``port``.
-    ///   - backlog: the `listen(2)` backlog.
-    ///   - maxPendingConnections: accepted connections that may wait for the iteration (at least 1);
-    ///     more are closed at once.
-    ///   - allowRemoteHalfClosure: for the accepted connections, as in
-    ///     ``TCPConnection/connect(toHost:port:timeout:allowRemoteHalfClosure:group:)``.
+    ///   - options: backlog, pending connections, `SO_REUSEPORT`, address families and the accepted
+    ///     connections' options; see ``Options``.
     ///   - group: the event loops the listener and its connections run on (spread over the group's loops).
     /// - Returns: once the listener is listening: connects to it succeed from then on.
-    /// - Throws: ``SocketError/posix(operation:errno:)`` (`EADDRINUSE`, `EACCES`…),
-    ///   ``SocketError/badParam(_:)`` for an unknown interface or a `maxPendingConnections` below 1.
+    /// - Throws: ``SocketError/addressInUse(operation:errno:)`` when the port is taken,
+    ///   ``SocketError/addressNotAvailable(operation:errno:)`` for an address that is not this host's,
+    ///   ``SocketError/posix(operation:errno:)`` for other system errors (`EACCES` for a privileged port),
+    ///   ``SocketError/badParam(_:)`` for an unknown interface or a ``Options/maxPendingConnections``
+    ///   below 1, ``SocketError/badConfig(_:)`` when both address families are disabled.
+    public static func bind(
+        host: String?,
+        port: UInt16,
+        options: Options = Options(),
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPListener {
+        try await start(options, group, socketFile: nil) { socket throws(SocketError) in
+            try socket.accept(onInterface: host, port: port, backlog: Int32(clamping: options.backlog))
+        }
+    }
+
+    /// Listens on a Unix-domain stream socket at the file URL `url` (``TCPSocket/accept(onUrl:backlog:)``):
+    /// a stale socket file there is replaced; ``close()`` removes the socket file. Other parameters and
+    /// errors as ``bind(host:port:options:group:)``, plus ``SocketError/badParam(_:)`` for a URL that is
+    /// not a usable socket path, and ``SocketError/addressInUse(operation:errno:)`` when another socket
+    /// listens at the path or a file that is not a socket is there.
+    public static func bind(
+        url: URL,
+        options: Options = Options(),
+        group: EventLoopGroup = .shared
+    ) async throws -> TCPListener {
+        try await start(options, group, socketFile: url.path) { socket throws(SocketError) in
+            try socket.accept(onUrl: url, backlog: Int32(clamping: options.backlog))
+        }
+    }
+
+    /// Listens on `host` and `port`, with the options as separate parameters.
+    @available(*, deprecated, message: "use bind(host:port:options:group:)")
     public static func bind(
         host: String?,
         port: UInt16,
@@ -79,15 +180,12 @@ public final class TCPListener: AsyncSequence, Sendable {
         allowRemoteHalfClosure: Bool = false,
         group: EventLoopGroup = .shared
     ) async throws -> TCPListener {
-        try await start(maxPendingConnections, allowRemoteHalfClosure, group, socketFile: nil) { socket throws(SocketError) in
-            try socket.accept(onInterface: host, port: port, backlog: backlog)
-        }
+        try await bind(host: host, port: port,
+                       options: Options(backlog, maxPendingConnections, allowRemoteHalfClosure), group: group)
     }
 
-    /// Listens on a Unix-domain stream socket at the file URL `url` (``TCPSocket/accept(onUrl:backlog:)``):
-    /// a stale socket file there is replaced; ``close()`` removes the socket file. Other parameters and
-    /// errors as ``bind(host:port:backlog:maxPendingConnections:allowRemoteHalfClosure:group:)``, plus
-    /// ``SocketError/badParam(_:)`` for a URL that is not a usable socket path.
+    /// Listens on the Unix-domain socket at `url`, with the options as separate parameters.
+    @available(*, deprecated, message: "use bind(url:options:group:)")
     public static func bind(
         url: URL,
         backlog: Int32 = 1024,
@@ -95,31 +193,32 @@ public final class TCPListener: AsyncSequence, Sendable {
         allowRemoteHalfClosure: Bool = false,
         group: EventLoopGroup = .shared
     ) async throws -> TCPListener {
-        try await start(maxPendingConnections, allowRemoteHalfClosure, group, socketFile: url.path) { socket throws(SocketError) in
-            try socket.accept(onUrl: url, backlog: backlog)
-        }
+        try await bind(url: url, options: Options(backlog, maxPendingConnections, allowRemoteHalfClosure), group: group)
     }
 
     private static func start(
-        _ maxPending: Int,
-        _ allowRemoteHalfClosure: Bool,
+        _ options: Options,
         _ group: EventLoopGroup,
         socketFile: String?,
         _ listen: (TCPSocket) throws(SocketError) -> Void
     ) async throws -> TCPListener {
+        let maxPending = options.maxPendingConnections
         guard maxPending >= 1 else { throw SocketError.badParam("maxPendingConnections must be at least 1") }
         let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
-        socket.autoDisconnectOnClosedReadStream = !allowRemoteHalfClosure
+        options.apply(to: socket)
         let bridge = AsyncListenerBridge(socket: socket, maxPending: maxPending, socketFile: socketFile)
         socket.delegate = bridge
         try listen(socket)
-        let listener = TCPListener(socket: socket, bridge: bridge, localAddress: socket.localAddress)
+        let listener = TCPListener(socket: socket, bridge: bridge, localAddress: socket.localAddress, options: options)
         // The socket registers its listening descriptors in a task on its loop; once a task queued
         // after it has run, the listener is listening, or has failed.
         await withCheckedContinuation { continuation in socket.eventLoop.execute { continuation.resume() } }
         if let failure = bridge.failure { throw failure }
         return listener
     }
+
+    /// The listener's options, as given to `bind`.
+    public let options: Options
 
     /// Stops listening and returns once the listening socket is closed (connects are refused from
     /// then on). Connections accepted but not yet handed to the iteration are closed; iterations end.

@@ -21,7 +21,7 @@ enum Posix {
             if result >= 0 { return result }
             let code = cass_errno()
             if code == EINTR { continue }
-            throw SocketError.posix(operation: operation, errno: code)
+            throw SocketError.system(operation: operation, errno: code)
         }
     }
 
@@ -33,7 +33,7 @@ enum Posix {
             let code = cass_errno()
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-            throw SocketError.posix(operation: operation, errno: code)
+            throw SocketError.system(operation: operation, errno: code)
         }
     }
 

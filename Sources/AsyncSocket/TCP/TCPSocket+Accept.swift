@@ -13,7 +13,8 @@ extension TCPSocket {
     /// ``TCPSocketDelegate/socket(_:didAcceptNewSocket:)``.
     ///
     /// - Throws: ``SocketError/badConfig(_:)`` when the socket is in use or has no delegate;
-    ///   ``SocketError/posix(operation:errno:)`` from `socket`, `bind` (`EADDRINUSE`) or `listen`.
+    ///   ``SocketError/addressInUse(operation:errno:)`` from `bind`; ``SocketError/posix(operation:errno:)``
+    ///   (or another case with an `errno`) from `socket`, `bind` or `listen`.
     public func accept(onPort port: UInt16) throws(SocketError) {
         try accept(onInterface: nil, port: port)
     }
@@ -50,7 +51,7 @@ extension TCPSocket {
 
     /// Listens on the Unix-domain socket at the file URL `url` (GCDAsyncSocket's `acceptOnUrl:error:`).
     /// A stale socket file at that path is removed first; any other kind of file is left alone and the
-    /// bind fails with `EADDRINUSE`.
+    /// bind fails with ``SocketError/addressInUse(operation:errno:)``.
     ///
     /// - Throws: ``SocketError/badParam(_:)`` for a URL that is not a usable path; otherwise as
     ///   ``accept(onPort:)``.

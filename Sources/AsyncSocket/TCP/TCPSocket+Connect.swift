@@ -254,7 +254,7 @@ final class ConnectionAttempts: @unchecked Sendable {
             // Nonblocking connects finish later (EINPROGRESS; EAGAIN for Unix-domain sockets whose
             // backlog is full); either way the socket turns writable.
             guard code == 0 || code == EINPROGRESS || code == EAGAIN else {
-                throw SocketError.posix(operation: "connect", errno: code)
+                throw SocketError.system(operation: "connect", errno: code)
             }
             let attempt = Attempt(fd: fd, address: address, owner: self)
             try owner.eventLoop.register(fd, handler: attempt, interest: [.write])
@@ -272,7 +272,7 @@ final class ConnectionAttempts: @unchecked Sendable {
         owner.eventLoop.deregister(attempt.fd)
         guard code == 0 else {
             Posix.close(attempt.fd)
-            lastError = .posix(operation: "connect", errno: code)
+            lastError = .system(operation: "connect", errno: code)
             // A failure starts the next address at once rather than after the delay.
             if running.isEmpty { startNext() }
             return

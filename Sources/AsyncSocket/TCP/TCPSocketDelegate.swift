@@ -82,7 +82,7 @@ public protocol TCPSocketDelegate: AnyObject {
     /// connection (or connect attempt, or listening). `err` is `nil` only when this side called
     /// ``TCPSocket/disconnect()`` or a disconnect-after variant (or both directions were closed in a
     /// half-close); otherwise it says what happened: ``SocketError/closedByPeer``,
-    /// ``SocketError/posix(operation:errno:)`` with `ECONNRESET` or `ECONNREFUSED`,
+    /// ``SocketError/connectionReset(operation:errno:)``, ``SocketError/connectionRefused(operation:errno:)``,
     /// ``SocketError/readTimeout(tag:)``, ``SocketError/connectTimeout`` and so on. Queued reads and
     /// writes that had not completed are discarded (see ``socketWillDisconnect(_:unreadData:unsentWriteTags:)``).
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?)
