@@ -162,9 +162,9 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.loop.run()
         #expect(connection.newEvents() == [
             #"willDisconnect(unread: "", unsentTags: [1, 2])"#,
-            "disconnected(\(SocketError.posix(operation: "sendmsg", errno: EPIPE)))",
+            "disconnected(\(SocketError.brokenPipe(operation: "sendmsg", errno: EPIPE)))",
         ])
-        #expect(connection.disconnectError == .some(.posix(operation: "sendmsg", errno: EPIPE)))
+        #expect(connection.disconnectError == .some(.brokenPipe(operation: "sendmsg", errno: EPIPE)))
         #expect(connection.io.isClosed(connection.fd))
     }
 
@@ -209,9 +209,9 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.loop.run()
         #expect(connection.newEvents() == [
             #"willDisconnect(unread: "abc", unsentTags: [5])"#,
-            "disconnected(\(SocketError.posix(operation: "read", errno: ECONNRESET)))",
+            "disconnected(\(SocketError.connectionReset(operation: "read", errno: ECONNRESET)))",
         ])
-        #expect(connection.disconnectError == .some(.posix(operation: "read", errno: ECONNRESET)))
+        #expect(connection.disconnectError == .some(.connectionReset(operation: "read", errno: ECONNRESET)))
         // One round as the threaded loop's: the readable descriptor first, then the flush task; the
         // still-readable descriptor in the next round.
         #expect(connection.newCalls() == [
