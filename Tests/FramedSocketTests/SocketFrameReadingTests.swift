@@ -270,4 +270,24 @@ import TestSupport
         await server.close()
         await listener.close()
     }
+
+    /// Frame reads belong to the adapter, not the delegate: a partial frame reports no read progress
+    /// to the delegate (which would see `didReadPartialDataOfLength` for a tag it never queued).
+    @Test func framesReportNoReadProgressToTheDelegate() async throws {
+        let pair = try LoopbackPair(recordsProgress: true)
+        defer { pair.close() }
+        let server = try await pair.connect()
+        let received = EventRecorder<String>()
+        server.readFrames(using: SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100))) {
+            received.record(String(decoding: $0, as: UTF8.self))
+        }
+        let bytes = Self.lengthPrefixed(["partial"])
+        pair.client.write(bytes.prefix(6), withTimeout: 5, tag: 0)
+        try await waitUntil("the first bytes are buffered") { server.bufferedReadBytes == 6 }
+        pair.client.write(bytes.suffix(from: 6), withTimeout: 5, tag: 0)
+        #expect(try await received.next() == "partial")
+        // Delegate events arrive in order: a progress report would come before this write's.
+        server.write(Data("ok".utf8), withTimeout: 5, tag: 3)
+        #expect(try await pair.serverDelegate.events.next().description == "wrote(tag: 3)")
+    }
 }

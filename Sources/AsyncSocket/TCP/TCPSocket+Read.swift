@@ -179,8 +179,9 @@ extension TCPSocket {
     }
 
     /// Tells the delegate how many more bytes the unfinished current read has received.
+    /// Handler reads (``TCPConnection``, FramedSocket) report none: their owner is not the delegate.
     private func reportReadProgress(_ connection: ConnectionState) {
-        guard let head = connection.readQueue.first else { return }
+        guard let head = connection.readQueue.first, head.token == nil else { return }
         let done = head.bytesDone(unread: connection.buffer.count)
         guard done > head.reportedBytes else { return }
         let delta = UInt(done - head.reportedBytes)

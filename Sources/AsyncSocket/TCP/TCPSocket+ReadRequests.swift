@@ -141,9 +141,7 @@ extension TCPSocket {
             if isCurrent(connection) { processReads(connection) }
         case .closed(let error, let leftover) where request.token != nil:
             readAfterEnd(request, error: error, leftover: leftover)
-        case .idle, .closed:
-            fail(request, .notConnected)
-        case .listening:
+        case .idle, .closed, .listening:
             fail(request, .notConnected)
         }
     }

@@ -55,7 +55,8 @@ public protocol TCPSocketDelegate: AnyObject {
     /// A read could not be queued, or was dropped unfinished because the read stream closed: `error`
     /// says why (``SocketError/badParam(_:)`` for a zero length, an empty delimiter or a buffer offset
     /// past the buffer's end; ``SocketError/notConnected`` when the socket is not connecting or
-    /// connected, ``SocketError/disconnecting`` after a disconnect-after call; ``SocketError/closedByPeer`` after the read stream closed).
+    /// connected; ``SocketError/disconnecting`` after a disconnect-after call;
+    /// ``SocketError/closedByPeer`` after the read stream closed).
     /// GCDAsyncSocket drops such requests silently.
     func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError)
 
