@@ -94,6 +94,13 @@ package struct ReadRequest {
         }
     }
 
+    /// A read of zero bytes (``TCPConnection/read(exactly:timeout:)`` with 0): complete as soon as it is
+    /// the current read, with or without bytes buffered, even after the peer's data has ended.
+    var isEmptyRead: Bool {
+        if case .toLength(0) = kind { return true }
+        return false
+    }
+
     /// A read to a delimiter or through a consumer with no maximum length, whose need for buffered
     /// bytes is bounded only by ``TCPSocket/maxBufferedReadBytes``.
     var isUnbounded: Bool {

@@ -62,7 +62,9 @@ extension TCPSocket {
             }
         }
         while isCurrent(connection) {
-            if failure == nil && !connection.buffer.isEmpty && !connection.readQueue.isEmpty {
+            // A zero-length read at the head completes with nothing buffered too (else it would wait
+            // for bytes it does not need, or fail at the peer's FIN).
+            if failure == nil, let head = connection.readQueue.first, !connection.buffer.isEmpty || head.isEmptyRead {
                 let consumed = connection.buffer.withUnsafeReadableBytes {
                     satisfyReads(connection, from: $0, into: &completed, failure: &failure)
                 }

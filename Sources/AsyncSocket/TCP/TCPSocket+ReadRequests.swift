@@ -159,6 +159,12 @@ extension TCPSocket {
     /// still satisfy it; otherwise it fails with that error.
     private func readAfterEnd(_ request: ReadRequest, error: SocketError, leftover: ConnectionState?) {
         guard case .handler(_, let handler) = request.completion else { return }
+        // Zero bytes can always be read: an empty last message (a header saying 0, then the peer's FIN)
+        // reads as empty, and the end shows at the next read.
+        if request.isEmptyRead {
+            handler(.success(Data()))
+            return
+        }
         if let leftover, !leftover.buffer.isEmpty {
             let match = leftover.buffer.withUnsafeReadableBytes { request.match($0) }
             switch match {
