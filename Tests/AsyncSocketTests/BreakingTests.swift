@@ -35,11 +35,11 @@ import TestSupport
     @Test func aCancelledReadsTimerGoesWithIt() async throws {
         let pair = try await ConnectedPair.open()
         let server = pair.server
-        let first = Task { try await server.read(exactly: 1, timeout: .milliseconds(100)) }
+        let first = Task { try await server.read(exactly: 1, timeout: .milliseconds(250)) }
         try await waitUntil { server.bridge.readsQueued == 1 }
         first.cancel()
         #expect(try await thrownError { _ = try await first.value } is CancellationError)
-        let second = try await thrownError { _ = try await server.read(exactly: 1, timeout: .milliseconds(400)) }
+        let second = try await thrownError { _ = try await server.read(exactly: 1, timeout: .milliseconds(500)) }
         #expect(second as? SocketError == .readTimeout(tag: 2))
         await pair.close()
     }
@@ -218,5 +218,109 @@ import TestSupport
         try await pair.client.write(bytes("next"))
         #expect(text(try await within { try await server.read(exactly: 4) }) == "next")
         await pair.close()
+    }
+}
+
+/// The explicit lifecycle of one TCPSocket: disconnect and connect again, reads and writes queued while
+/// connecting, an error end followed by a new connection.
+@Suite struct LifecycleBreakingTests {
+    /// A listener that sends `greeting` to each connection it accepts, then echoes what it reads.
+    static func greeter(_ greeting: String) async throws -> (TCPListener, Task<Void, Never>) {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                do {
+                    for try await connection in listener {
+                        group.addTask {
+                            try? await connection.write(bytes(greeting))
+                            while let data = try? await connection.read() { try? await connection.write(data) }
+                            await connection.close()
+                        }
+                    }
+                } catch {}
+                group.cancelAll()
+            }
+        }
+        return (listener, task)
+    }
+
+    /// GCDAsyncSocket's disconnect is synchronous: connecting again right after it works.
+    @Test func connectRightAfterDisconnectWorks() async throws {
+        let (first, firstTask) = try await Self.greeter("first")
+        let (second, secondTask) = try await Self.greeter("second")
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
+        try client.connect(toHost: "127.0.0.1", onPort: first.port, withTimeout: 5)
+        client.readData(toLength: 5, withTimeout: 5, tag: 1)
+        #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: first.port), .read(bytes("first"), tag: 1)])
+        client.readData(withTimeout: -1, tag: 2)  // never completes: dropped by the disconnect
+        client.disconnect()
+        try client.connect(toHost: "127.0.0.1", onPort: second.port, withTimeout: 5)
+        client.readData(toLength: 6, withTimeout: 5, tag: 3)
+        let events = try await delegate.events.next(3)
+        #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: second.port), .read(bytes("second"), tag: 3)])
+        client.disconnect()
+        await first.close(); await second.close()
+        firstTask.cancel(); secondTask.cancel()
+    }
+
+    /// Reads and writes queued while connecting run once connected, in order.
+    @Test func readsAndWritesQueuedWhileConnectingRunOnceConnected() async throws {
+        let (listener, task) = try await Self.greeter("hi")
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
+        try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
+        client.write(bytes("ping"), withTimeout: 5, tag: 1)
+        client.readData(toLength: 2, withTimeout: 5, tag: 2)
+        client.readData(toLength: 4, withTimeout: 5, tag: 3)
+        let events = try await delegate.events.next(4)
+        #expect(events.first == .connected(host: "127.0.0.1", port: listener.port))
+        #expect(Set(events.dropFirst().map(\.description)) == [#"wrote(tag: 1)"#, #"read("hi", tag: 2)"#, #"read("ping", tag: 3)"#])
+        client.disconnect()
+        await listener.close()
+        task.cancel()
+    }
+
+    /// Bytes left unread by a connection that ended with an error are handed back once, and never
+    /// reach a read of the next connection.
+    @Test func leftoverBytesOfAResetConnectionDoNotLeakIntoTheNext() async throws {
+        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
+        let (fresh, freshTask) = try await Self.greeter("fresh")
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
+        try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
+        let server = try #require(try await nextConnection(listener))
+        #expect(try await delegate.events.next() == .connected(host: "127.0.0.1", port: listener.port))
+        try await server.write(bytes("stale"))
+        try await waitUntil { client.bufferedReadBytes == 5 }
+        server.linger = .zero
+        await server.close()  // an RST
+        #expect(try await delegate.events.next(2) == [
+            .willDisconnect(unread: bytes("stale"), unsentTags: []),
+            .disconnected(.connectionReset(operation: "read", errno: ECONNRESET)),
+        ])
+        try client.connect(toHost: "127.0.0.1", onPort: fresh.port, withTimeout: 5)
+        client.readData(withTimeout: 5, tag: 9)
+        #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: fresh.port), .read(bytes("fresh"), tag: 9)])
+        client.disconnect()
+        await listener.close(); await fresh.close()
+        freshTask.cancel()
+    }
+
+    /// A socket that listened, then stopped, can connect.
+    @Test func listeningThenDisconnectThenConnect() async throws {
+        let (listener, task) = try await Self.greeter("yes")
+        let delegate = RecordingDelegate()
+        let socket = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "socket"))
+        try socket.accept(onInterface: "127.0.0.1", port: 0)
+        #expect(socket.localPort != 0)
+        socket.disconnect()
+        try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
+        socket.readData(toLength: 3, withTimeout: 5, tag: 1)
+        let events = try await delegate.events.next(3)
+        #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: listener.port), .read(bytes("yes"), tag: 1)])
+        socket.disconnect()
+        await listener.close()
+        task.cancel()
     }
 }

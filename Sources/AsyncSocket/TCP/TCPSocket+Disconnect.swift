@@ -9,7 +9,8 @@ extension TCPSocket {
     /// Closes the connection (or stops listening, or abandons a connect) now. Queued reads and writes
     /// are discarded (and reported through ``TCPSocketDelegate/socketWillDisconnect(_:unreadData:unsentWriteTags:)``).
     /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` follows with a `nil` error unless the
-    /// socket was already disconnected.
+    /// socket was already disconnected. From any thread, a `connect` or `accept` right after it works, as
+    /// after GCDAsyncSocket's synchronous `disconnect` (they wait for the loop to have closed it).
     public func disconnect() {
         onLoop { [self] in close(error: nil) }
     }
