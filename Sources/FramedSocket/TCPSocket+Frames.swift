@@ -29,7 +29,9 @@ extension TCPSocket {
     }
 
     /// Reads one frame with `decoder` and hands it to `completion` on the socket's event-loop thread, in
-    /// order with the socket's other reads; a read that ends unfinished gets the error that ended it.
+    /// order with the socket's other reads; a read that ends unfinished gets the error that ended it, and
+    /// one queued when the socket is not connected (or connecting) gets ``SocketError/notConnected``, as
+    /// a delegate read does (the bytes left unread went to `socketWillDisconnect`).
     ///
     /// - Parameters:
     ///   - timeout: seconds from when this read becomes the current one; negative means none. On expiry

@@ -187,7 +187,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
                         read.resume(with: .failure(CancellationError()))
                         return
                     }
-                    socket.read(kind, timeout: asyncSeconds(timeout), tag: number, token: read.token) { [self] result in
+                    socket.read(kind, timeout: asyncSeconds(timeout), tag: number, token: read.token,
+                                readsLeftover: true) { [self] result in
                         read.resume(with: result.mapError { self.readError($0) })
                     }
                 }

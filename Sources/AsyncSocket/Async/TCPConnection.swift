@@ -195,7 +195,8 @@ public final class TCPConnection: Sendable {
     }
 
     /// Reads exactly `length` bytes, however they arrive. A length of 0 returns empty data at once (when
-    /// the reads before it have returned).
+    /// the reads before it have returned), also with nothing buffered and after the peer's data has
+    /// ended (an empty last body reads as empty; only after ``close()`` does it throw).
     ///
     /// - Parameter timeout: as ``read(maxLength:timeout:)``.
     /// - Throws: ``SocketError/badParam(_:)`` for a negative length; ``SocketError/closedByPeer`` when

@@ -52,6 +52,12 @@ final class ConnectionState: @unchecked Sendable {
     @exclusivity(unchecked) var readQueue = RequestQueue<ReadRequest>()
     @exclusivity(unchecked) var buffer = ReadBuffer()
     @exclusivity(unchecked) var isProcessingReads = false
+    /// A read's ``ReadRequest/match(_:)`` is running: a consumer may be handing frames on, and has not
+    /// yet said how many bytes it took.
+    @exclusivity(unchecked) var isMatching = false
+    /// The end of the connection when a consumer's frame handler closed the socket during a match:
+    /// reported once the bytes the consumer took are counted (``TCPSocket/processReads(_:incoming:)``).
+    @exclusivity(unchecked) var deferredEnd: (error: SocketError?, unsentTags: [Int], wasConnected: Bool)?
     /// The peer sent FIN; no more bytes will arrive.
     @exclusivity(unchecked) var readEOF = false
     /// In half-close mode, the delegate has been told the read stream closed.

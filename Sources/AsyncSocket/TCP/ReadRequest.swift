@@ -74,6 +74,10 @@ package struct ReadRequest {
     var extensions: Double = 0
     /// Bytes already reported through the partial-progress callback.
     var reportedBytes = 0
+    /// Whether the read, queued after the connection ended with an error, reads the bytes it left
+    /// unread (``TCPConnection``'s reads); other reads are then refused as not connected, as a delegate
+    /// read is: the delegate was handed those bytes by `socketWillDisconnect`.
+    var readsLeftover = false
     /// Bytes at the start of the unread data already searched for the delimiter, so no byte is
     /// searched twice (a delimiter may straddle the boundary, so the search resumes a little earlier).
     var scanned = 0
@@ -92,6 +96,13 @@ package struct ReadRequest {
         case .toLength(let length): return length
         case .toData(_, let maxLength), .consuming(_, let maxLength): return maxLength
         }
+    }
+
+    /// A read of zero bytes (``TCPConnection/read(exactly:timeout:)`` with 0): complete as soon as it is
+    /// the current read, with or without bytes buffered, even after the peer's data has ended.
+    var isEmptyRead: Bool {
+        if case .toLength(0) = kind { return true }
+        return false
     }
 
     /// A read to a delimiter or through a consumer with no maximum length, whose need for buffered

@@ -91,6 +91,12 @@ extension TCPSocket {
     /// - Throws: ``SocketError/badConfig(_:)`` without a delegate, with both IP families disabled, or
     ///   when the socket is in use.
     func claim(for newState: State, verb: String) throws(SocketError) {
+        // `disconnect()` from another thread closes on the loop, after it returns; GCDAsyncSocket's is
+        // synchronous, so `disconnect(); connect(…)` must work. When the socket still looks in use, let
+        // the loop run what is queued before it (a disconnect among it) and then decide.
+        if !eventLoop.inEventLoop, shared.withLock({ $0.state != .idle && $0.state != .disconnected }) {
+            eventLoop.runAndWait {}
+        }
         try shared.withLock { shared throws(SocketError) in
             guard shared.delegate != nil else {
                 throw SocketError.badConfig("Attempting to \(verb) without a delegate. Set a delegate first.")

@@ -9,7 +9,8 @@ extension TCPSocket {
     /// Closes the connection (or stops listening, or abandons a connect) now. Queued reads and writes
     /// are discarded (and reported through ``TCPSocketDelegate/socketWillDisconnect(_:unreadData:unsentWriteTags:)``).
     /// ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` follows with a `nil` error unless the
-    /// socket was already disconnected.
+    /// socket was already disconnected. From any thread, a `connect` or `accept` right after it works, as
+    /// after GCDAsyncSocket's synchronous `disconnect` (they wait for the loop to have closed it).
     public func disconnect() {
         onLoop { [self] in close(error: nil) }
     }
@@ -116,15 +117,26 @@ extension TCPSocket {
             eventLoop.io.close(connection.fd)
             connection.fd = -1
         }
-        let unread = connection.buffer.withUnsafeReadableBytes { Data($0) }
         let unsent = connection.writeQueue.removeAll().map(\.tag)
         connection.stagedWrites.reset()
         let unfinishedReads = connection.readQueue.removeAll()
-        if wasConnected && (!unread.isEmpty || !unsent.isEmpty) {
-            emit(.willDisconnect(unread: unread, unsentTags: unsent))
-        }
         for request in unfinishedReads {
             if case .handler(_, let handler) = request.completion { handler(.failure(ending)) }
+        }
+        guard !connection.isMatching else {
+            // A consumer's frame handler closed the socket: the frames before it are taken, but the
+            // buffer does not say so until the consumer returns its count. Report the end then.
+            connection.deferredEnd = (error, unsent, wasConnected)
+            return
+        }
+        reportEnd(connection, error: error, unsentTags: unsent, wasConnected: wasConnected)
+    }
+
+    /// Tells the delegate what the ended `connection` left unread and unsent, then that it ended.
+    func reportEnd(_ connection: ConnectionState, error: SocketError?, unsentTags: [Int], wasConnected: Bool) {
+        let unread = connection.buffer.withUnsafeReadableBytes { Data($0) }
+        if wasConnected && (!unread.isEmpty || !unsentTags.isEmpty) {
+            emit(.willDisconnect(unread: unread, unsentTags: unsentTags))
         }
         emit(.disconnected(error))
     }

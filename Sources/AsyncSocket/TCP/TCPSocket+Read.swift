@@ -62,7 +62,9 @@ extension TCPSocket {
             }
         }
         while isCurrent(connection) {
-            if failure == nil && !connection.buffer.isEmpty && !connection.readQueue.isEmpty {
+            // A zero-length read at the head completes with nothing buffered too (else it would wait
+            // for bytes it does not need, or fail at the peer's FIN).
+            if failure == nil, let head = connection.readQueue.first, !connection.buffer.isEmpty || head.isEmptyRead {
                 let consumed = connection.buffer.withUnsafeReadableBytes {
                     satisfyReads(connection, from: $0, into: &completed, failure: &failure)
                 }
@@ -73,7 +75,15 @@ extension TCPSocket {
             // meanwhile (on the loop thread); the loop goes round for them.
             deliver(&completed)
         }
+        // Reads completed before a callback closed the socket mid-match (fast path): their handlers run.
+        if !completed.isEmpty { deliver(&completed) }
         connection.isProcessingReads = false
+        if let end = connection.deferredEnd {
+            // The buffer now holds exactly the bytes no read took.
+            connection.deferredEnd = nil
+            reportEnd(connection, error: end.error, unsentTags: end.unsentTags, wasConnected: end.wasConnected)
+            return
+        }
 
         if let failure {
             close(error: failure)
@@ -106,8 +116,13 @@ extension TCPSocket {
                               into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
         while isCurrent(connection), let head = connection.readQueue.first {
+            // A consumer hands frames on while it is matched: the reads before it are delivered first
+            // (processReads delivers them and calls again), so callbacks keep the reads' order.
+            if case .consuming = head.kind, !completed.isEmpty { return consumed }
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
+            connection.isMatching = true
             let match = head.match(rest)
+            connection.isMatching = false
             guard isCurrent(connection) || isConsumed(match) else { return consumed }
             guard connection.readQueue.first?.id == head.id else {
                 // The consumer withdrew its own read: what it took is taken; match the next one.

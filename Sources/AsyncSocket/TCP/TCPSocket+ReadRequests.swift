@@ -94,13 +94,19 @@ extension TCPSocket {
     /// a ``ReadRequest/Kind/consuming(_:maxLength:)`` read) or the error that ended it, instead of
     /// calling the delegate: what ``TCPConnection`` and the framing adapters read with. Such reads match
     /// and time out exactly as delegate reads (a timeout is never offered to the delegate to extend),
-    /// and ``withdrawRead(_:)`` takes one back without losing a byte. On a socket that has ended with an
-    /// error, the bytes it had received and no read took are still read, and the read fails with that
-    /// error only when they cannot satisfy it. `timeout` in seconds, negative for none; `tag` is the
-    /// tag of ``SocketError/readTimeout(tag:)``.
+    /// and ``withdrawRead(_:)`` takes one back without losing a byte. With `readsLeftover` (the
+    /// ``TCPConnection`` reads, whose socket has no delegate of the caller's), on a socket that has ended
+    /// with an error the bytes it had received and no read took are still read, and the read fails
+    /// with that error only when they cannot satisfy it; without it, a read queued after the end fails
+    /// with ``SocketError/notConnected`` as a delegate read does (its delegate got those bytes from
+    /// `socketWillDisconnect`). `timeout` in seconds, negative for none; `tag` is the tag of
+    /// ``SocketError/readTimeout(tag:)``.
     package func read(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken,
+                      readsLeftover: Bool = false,
                       handler: @escaping @Sendable (Result<Data, SocketError>) -> Void) {
-        submit(ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .handler(token, handler)))
+        var request = ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .handler(token, handler))
+        request.readsLeftover = readsLeftover
+        submit(request)
     }
 
     /// Takes back the read queued with `token`, if it has not completed: the bytes it was waiting for
@@ -139,7 +145,7 @@ extension TCPSocket {
             queued.id = nextRequestID
             connection.readQueue.append(queued)
             if isCurrent(connection) { processReads(connection) }
-        case .closed(let error, let leftover) where request.token != nil:
+        case .closed(let error, let leftover) where request.readsLeftover:
             readAfterEnd(request, error: error, leftover: leftover)
         case .idle, .closed, .listening:
             fail(request, .notConnected)
@@ -157,6 +163,12 @@ extension TCPSocket {
     /// still satisfy it; otherwise it fails with that error.
     private func readAfterEnd(_ request: ReadRequest, error: SocketError, leftover: ConnectionState?) {
         guard case .handler(_, let handler) = request.completion else { return }
+        // Zero bytes can always be read: an empty last message (a header saying 0, then the peer's FIN)
+        // reads as empty, and the end shows at the next read.
+        if request.isEmptyRead {
+            handler(.success(Data()))
+            return
+        }
         if let leftover, !leftover.buffer.isEmpty {
             let match = leftover.buffer.withUnsafeReadableBytes { request.match($0) }
             switch match {
