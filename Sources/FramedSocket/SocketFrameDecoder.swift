@@ -14,8 +14,6 @@ import SocketFraming
 /// `Sendable`).
 public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchecked Sendable where Decoder.Frame: Sendable {
     private var decoder: Decoder
-    /// How many unread bytes the decoder was last shown, for a stream that ends mid-frame.
-    private(set) var bytesLastSeen = 0
     /// The decoder's error after frames it had already handed on in the same call: thrown at the
     /// next call, so the frames before the bad bytes count as consumed.
     private var pendingError: FramingError?
@@ -29,27 +27,25 @@ public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchec
         self.maximumFrameLength = decoder.maximumFrameLength
     }
 
-    /// Starts counting ``bytesLastSeen`` afresh, before a read.
-    func forgetBytesSeen() { bytesLastSeen = 0 }
-
     /// Decodes the first frame of `bytes`, in place: the frame (or nil when more bytes are needed) and
     /// how many bytes the decoder consumed (it may consume bytes without a frame, such as a too-long
     /// frame it discards).
     func decode(_ bytes: UnsafeRawBufferPointer) throws(FramingError) -> (frame: Decoder.Frame?, consumed: Int) {
-        bytesLastSeen = bytes.count
         let (frame, consumed) = try FrameBuffer.borrowing(bytes) { (buffer: inout FrameBuffer) throws(FramingError) in
             try decoder.decode(&buffer)
         }
         return (frame, consumed)
     }
 
-    /// A consumer for one read that ends with the first frame, which it hands to `deliver`.
-    func consumingOneFrame(_ deliver: @escaping (Decoder.Frame) -> Void) -> ByteConsumer {
-        let transfer = UnsafeLoopTransfer(deliver)
+    /// A consumer for one read that ends with the first frame, which it leaves in `slot` (with how
+    /// many unread bytes it was last shown, for a stream that ends mid-frame). One slot per read, so
+    /// nothing is shared between reads: the read's completion hands the slot over.
+    func consumingOneFrame(into slot: FrameSlot<Decoder.Frame>) -> ByteConsumer {
         return { [self] bytes in
+            slot.bytesSeen = bytes.count
             let (frame, consumed) = try decode(bytes)
             guard let frame else { return .needMoreData(consumed: consumed) }
-            transfer.value(frame)
+            slot.value = frame
             return .complete(consumed: consumed)
         }
     }

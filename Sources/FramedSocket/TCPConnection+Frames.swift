@@ -61,14 +61,13 @@ public struct FrameSequence<Decoder: FrameDecoder & Sendable>: AsyncSequence, Se
         public mutating func next() async throws -> Decoder.Frame? {
             guard !finished else { return nil }
             let frame = FrameSlot<Decoder.Frame>()
-            let consumer = sequence.decoder.consumingOneFrame { frame.value = $0 }
-            sequence.decoder.forgetBytesSeen()
+            let consumer = sequence.decoder.consumingOneFrame(into: frame)
             do {
                 try await sequence.connection.read(consuming: consumer, maxLength: sequence.decoder.maximumFrameLength)
                 return frame.value
             } catch SocketError.closedByPeer {
                 finished = true
-                let left = sequence.decoder.bytesLastSeen
+                let left = frame.bytesSeen
                 if left > 0 { throw FramingError.truncatedFrame(bufferedBytes: left) }
                 return nil
             } catch SocketError.decodingFailed(let failure) {

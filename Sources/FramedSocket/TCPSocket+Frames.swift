@@ -44,7 +44,7 @@ extension TCPSocket {
         completion: @escaping @Sendable (Result<Decoder.Frame, SocketError>) -> Void
     ) {
         let frame = FrameSlot<Decoder.Frame>()
-        read(.consuming(decoder.consumingOneFrame { frame.value = $0 }, maxLength: decoder.maximumFrameLength),
+        read(.consuming(decoder.consumingOneFrame(into: frame), maxLength: decoder.maximumFrameLength),
              timeout: timeout, tag: tag, token: ReadToken()) { result in
             switch result {
             case .success:
@@ -124,7 +124,10 @@ private func frameLength(_ slicer: some FrameSlicer, _ bytes: UnsafeRawBufferPoi
     }
 }
 
-/// Where a consumer leaves the frame it decoded for the read's completion, both on the loop thread.
+/// Where a one-frame read's consumer leaves the frame it decoded, and how many unread bytes it was last
+/// shown, for the read's completion: written on the loop thread before the completion runs, read after
+/// it (hence unchecked `Sendable`).
 final class FrameSlot<Frame>: @unchecked Sendable {
     var value: Frame?
+    var bytesSeen = 0
 }
