@@ -25,10 +25,8 @@ extension LengthFieldBasedFrameDecoder: FrameSlicer {
     ///   the frame is over ``maxFrameLength``; ``FramingError/invalidLengthField(_:)`` for a length that
     ///   is negative after adjustment or overflows.
     public func frameLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int? {
-        let (length, _) = try FrameBuffer.borrowing(bytes) { (buffer: inout FrameBuffer) throws(FramingError) in
-            try readFrameLength(buffer)
-        }
-        guard let length else { return nil }
+        guard let raw = lengthField(in: bytes) else { return nil }
+        let length = try frameLength(lengthField: raw)
         guard length <= maxFrameLength else {
             throw .frameTooLong(length: length, maxFrameLength: maxFrameLength)
         }

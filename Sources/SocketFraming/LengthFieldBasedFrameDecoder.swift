@@ -159,10 +159,38 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
 
     /// The whole frame's length in bytes, or nil when the length field is not fully readable yet.
     func readFrameLength(_ buffer: FrameBuffer) throws(FramingError) -> Int? {
-        guard let raw = buffer.getUnsignedInteger(
-            at: lengthFieldOffset, byteCount: lengthFieldLength, byteOrder: byteOrder
-        ) else { return nil }
+        guard let raw = buffer.withUnsafeReadableBytes({ lengthField(in: $0) }) else { return nil }
         return try frameLength(lengthField: raw)
+    }
+
+    /// The length field's value in `bytes` (read from `lengthFieldOffset`, `lengthFieldLength` bytes
+    /// in `byteOrder`), or nil while `bytes` end before it: the one parser of the field, shared by
+    /// ``decode(_:)`` and ``frameLength(in:)``.
+    @inline(__always)
+    func lengthField(in bytes: UnsafeRawBufferPointer) -> UInt64? {
+        let start = lengthFieldOffset
+        guard bytes.count >= start + lengthFieldLength else { return nil }
+        let bigEndian = byteOrder == .bigEndian
+        switch lengthFieldLength {
+        case 1:
+            return UInt64(bytes[start])
+        case 2:
+            let value = bytes.loadUnaligned(fromByteOffset: start, as: UInt16.self)
+            return UInt64(bigEndian ? UInt16(bigEndian: value) : UInt16(littleEndian: value))
+        case 4:
+            let value = bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)
+            return UInt64(bigEndian ? UInt32(bigEndian: value) : UInt32(littleEndian: value))
+        case 8:
+            let value = bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            return bigEndian ? UInt64(bigEndian: value) : UInt64(littleEndian: value)
+        default:
+            var value: UInt64 = 0
+            for index in 0..<lengthFieldLength {
+                let byte = bytes[bigEndian ? start + index : start + lengthFieldLength - 1 - index]
+                value = value << 8 | UInt64(byte)
+            }
+            return value
+        }
     }
 
     /// The whole frame's length in bytes for the length field's value `raw`.
