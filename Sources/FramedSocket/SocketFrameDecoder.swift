@@ -16,7 +16,7 @@ public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchec
     private var decoder: Decoder
     /// The decoder's error after frames it had already handed on in the same call: thrown at the
     /// next call, so the frames before the bad bytes count as consumed.
-    private var pendingError: FramingError?
+    var pendingError: FramingError?
 
     /// The decoder's ``FrameDecoder/maximumFrameLength``: the most bytes the socket buffers for one frame.
     public let maximumFrameLength: Int
@@ -49,38 +49,4 @@ public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchec
             return .complete(consumed: consumed)
         }
     }
-
-    /// A consumer for a read that goes on for the rest of the connection, handing every frame to
-    /// `onFrame` as soon as it is whole, in order, while `isPaused` is false.
-    func consumingEveryFrame(_ onFrame: @escaping (Decoder.Frame) -> Void, isPaused: @escaping () -> Bool) -> ByteConsumer {
-        let transfer = UnsafeLoopTransfer((onFrame, isPaused))
-        return { [self] bytes in
-            if let error = pendingError {
-                pendingError = nil
-                throw error
-            }
-            var consumed = 0
-            while true {
-                if transfer.value.1() { return .complete(consumed: consumed) }
-                let frame: Decoder.Frame?, used: Int
-                do {
-                    (frame, used) = try decode(UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
-                } catch let error as FramingError where consumed > 0 {
-                    // Count the frames handed on first; the error is thrown on the next call.
-                    pendingError = error
-                    return .needMoreData(consumed: consumed)
-                }
-                consumed += used
-                guard let frame else { return .needMoreData(consumed: consumed) }
-                transfer.value.0(frame)
-            }
-        }
-    }
-}
-
-/// Carries a value into a ``ByteConsumer``, which runs on the loop thread of the socket whose code
-/// made it: the closures inside are only ever called there (hence unchecked `Sendable`).
-struct UnsafeLoopTransfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

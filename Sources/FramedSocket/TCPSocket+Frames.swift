@@ -3,8 +3,9 @@ import Foundation
 import SocketFraming
 
 extension TCPSocket {
-    /// Reads every frame for the rest of the connection with `decoder` and hands each to `onFrame` on
-    /// the socket's event-loop thread, in order, as soon as it is whole: one read, queued behind the
+    /// Reads every frame for the rest of the connection with `decoder` and hands each to `onFrame` (with
+    /// this socket, so the handler need not capture it) on the socket's event-loop thread, in order, as
+    /// soon as it is whole: one read, queued behind the
     /// socket's other reads, that stays the current read until the connection ends (or ``pauseFrames``
     /// says so). However the bytes arrive (split, glued), each frame comes whole.
     ///
@@ -16,16 +17,17 @@ extension TCPSocket {
     /// with its own error as soon as its header says so.
     ///
     /// - Parameters:
-    ///   - pauseFrames: asked before each frame, on the loop thread; `true` ends this read, leaving the
-    ///     rest of the bytes buffered (as does a frame handler that disconnects the socket) (reading from the kernel stops at 1 MiB, so TCP flow control slows
-    ///     the peer). Call this method again to resume.
+    ///   - pauseFrames: asked with this socket before each frame, on the loop thread; `true` ends this
+    ///     read, leaving the rest of the bytes buffered (reading from the kernel stops at 1 MiB, so TCP
+    ///     flow control slows the peer); call this method again to resume. A frame handler that
+    ///     disconnects the socket ends the read the same way.
     public func readFrames<Decoder>(
         using decoder: SocketFrameDecoder<Decoder>,
-        pauseFrames: @escaping () -> Bool = { false },
-        onFrame: @escaping (Decoder.Frame) -> Void
+        pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
+        onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void
     ) {
-        consume(decoder.consumingEveryFrame(onFrame, isPaused: { [unowned self] in !isConnectedOnLoop || pauseFrames() }),
-                maxLength: decoder.maximumFrameLength, timeout: -1)
+        let frames = DecodedFrameRead(socket: self, decoder: decoder, pauseFrames: pauseFrames, onFrame: onFrame)
+        consume({ try frames.consume($0) }, maxLength: decoder.maximumFrameLength)
     }
 
     /// Reads one frame with `decoder` and hands it to `completion` on the socket's event-loop thread, in
@@ -45,7 +47,7 @@ extension TCPSocket {
     ) {
         let frame = FrameSlot<Decoder.Frame>()
         read(.consuming(decoder.consumingOneFrame(into: frame), maxLength: decoder.maximumFrameLength),
-             timeout: timeout, tag: tag, token: ReadToken()) { result in
+             timeout: timeout, tag: tag) { result in
             switch result {
             case .success:
                 if let value = frame.value { completion(.success(value)) }
@@ -55,27 +57,18 @@ extension TCPSocket {
         }
     }
 
-    /// Hands every whole frame, as `slicer` finds them, to `onFrame` as a borrowed view of its bytes
+    /// Hands every whole frame, as `slicer` finds them, to `onFrame` (with this socket) as a borrowed view of its bytes
     /// inside the socket's read buffer (valid only during the call; copy what you keep): no copy and no
     /// allocation per frame. Runs on the socket's event-loop thread for the rest of the connection (or
     /// until `pauseFrames` says so). Errors and the frame limit (the slicer's `maximumFrameLength`) as
     /// ``readFrames(using:pauseFrames:onFrame:)``.
     public func readFrames(
         slicedBy slicer: some FrameSlicer,
-        pauseFrames: @escaping () -> Bool = { false },
-        onFrame: @escaping (UnsafeRawBufferPointer) -> Void
+        pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
+        onFrame: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void
     ) {
-        let transfer = UnsafeLoopTransfer((onFrame, { [unowned self] in !isConnectedOnLoop || pauseFrames() }))
-        consume({ bytes in
-            var consumed = 0
-            while !transfer.value.1() {
-                let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
-                guard let length = try frameLength(slicer, rest, after: consumed) else { return .needMoreData(consumed: consumed) }
-                transfer.value.0(UnsafeRawBufferPointer(rebasing: rest[..<length]))
-                consumed += length
-            }
-            return .complete(consumed: consumed)
-        }, maxLength: slicer.maximumFrameLength, timeout: -1)
+        let frames = SlicedFrameRead(socket: self, slicer: slicer, asRuns: false, pauseFrames: pauseFrames, onFrames: onFrame)
+        consume({ try frames.consume($0) }, maxLength: slicer.maximumFrameLength)
     }
 
     /// As ``readFrames(slicedBy:pauseFrames:onFrame:)``, but hands over every whole frame
@@ -83,19 +76,11 @@ extension TCPSocket {
     /// servers that pass frames on without looking inside, one call, one copy and one write per burst.
     public func readFrameRuns(
         slicedBy slicer: some FrameSlicer,
-        pauseFrames: @escaping () -> Bool = { false },
-        onFrames: @escaping (UnsafeRawBufferPointer) -> Void
+        pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
+        onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void
     ) {
-        let transfer = UnsafeLoopTransfer((onFrames, { [unowned self] in !isConnectedOnLoop || pauseFrames() }))
-        consume({ bytes in
-            if transfer.value.1() { return .complete(consumed: 0) }
-            var end = 0
-            while let length = try frameLength(slicer, UnsafeRawBufferPointer(rebasing: bytes[end...]), after: end) {
-                end += length
-            }
-            if end > 0 { transfer.value.0(UnsafeRawBufferPointer(rebasing: bytes[..<end])) }
-            return .needMoreData(consumed: end)
-        }, maxLength: slicer.maximumFrameLength, timeout: -1)
+        let frames = SlicedFrameRead(socket: self, slicer: slicer, asRuns: true, pauseFrames: pauseFrames, onFrames: onFrames)
+        consume({ try frames.consume($0) }, maxLength: slicer.maximumFrameLength)
     }
 
     /// Encodes `message` with `encoder` and queues the bytes as one write (see
@@ -106,21 +91,10 @@ extension TCPSocket {
         write(try encoder.encode(message), withTimeout: timeout, tag: tag)
     }
 
-    /// Queues a consuming read whose only outcome that matters is an error, which the connection's end
-    /// already reports to the delegate.
-    private func consume(_ consumer: @escaping ByteConsumer, maxLength: Int, timeout: TimeInterval) {
-        read(.consuming(consumer, maxLength: maxLength), timeout: timeout, tag: 0, token: ReadToken()) { _ in }
-    }
-}
-
-/// The length of the first frame of `bytes` by `slicer`; nil when incomplete, and also when the frame is
-/// bad but `consumed` bytes of good frames come before it: those are counted first, and the bad bytes
-/// throw on the next call, so the connection ends with exactly them unread.
-private func frameLength(_ slicer: some FrameSlicer, _ bytes: UnsafeRawBufferPointer, after consumed: Int) throws(FramingError) -> Int? {
-    do {
-        return try slicer.frameLength(in: bytes)
-    } catch where consumed > 0 {
-        return nil
+    /// Queues a consuming read with no timeout whose only outcome that matters is an error, which the
+    /// connection's end already reports to the delegate.
+    private func consume(_ consumer: @escaping ByteConsumer, maxLength: Int) {
+        read(.consuming(consumer, maxLength: maxLength), timeout: -1, tag: 0) { _ in }
     }
 }
 

@@ -217,9 +217,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         if let socket {
             // FramedSocket's shared receive path (as the server's): frames decoded in place; a drop
             // stops the handing on.
-            socket.readFrames(using: SocketFrameDecoder(codec.makeDecoder()), pauseFrames: { [weak self] in
+            socket.readFrames(using: SocketFrameDecoder(codec.makeDecoder()), pauseFrames: { [weak self] _ in
                 self?.dropReason != nil
-            }) { [weak self] frame in
+            }) { [weak self] socket, frame in
                 guard let self, socket === self.socket else { return }
                 received(frame)
             }

@@ -67,7 +67,7 @@ extension LongLinkServer {
             lastActivity = socket.eventLoop.now()
             armIdleTimer(after: server.configuration.idleTimeout)
             server.emit(.opened(self))
-            socket.readFrames(using: SocketFrameDecoder(server.codec.makeDecoder())) { [weak self] frame in
+            socket.readFrames(using: SocketFrameDecoder(server.codec.makeDecoder())) { [weak self] _, frame in
                 self?.received(frame)
             }
         }

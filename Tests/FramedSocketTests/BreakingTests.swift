@@ -19,7 +19,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<String>()
-        server.readFrames(using: Self.lp4()) { frame in
+        server.readFrames(using: Self.lp4()) { _, frame in
             received.record(String(decoding: frame, as: UTF8.self))
             server.disconnect()
         }
@@ -38,7 +38,7 @@ import TestSupport
         pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: 5, tag: 0)
         try await waitUntil("the frames are buffered") { server.bufferedReadBytes == 23 }
         let received = EventRecorder<String>()
-        server.readFrames(using: Self.lp4()) { frame in
+        server.readFrames(using: Self.lp4()) { _, frame in
             received.record(String(decoding: frame, as: UTF8.self))
             server.disconnect()
         }
@@ -58,7 +58,7 @@ import TestSupport
         server.readFrame(using: frames, withTimeout: 5) { result in
             received.record((try? result.get()).map { "first \(String(decoding: $0, as: UTF8.self))" } ?? "\(result)")
         }
-        server.readFrames(using: frames) { frame in
+        server.readFrames(using: frames) { _, frame in
             received.record("every \(String(decoding: frame, as: UTF8.self))")
             server.disconnect()
         }
@@ -78,7 +78,7 @@ import TestSupport
         let frames = Self.lp4()
         let received = EventRecorder<String>()
         let delivered = LockedValue(0)
-        server.readFrames(using: frames, pauseFrames: { delivered.withLock { $0 } == 2 }) { frame in
+        server.readFrames(using: frames, pauseFrames: { _ in delivered.withLock { $0 } == 2 }) { _, frame in
             delivered.withLock { $0 += 1 }
             received.record(String(decoding: frame, as: UTF8.self))
         }
@@ -87,7 +87,7 @@ import TestSupport
         #expect(try await received.next(2) == ["a", "b"])
         try await waitUntil("the rest stays buffered") { server.bufferedReadBytes == 10 + 5 }
         #expect(received.pending.isEmpty)
-        server.readFrames(using: frames) { received.record(String(decoding: $0, as: UTF8.self)) }
+        server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         #expect(try await received.next(2) == ["c", "d"])
         pair.client.write(Data([102]) + Self.lengthPrefixed(["g"]), withTimeout: 5, tag: 0)
         #expect(try await received.next(2) == ["ef", "g"])

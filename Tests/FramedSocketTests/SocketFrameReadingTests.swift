@@ -32,7 +32,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<String>()
-        server.readFrames(using: frames) { received.record(String(decoding: $0, as: UTF8.self)) }
+        server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         let bytes = Self.lengthPrefixed(["one", "two", "", "three"])
         // Two frames glued, then the rest one byte at a time.
         pair.client.write(bytes.prefix(14), withTimeout: 5, tag: 0)
@@ -69,7 +69,7 @@ import TestSupport
         try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder, withTimeout: 5, tag: 1)
         try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder, withTimeout: 5, tag: 2)
         let received = EventRecorder<SevenByteHeaderFrame>()
-        server.readFrames(using: frames) { received.record($0) }
+        server.readFrames(using: frames) { _, frame in received.record(frame) }
         #expect(try await received.next(2) == [
             SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)),
             SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long),
@@ -103,7 +103,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<String>()
-        server.readFrames(using: frames) { received.record(String(decoding: $0, as: UTF8.self)) }
+        server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         var bytes = Self.lengthPrefixed(["fine", "also fine"])
         bytes.append(contentsOf: [0, 0, 1, 0])  // a 256-byte frame, over the maximum
         pair.client.write(bytes, withTimeout: 5, tag: 0)
@@ -127,7 +127,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let perFrame = EventRecorder<[UInt8]>()
-        server.readFrames(slicedBy: lp4) { perFrame.record(Array($0)) }
+        server.readFrames(slicedBy: lp4) { _, frame in perFrame.record(Array(frame)) }
         pair.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
         #expect(try await perFrame.next(2) == [[0, 0, 0, 2, 97, 98], [0, 0, 0, 1, 99]])
         pair.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
@@ -137,7 +137,7 @@ import TestSupport
         defer { clientSide.close() }
         let runServer = try await clientSide.connect()
         let runs = EventRecorder<[UInt8]>()
-        runServer.readFrameRuns(slicedBy: lp4) { runs.record(Array($0)) }
+        runServer.readFrameRuns(slicedBy: lp4) { _, frames in runs.record(Array(frames)) }
         clientSide.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
         #expect(try await runs.next() == [0, 0, 0, 2, 97, 98, 0, 0, 0, 1, 99])
         clientSide.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
@@ -246,7 +246,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<EightByteHeaderFrame>()
-        server.readFrames(using: SocketFrameDecoder(decoder)) { received.record($0) }
+        server.readFrames(using: SocketFrameDecoder(decoder)) { _, frame in received.record(frame) }
         pair.client.write(wire.prefix(wire.count - lastBytes), withTimeout: 30, tag: 0)
         try await waitUntil("all but the last bytes are buffered") { server.bufferedReadBytes == wire.count - lastBytes }
         pair.client.write(wire.suffix(lastBytes), withTimeout: 30, tag: 0)
@@ -278,8 +278,8 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<String>()
-        server.readFrames(using: SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100))) {
-            received.record(String(decoding: $0, as: UTF8.self))
+        server.readFrames(using: SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 100))) { _, frame in
+            received.record(String(decoding: frame, as: UTF8.self))
         }
         let bytes = Self.lengthPrefixed(["partial"])
         pair.client.write(bytes.prefix(6), withTimeout: 5, tag: 0)

@@ -57,7 +57,7 @@ final class ConnectionState: @unchecked Sendable {
     @exclusivity(unchecked) var isMatching = false
     /// The end of the connection when a consumer's frame handler closed the socket during a match:
     /// reported once the bytes the consumer took are counted (``TCPSocket/processReads(_:incoming:)``).
-    @exclusivity(unchecked) var deferredEnd: (error: SocketError?, unsentTags: [Int], wasConnected: Bool)?
+    @exclusivity(unchecked) var deferredEnd: DeferredEnd?
     /// The peer sent FIN; no more bytes will arrive.
     @exclusivity(unchecked) var readEOF = false
     /// In half-close mode, the delegate has been told the read stream closed.
@@ -107,5 +107,19 @@ final class ConnectAttempt: @unchecked Sendable {
         timer = nil
         attempts?.cancel()
         attempts = nil
+    }
+}
+
+/// How a connection ended while a consumer was matching (``ConnectionState/deferredEnd``): kept apart
+/// (a reference, rarely made) so that every connection does not carry its size.
+final class DeferredEnd {
+    let error: SocketError?
+    let unsentTags: [Int]
+    let wasConnected: Bool
+
+    init(error: SocketError?, unsentTags: [Int], wasConnected: Bool) {
+        self.error = error
+        self.unsentTags = unsentTags
+        self.wasConnected = wasConnected
     }
 }

@@ -45,10 +45,13 @@ struct ReadBuffer: ~Copyable {
         if readerIndex == writerIndex { reset() }
     }
 
-    mutating func reset() {
+    /// Forgets every byte; keeps storage of up to ``retainedCapacity`` bytes, or none with
+    /// `keepingCapacity` false (for a buffer most connections need only now and then: an idle
+    /// connection holds no memory for it).
+    mutating func reset(keepingCapacity: Bool = true) {
         readerIndex = 0
         writerIndex = 0
-        if storage.count > ReadBuffer.retainedCapacity {
+        if !keepingCapacity || storage.count > ReadBuffer.retainedCapacity {
             storage.deallocate()
             storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
         }

@@ -44,9 +44,9 @@ package struct ReadRequest {
         /// when one was given (GCDAsyncSocket's `buffer:bufferOffset:`).
         case delegate(buffer: NSMutableData?, offset: Int)
         /// `handler` with the bytes (empty for a consuming read) or the error that ended the read. Such a
-        /// read can be withdrawn (``TCPSocket/withdrawRead(_:)``) and never asks the delegate to extend
-        /// its timeout. `token` identifies it.
-        case handler(ReadToken, @Sendable (Result<Data, SocketError>) -> Void)
+        /// read never asks the delegate to extend its timeout nor reports progress to it; with a
+        /// `token`, it can be withdrawn (``TCPSocket/withdrawRead(_:)``).
+        case handler(ReadToken?, @Sendable (Result<Data, SocketError>) -> Void)
     }
 
     /// What the request needs from the unread bytes.

@@ -126,7 +126,7 @@ extension TCPSocket {
         guard !connection.isMatching else {
             // A consumer's frame handler closed the socket: the frames before it are taken, but the
             // buffer does not say so until the consumer returns its count. Report the end then.
-            connection.deferredEnd = (error, unsent, wasConnected)
+            connection.deferredEnd = DeferredEnd(error: error, unsentTags: unsent, wasConnected: wasConnected)
             return
         }
         reportEnd(connection, error: error, unsentTags: unsent, wasConnected: wasConnected)

@@ -196,7 +196,7 @@ extension TCPSocket {
     /// Tells the delegate how many more bytes the unfinished current read has received.
     /// Handler reads (``TCPConnection``, FramedSocket) report none: their owner is not the delegate.
     private func reportReadProgress(_ connection: ConnectionState) {
-        guard let head = connection.readQueue.first, head.token == nil else { return }
+        guard let head = connection.readQueue.first, !head.isHandlerRead else { return }
         let done = head.bytesDone(unread: connection.buffer.count)
         guard done > head.reportedBytes else { return }
         let delta = UInt(done - head.reportedBytes)

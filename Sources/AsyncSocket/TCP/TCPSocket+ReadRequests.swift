@@ -101,7 +101,7 @@ extension TCPSocket {
     /// with ``SocketError/notConnected`` as a delegate read does (its delegate got those bytes from
     /// `socketWillDisconnect`). `timeout` in seconds, negative for none; `tag` is the tag of
     /// ``SocketError/readTimeout(tag:)``.
-    package func read(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken,
+    package func read(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken? = nil,
                       readsLeftover: Bool = false,
                       handler: @escaping @Sendable (Result<Data, SocketError>) -> Void) {
         var request = ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .handler(token, handler))
@@ -203,9 +203,15 @@ extension TCPSocket {
 }
 
 extension ReadRequest {
-    /// The token of a read queued with a completion handler.
+    /// The token of a read queued with a completion handler and a token.
     var token: ReadToken? {
         if case .handler(let token, _) = completion { return token }
         return nil
+    }
+
+    /// Whether the read completes through a handler rather than the delegate.
+    var isHandlerRead: Bool {
+        if case .handler = completion { return true }
+        return false
     }
 }

@@ -21,7 +21,7 @@ extension TCPSocket {
     private func readTimedOut(_ id: UInt64) {
         guard case .connected(let connection) = lifecycle, let head = connection.readQueue.first, head.id == id else { return }
         let (tag, elapsed, done) = (head.tag, head.timeout + head.extensions, UInt(head.bytesDone(unread: connection.buffer.count)))
-        guard head.token == nil else {
+        guard !head.isHandlerRead else {
             // A handler read (``TCPConnection``) has no delegate to ask.
             close(error: .readTimeout(tag: tag))
             return

@@ -167,6 +167,9 @@ extension TCPSocket {
                 break
             }
         }
+        // Every staged byte is sent: the staging storage goes, so an idle connection holds none (the
+        // next burst allocates it again: one allocation per burst, not per write).
+        if connection.stagedWrites.isEmpty { connection.stagedWrites.reset(keepingCapacity: false) }
         for tag in completedWrites {
             guard isCurrent(connection) else { break }
             emit(.wrote(tag: tag))

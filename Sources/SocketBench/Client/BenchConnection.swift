@@ -131,7 +131,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Verifies every echo for the rest of the connection, as the bytes arrive (one consuming read).
     private func readEchoes() {
         guard let verifier else { return }
-        socket.read(.consuming(verifier, maxLength: 0), timeout: -1, tag: 0, token: ReadToken()) { _ in }
+        socket.read(.consuming(verifier, maxLength: 0), timeout: -1, tag: 0) { _ in }
     }
 
     // MARK: - TCPSocketDelegate (loop thread)

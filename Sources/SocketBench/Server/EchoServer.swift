@@ -95,18 +95,18 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     static func isBackedUp(_ socket: TCPSocket) -> Bool { socket.queuedWriteBytes > writeHighWatermark }
 
     /// Reads until the echoes back up (then ``socket(_:writeQueueDidFallToLowWatermark:)`` reads again).
+    /// The frame handlers are given the socket: they capture nothing, so a connection holds no closure.
     private func readNext(on socket: TCPSocket) {
-        let isBackedUp = { EchoServer.isBackedUp(socket) }
         switch mode {
         case .raw:
             socket.readData(withTimeout: -1, tag: 0)
         case .lp4:
-            socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
-                socket.write(copying: $0, withTimeout: -1, tag: 0)
+            socket.readFrameRuns(slicedBy: EchoServer.lp4Framing, pauseFrames: EchoServer.isBackedUp) { socket, frames in
+                socket.write(copying: frames, withTimeout: -1, tag: 0)
             }
         case .lp4PerFrame:
-            socket.readFrames(slicedBy: EchoServer.lp4Framing, pauseFrames: isBackedUp) {
-                socket.write(copying: $0, withTimeout: -1, tag: 0)
+            socket.readFrames(slicedBy: EchoServer.lp4Framing, pauseFrames: EchoServer.isBackedUp) { socket, frame in
+                socket.write(copying: frame, withTimeout: -1, tag: 0)
             }
         }
     }

@@ -1,0 +1,102 @@
+import AsyncSocket
+import SocketFraming
+
+// The reads that go on for the rest of a connection, handing frames on as they come
+// (`TCPSocket.readFrames`, `readFrameRuns`). One object per read, whose `consume` is the read's
+// `ByteConsumer`: the consumer closure captures only the object, and the app's handlers are given the
+// socket rather than capturing it, so an idle connection holds one small object for its frame read. Used only on the socket's event-loop thread (hence
+// unchecked `Sendable`).
+
+/// Frames found by a ``FrameSlicer``, handed on as borrowed bytes one by one, or as one run per arrival.
+final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
+    private unowned let socket: TCPSocket
+    private let slicer: Slicer
+    private let asRuns: Bool
+    private let pauseFrames: (TCPSocket) -> Bool
+    private let onFrames: (TCPSocket, UnsafeRawBufferPointer) -> Void
+
+    init(socket: TCPSocket, slicer: Slicer, asRuns: Bool, pauseFrames: @escaping (TCPSocket) -> Bool,
+         onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void) {
+        self.socket = socket
+        self.slicer = slicer
+        self.asRuns = asRuns
+        self.pauseFrames = pauseFrames
+        self.onFrames = onFrames
+    }
+
+    /// Hands on every whole frame of `bytes` (or the run of them) until paused.
+    func consume(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
+        var consumed = 0
+        if asRuns {
+            if isPaused { return .complete(consumed: 0) }
+            while let length = try frameLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...]), after: consumed) {
+                consumed += length
+            }
+            if consumed > 0 { onFrames(socket, UnsafeRawBufferPointer(rebasing: bytes[..<consumed])) }
+            return .needMoreData(consumed: consumed)
+        }
+        while !isPaused {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+            guard let length = try frameLength(rest, after: consumed) else { return .needMoreData(consumed: consumed) }
+            onFrames(socket, UnsafeRawBufferPointer(rebasing: rest[..<length]))
+            consumed += length
+        }
+        return .complete(consumed: consumed)
+    }
+
+    /// The socket was closed by a frame handler, or the app asks for a pause.
+    private var isPaused: Bool { !socket.isConnectedOnLoop || pauseFrames(socket) }
+
+    /// The length of the first frame of `bytes`; nil when incomplete, and also when the frame is bad
+    /// but `consumed` bytes of good frames come before it: those are counted first, and the bad bytes
+    /// throw on the next call, so the connection ends with exactly them unread.
+    private func frameLength(_ bytes: UnsafeRawBufferPointer, after consumed: Int) throws(FramingError) -> Int? {
+        do {
+            return try slicer.frameLength(in: bytes)
+        } catch where consumed > 0 {
+            return nil
+        }
+    }
+}
+
+/// Frames decoded by a connection's ``SocketFrameDecoder``, handed on one by one.
+final class DecodedFrameRead<Decoder: FrameDecoder & Sendable>: @unchecked Sendable where Decoder.Frame: Sendable {
+    private unowned let socket: TCPSocket
+    private let decoder: SocketFrameDecoder<Decoder>
+    private let pauseFrames: (TCPSocket) -> Bool
+    private let onFrame: (TCPSocket, Decoder.Frame) -> Void
+
+    init(socket: TCPSocket, decoder: SocketFrameDecoder<Decoder>, pauseFrames: @escaping (TCPSocket) -> Bool,
+         onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void) {
+        self.socket = socket
+        self.decoder = decoder
+        self.pauseFrames = pauseFrames
+        self.onFrame = onFrame
+    }
+
+    /// Decodes and hands on every whole frame of `bytes` until paused. A decoder error after frames
+    /// already handed on in the same call is thrown at the next call, so those frames count as consumed.
+    func consume(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
+        if let error = decoder.pendingError {
+            decoder.pendingError = nil
+            throw error
+        }
+        var consumed = 0
+        while socket.isConnectedOnLoop && !pauseFrames(socket) {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+            let frame: Decoder.Frame?, used: Int
+            switch Result(catching: { () throws(FramingError) in try decoder.decode(rest) }) {
+            case .success(let decoded):
+                (frame, used) = decoded
+            case .failure(let error):
+                guard consumed > 0 else { throw error }
+                decoder.pendingError = error
+                return .needMoreData(consumed: consumed)
+            }
+            consumed += used
+            guard let frame else { return .needMoreData(consumed: consumed) }
+            onFrame(socket, frame)
+        }
+        return .complete(consumed: consumed)
+    }
+}
