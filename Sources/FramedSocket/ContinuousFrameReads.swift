@@ -11,9 +11,9 @@ import SocketFraming
 final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
     private unowned let socket: TCPSocket
     private let slicer: Slicer
-    private let asRuns: Bool
     private let pauseFrames: (TCPSocket) -> Bool
     private let onFrames: (TCPSocket, UnsafeRawBufferPointer) -> Void
+    private let asRuns: Bool
 
     init(socket: TCPSocket, slicer: Slicer, asRuns: Bool, pauseFrames: @escaping (TCPSocket) -> Bool,
          onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void) {
