@@ -31,18 +31,6 @@ import TestSupport
         await pair.close()
     }
 
-    /// A cancelled read's timeout timer goes with it: the read behind it times out with its own number.
-    @Test func aCancelledReadsTimerGoesWithIt() async throws {
-        let pair = try await ConnectedPair.open()
-        let server = pair.server
-        let first = Task { try await server.read(exactly: 1, timeout: .milliseconds(250)) }
-        try await waitUntil { server.bridge.readsQueued == 1 }
-        first.cancel()
-        #expect(try await thrownError { _ = try await first.value } is CancellationError)
-        let second = try await thrownError { _ = try await server.read(exactly: 1, timeout: .milliseconds(500)) }
-        #expect(second as? SocketError == .readTimeout(tag: 2))
-        await pair.close()
-    }
 
     /// Reads that throw before being queued (bad arguments, a cancelled task) take no number.
     @Test func readTimeoutNumbersCountOnlyQueuedReads() async throws {

@@ -250,6 +250,32 @@ private let nanosecond: Duration = .nanoseconds(1)
 }
 
 @Suite struct EmbeddedSocketTimeoutTests {
+    /// A withdrawn read (a cancelled `TCPConnection` read) takes its timer with it: the read behind it
+    /// becomes the current one with its own deadline, counted from then. Was
+    /// BreakingTests.aCancelledReadsTimerGoesWithIt (250 ms and 500 ms wall-clock timeouts racing a
+    /// cancellation: it failed twice in a 50-run soak when the cancel came after 250 ms).
+    @Test func aWithdrawnReadTakesItsTimerAndTheNextReadGetsItsOwn() {
+        let connection = EmbeddedConnection()
+        let results = LockedValue<[String]>([])
+        let first = ReadToken()
+        connection.socket.read(.toLength(1), timeout: 0.25, tag: 1, token: first) { result in
+            results.withLock { $0.append("first \(result)") }
+        }
+        connection.loop.advance(by: second / 8)
+        #expect(connection.socket.withdrawRead(first))
+        connection.socket.read(.toLength(1), timeout: 0.5, tag: 2) { result in
+            results.withLock { $0.append("second \(result)") }
+        }
+        // The first read's deadline (0.25 s from its start) passes: nothing happens.
+        connection.loop.advance(by: second / 2 - nanosecond)
+        #expect(results.withLock { $0 } == [])
+        #expect(connection.socket.isConnected)
+        // The second read's own deadline: 0.5 s after it became the current one.
+        connection.loop.advance(by: nanosecond)
+        #expect(results.withLock { $0 } == ["second failure(read timed out (tag 2))"])
+        #expect(connection.newEvents() == ["disconnected(read timed out (tag 2))"])
+    }
+
     /// Was TCPSocketTransferTests.readTimeoutFiresWithTheRightTag (a 0.2 s wall-clock timeout).
     @Test func aReadTimeoutFiresAtExactlyItsDeadlineWithItsTag() {
         let connection = EmbeddedConnection()

@@ -110,11 +110,15 @@ public final class ReservedLoopbackPort: Sendable {
     /// Reserves a port below the kernel's ephemeral range (see ``unusedLoopbackPort()``), so that once
     /// released it is not handed out to another socket's connect or bind-to-0 before the test's server
     /// binds it.
+    /// Reserved ports come from 10,000–19,999 and ``unusedLoopbackPort()``'s from 20,000 up to the
+    /// ephemeral range: a port another test only probed (and binds later, in a server process it starts)
+    /// can never be the one a reservation hands over at ``release()``. Seen in a soak: a released port
+    /// taken in that moment made the test's own server fail with `EADDRINUSE`.
     public init() {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var chosen: UInt16 = 0
         for _ in 0..<200 {
-            let candidate = unusedLoopbackPort()
+            let candidate = unusedLoopbackPort(in: 10_000..<20_000)
             if candidate != 0 && bindLoopback(fd, candidate) {
                 chosen = candidate
                 break
@@ -143,9 +147,14 @@ public func unusedLoopbackPort() -> UInt16 {
     let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
         .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
     let ephemeralLow = range.first ?? 32768
+    return unusedLoopbackPort(in: 20_000..<max(20_001, ephemeralLow))
+}
+
+/// A port of `ports` free on 127.0.0.1 right now, or 0 when 200 random tries found none.
+private func unusedLoopbackPort(in ports: Range<Int>) -> UInt16 {
     var generator = SystemRandomNumberGenerator()
     for _ in 0..<200 {
-        let port = UInt16(Int.random(in: 10_000..<max(10_001, ephemeralLow), using: &generator))
+        let port = UInt16(Int.random(in: ports, using: &generator))
         if isFreeLoopbackPort(port) { return port }
     }
     return 0
