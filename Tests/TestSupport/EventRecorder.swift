@@ -111,9 +111,8 @@ public final class ReservedLoopbackPort: Sendable {
     /// released it is not handed out to another socket's connect or bind-to-0 before the test's server
     /// binds it.
     /// Reserved ports come from 10,000–19,999 and ``unusedLoopbackPort()``'s from 20,000 up to the
-    /// ephemeral range: a port another test only probed (and binds later, in a server process it starts)
-    /// can never be the one a reservation hands over at ``release()``. Seen in a soak: a released port
-    /// taken in that moment made the test's own server fail with `EADDRINUSE`.
+    /// ephemeral range, and no port is handed out twice in one test process, so the port a reservation
+    /// hands over at ``release()`` is never another test's.
     public init() {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var chosen: UInt16 = 0
@@ -150,11 +149,19 @@ public func unusedLoopbackPort() -> UInt16 {
     return unusedLoopbackPort(in: 20_000..<max(20_001, ephemeralLow))
 }
 
-/// A port of `ports` free on 127.0.0.1 right now, or 0 when 200 random tries found none.
+/// Ports handed out by ``unusedLoopbackPort()`` and ``ReservedLoopbackPort`` in this test process: each
+/// is handed out once. A released reservation's port stays unbound for a while when the test starts a
+/// server process on it (socket-bench workers): a second reservation took it then in a soak, and the
+/// first test's server failed with `EADDRINUSE`.
+private let handedOutPorts = LockedValue<Set<UInt16>>([])
+
+/// A port of `ports` free on 127.0.0.1 right now and never handed out before, or 0 when 200 random
+/// tries found none.
 private func unusedLoopbackPort(in ports: Range<Int>) -> UInt16 {
     var generator = SystemRandomNumberGenerator()
     for _ in 0..<200 {
         let port = UInt16(Int.random(in: ports, using: &generator))
+        guard handedOutPorts.withLock({ $0.insert(port).inserted }) else { continue }
         if isFreeLoopbackPort(port) { return port }
     }
     return 0
