@@ -33,6 +33,9 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         public var idleTimeout: Duration = .seconds(360)
         /// The `listen(2)` backlog. Default 1,024 connections.
         public var backlog: Int32 = 1024
+        /// `SO_REUSEPORT` on the listening socket (``TCPSocket/isReusePortEnabled``): several server
+        /// processes (or a socket that holds the port until the server has it) share the port. Default off.
+        public var isReusePortEnabled = false
         /// Bytes that may wait to be written to one client. A client that reads slower than it is sent
         /// to (or not at all) and lets more pile up is dropped with ``CloseReason/slowConsumer(queuedBytes:)``,
         /// so it cannot make the server's memory grow without bound. Default 4 MiB.
@@ -122,6 +125,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// Starts listening.
     /// - Throws: ``SocketError`` from `bind`/`listen` (`EADDRINUSE`, for example) or name resolution.
     public func start() throws(SocketError) {
+        listener.isReusePortEnabled = configuration.isReusePortEnabled
         try listener.accept(onInterface: configuration.host, port: configuration.port, backlog: configuration.backlog)
     }
 

@@ -20,9 +20,10 @@ final class LinkHarness: Sendable {
 
     /// A server that echoes every message back to its sender as "echo: …".
     func makeServer(
-        port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20
+        port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20, reusePort: Bool = false
     ) throws -> LongLinkServer<TextCodec> {
         var configuration = LongLinkServer<TextCodec>.Configuration(port: port)
+        configuration.isReusePortEnabled = reusePort
         configuration.idleTimeout = idleTimeout
         configuration.maxQueuedBytesPerSession = maxQueuedBytes
         let events = serverEvents

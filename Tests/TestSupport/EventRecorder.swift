@@ -113,8 +113,17 @@ public final class ReservedLoopbackPort: Sendable {
     /// Reserved ports come from 10,000–19,999 and ``unusedLoopbackPort()``'s from 20,000 up to the
     /// ephemeral range, and no port is handed out twice in one test process, so the port a reservation
     /// hands over at ``release()`` is never another test's.
-    public init() {
+    ///
+    /// - Parameter sharedWithServer: set `SO_REUSEPORT`, so a server that sets it too (a
+    ///   `LongLinkServer` with `isReusePortEnabled`) can bind the port while this still holds it: the
+    ///   hand-over has no moment in which the port is free for anyone else. Connections still go only
+    ///   to the server (this socket never listens).
+    public init(sharedWithServer: Bool = false) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if sharedWithServer {
+            var one: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
         var chosen: UInt16 = 0
         for _ in 0..<200 {
             let candidate = unusedLoopbackPort(in: 10_000..<20_000)
