@@ -239,12 +239,12 @@ import TestSupport
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: first.port, withTimeout: 5)
-        client.readData(toLength: 5, withTimeout: 5, tag: 1)
+        client.readData(toLength: 5, withTimeout: -1, tag: 1)
         #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: first.port), .read(bytes("first"), tag: 1)])
         client.readData(withTimeout: -1, tag: 2)  // never completes: dropped by the disconnect
         client.disconnect()
         try client.connect(toHost: "127.0.0.1", onPort: second.port, withTimeout: 5)
-        client.readData(toLength: 6, withTimeout: 5, tag: 3)
+        client.readData(toLength: 6, withTimeout: -1, tag: 3)
         let events = try await delegate.events.next(3)
         #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: second.port), .read(bytes("second"), tag: 3)])
         client.disconnect()
@@ -252,15 +252,17 @@ import TestSupport
         firstTask.cancel(); secondTask.cancel()
     }
 
-    /// Reads and writes queued while connecting run once connected, in order.
+    /// Reads and writes queued while connecting run once connected, in order. (The tests against the
+    /// async greeter set no read timeouts: the greeter's tasks share the cooperative pool with the
+    /// rest of the suite, and under ThreadSanitizer a 5 s read timeout fired before it was served.)
     @Test func readsAndWritesQueuedWhileConnectingRunOnceConnected() async throws {
         let (listener, task) = try await Self.greeter("hi")
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
-        client.write(bytes("ping"), withTimeout: 5, tag: 1)
-        client.readData(toLength: 2, withTimeout: 5, tag: 2)
-        client.readData(toLength: 4, withTimeout: 5, tag: 3)
+        client.write(bytes("ping"), withTimeout: -1, tag: 1)
+        client.readData(toLength: 2, withTimeout: -1, tag: 2)
+        client.readData(toLength: 4, withTimeout: -1, tag: 3)
         let events = try await delegate.events.next(4)
         #expect(events.first == .connected(host: "127.0.0.1", port: listener.port))
         #expect(Set(events.dropFirst().map(\.description)) == [#"wrote(tag: 1)"#, #"read("hi", tag: 2)"#, #"read("ping", tag: 3)"#])
@@ -288,7 +290,7 @@ import TestSupport
             .disconnected(.connectionReset(operation: "read", errno: ECONNRESET)),
         ])
         try client.connect(toHost: "127.0.0.1", onPort: fresh.port, withTimeout: 5)
-        client.readData(withTimeout: 5, tag: 9)
+        client.readData(withTimeout: -1, tag: 9)
         #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: fresh.port), .read(bytes("fresh"), tag: 9)])
         client.disconnect()
         await listener.close(); await fresh.close()
@@ -304,7 +306,7 @@ import TestSupport
         #expect(socket.localPort != 0)
         socket.disconnect()
         try socket.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: 5)
-        socket.readData(toLength: 3, withTimeout: 5, tag: 1)
+        socket.readData(toLength: 3, withTimeout: -1, tag: 1)
         let events = try await delegate.events.next(3)
         #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: listener.port), .read(bytes("yes"), tag: 1)])
         socket.disconnect()
