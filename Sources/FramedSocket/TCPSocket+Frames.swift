@@ -1,6 +1,7 @@
 import AsyncSocket
 import Foundation
 import SocketFraming
+import Synchronization
 
 extension TCPSocket {
     /// Reads every frame for the rest of the connection with `decoder` and hands each to `onFrame` (with
@@ -99,9 +100,19 @@ extension TCPSocket {
 }
 
 /// Where a one-frame read's consumer leaves the frame it decoded, and how many unread bytes it was last
-/// shown, for the read's completion: written on the loop thread before the completion runs, read after
-/// it (hence unchecked `Sendable`).
-final class FrameSlot<Frame>: @unchecked Sendable {
-    var value: Frame?
-    var bytesSeen = 0
+/// shown, for the read's completion: written on the loop thread, read by the completion (on the loop) or
+/// by the task the completion resumes. A lock orders the two explicitly (ThreadSanitizer saw the
+/// handover through the continuation as a race, twice in ten runs).
+final class FrameSlot<Frame: Sendable>: Sendable {
+    private let state = Mutex<(value: Frame?, bytesSeen: Int)>((nil, 0))
+
+    var value: Frame? {
+        get { state.withLock { $0.value } }
+        set { state.withLock { $0.value = newValue } }
+    }
+
+    var bytesSeen: Int {
+        get { state.withLock { $0.bytesSeen } }
+        set { state.withLock { $0.bytesSeen = newValue } }
+    }
 }

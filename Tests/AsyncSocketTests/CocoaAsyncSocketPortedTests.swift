@@ -115,10 +115,10 @@ import TestSupport
         // Beyond upstream: the adopted socket carries data both ways.
         let accepted = try await fixture.accepted()
         adopted.write(Data("ping".utf8), withTimeout: 5, tag: 1)
-        accepted.readData(toLength: 4, withTimeout: 5, tag: 2)
+        accepted.readData(toLength: 4, withTimeout: -1, tag: 2)
         #expect(try await fixture.serverDelegate.events.first { !$0.isProgress }.description == #"read("ping", tag: 2)"#)
         accepted.write(Data("pong".utf8), withTimeout: 5, tag: 3)
-        adopted.readData(toLength: 4, withTimeout: 5, tag: 4)
+        adopted.readData(toLength: 4, withTimeout: -1, tag: 4)
         let events = try await delegate.events.next(2) { !$0.isProgress }
         #expect(events.map(\.description) == ["wrote(tag: 1)", #"read("pong", tag: 4)"#])
     }
@@ -143,7 +143,7 @@ import TestSupport
         let server = try await pair.connect()
         server.write(Data(repeating: 1, count: 50 * 1024), withTimeout: -1, tag: 1)
         server.write(Data(repeating: 2, count: 50 * 1024), withTimeout: -1, tag: 2)
-        pair.client.readData(toLength: 100 * 1024, withTimeout: 5, tag: 3)
+        pair.client.readData(toLength: 100 * 1024, withTimeout: -1, tag: 3)
         let read = try await pair.clientDelegate.events.first { !$0.isProgress }
         #expect(read.readData == Data(repeating: 1, count: 50 * 1024) + Data(repeating: 2, count: 50 * 1024))
         #expect(pair.client.isConnected)
@@ -198,7 +198,7 @@ import TestSupport
     @Test func transferFromClient() async throws {
         let fixture = try Fixture()
         let accepted = try await fixture.connected()
-        accepted.readData(withTimeout: 5, tag: 0)
+        accepted.readData(withTimeout: -1, tag: 0)
         fixture.client.write(testData, withTimeout: -1, tag: 0)
         #expect(try await fixture.serverDelegate.events.next().readData == testData)
     }
@@ -206,7 +206,7 @@ import TestSupport
     @Test func transferFromServer() async throws {
         let fixture = try Fixture()
         let accepted = try await fixture.connected()
-        fixture.client.readData(withTimeout: 5, tag: 0)
+        fixture.client.readData(withTimeout: -1, tag: 0)
         accepted.write(testData, withTimeout: -1, tag: 0)
         #expect(try await fixture.clientDelegate.events.next().readData == testData)
     }

@@ -171,7 +171,7 @@ import TestSupport
         #expect(values == [1, 30, 5, 4, 1, 1, 0])
         // Linger 0: disconnect resets the connection, and the peer sees it.
         guard case .accepted(let accepted) = pair.serverDelegate.events.all.first else { Issue.record("no accept"); return }
-        accepted.readData(withTimeout: 5, tag: 1)
+        accepted.readData(withTimeout: -1, tag: 1)
         pair.client.disconnect()
         let reset = try await pair.serverDelegate.events.first { $0.disconnectError != nil }
         #expect(reset == .disconnected(.connectionReset(operation: "read", errno: ECONNRESET)))

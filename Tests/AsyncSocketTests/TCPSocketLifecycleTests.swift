@@ -54,7 +54,7 @@ import TestSupport
         pair.client.disconnectAfterWriting()
         _ = try await pair.clientDelegate.events.next(2)
         // Only now queue the reads: the bytes and the FIN are both waiting.
-        for tag in 1...3 { accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: tag) }
+        for tag in 1...3 { accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: tag) }
         let events = try await pair.serverDelegate.events.next(4)
         #expect(events.map(\.description) == [
             #"read("a\n", tag: 1)"#, #"read("b\n", tag: 2)"#, #"read("c\n", tag: 3)"#,
@@ -66,8 +66,8 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let accepted = try await pair.connect()
-        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, maxLength: 8, tag: 1)
-        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, maxLength: 8, tag: 2)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 8, tag: 1)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 8, tag: 2)
         // Exactly 8 bytes with the delimiter is accepted; 9 without one is not.
         pair.client.write(Data("123456\r\n123456789".utf8), withTimeout: -1, tag: 0)
         let events = try await pair.serverDelegate.events.next(3)

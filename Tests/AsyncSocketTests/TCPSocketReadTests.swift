@@ -18,9 +18,9 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 1)
-        server.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 2)
-        server.readData(toLength: 3, withTimeout: 5, tag: 3)
+        server.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 1)
+        server.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 2)
+        server.readData(toLength: 3, withTimeout: -1, tag: 3)
         // "\r" and "\n" arrive in different reads; the tail of one line comes with the next.
         try await send(["first\r", "\nsec", "ond\r\nxyz"], from: pair.client, delegate: pair.clientDelegate)
         let reads = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
@@ -32,9 +32,9 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let buffer = NSMutableData(data: Data("HEADER:".utf8))
-        server.readData(toLength: 5, withTimeout: 5, buffer: buffer, bufferOffset: 7, tag: 1)
-        server.readData(to: TCPSocket.lfData, withTimeout: 5, buffer: buffer, bufferOffset: 2, maxLength: 10, tag: 2)
-        server.readData(withTimeout: 5, buffer: nil, bufferOffset: 0, maxLength: 2, tag: 3)
+        server.readData(toLength: 5, withTimeout: -1, buffer: buffer, bufferOffset: 7, tag: 1)
+        server.readData(to: TCPSocket.lfData, withTimeout: -1, buffer: buffer, bufferOffset: 2, maxLength: 10, tag: 2)
+        server.readData(withTimeout: -1, buffer: nil, bufferOffset: 0, maxLength: 2, tag: 3)
         pair.client.write(Data("hello\nxy!".utf8), withTimeout: 5, tag: 0)
         let reads = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(reads.map(\.description) == [#"read("hello", tag: 1)"#, #"read("\n", tag: 2)"#, #"read("xy", tag: 3)"#])
@@ -46,13 +46,13 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readData(toLength: 0, withTimeout: 5, tag: 1)
+        server.readData(toLength: 0, withTimeout: -1, tag: 1)
         server.readData(to: Data(), withTimeout: 5, tag: 2)
-        server.readData(withTimeout: 5, buffer: NSMutableData(length: 3), bufferOffset: 4, tag: 3)
-        server.readData(to: TCPSocket.crlfData, withTimeout: 5, maxLength: 1, tag: 4)
+        server.readData(withTimeout: -1, buffer: NSMutableData(length: 3), bufferOffset: 4, tag: 3)
+        server.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 1, tag: 4)
         server.write(Data(), withTimeout: 5, tag: 5)
         let idle = TCPSocket(delegate: pair.serverDelegate, delegateQueue: nil)
-        idle.readData(withTimeout: 5, tag: 6)
+        idle.readData(withTimeout: -1, tag: 6)
         idle.write(Data("x".utf8), withTimeout: 5, tag: 7)
         let rejections = try await pair.serverDelegate.events.next(7).map(\.description)
         #expect(Set(rejections) == [

@@ -11,8 +11,8 @@ import TestSupport
         let accepted = try await pair.connect()
         pair.client.write(Data("hello\n".utf8), withTimeout: -1, tag: 1)
         pair.client.write(Data("world\n".utf8), withTimeout: -1, tag: 2)
-        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 10)
-        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 11)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 10)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 11)
         let first = try await pair.serverDelegate.events.next()
         let second = try await pair.serverDelegate.events.next()
         #expect(first.description == #"read("hello\n", tag: 10)"#)
@@ -32,15 +32,15 @@ import TestSupport
             bytes.append(contentsOf: body.utf8)
         }
         pair.client.write(bytes, withTimeout: -1, tag: 0)
-        accepted.readData(toLength: 4, withTimeout: 5, tag: 1)
+        accepted.readData(toLength: 4, withTimeout: -1, tag: 1)
         var bodies: [String] = []
         for _ in 0..<2 {
             guard case .read(let header, 1) = try await pair.serverDelegate.events.next() else { Issue.record("expected header"); return }
             let length = header.reduce(0) { $0 << 8 | UInt($1) }
-            accepted.readData(toLength: length, withTimeout: 5, tag: 2)
+            accepted.readData(toLength: length, withTimeout: -1, tag: 2)
             guard case .read(let body, 2) = try await pair.serverDelegate.events.next() else { Issue.record("expected body"); return }
             bodies.append(String(decoding: body, as: UTF8.self))
-            accepted.readData(toLength: 4, withTimeout: 5, tag: 1)
+            accepted.readData(toLength: 4, withTimeout: -1, tag: 1)
         }
         #expect(bodies == ["first", "second!"])
     }
@@ -48,9 +48,9 @@ import TestSupport
     @Test func tenThousandMessagesInABurstArriveCompleteAndInOrder() async throws {
         let count = 10_000
         let pair = try LoopbackPair(onAccept: { socket in
-            socket.readData(to: TCPSocket.lfData, withTimeout: 30, tag: 0)
+            socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 0)
         }, onServerRead: { socket, _, tag in
-            socket.readData(to: TCPSocket.lfData, withTimeout: 30, tag: tag + 1)
+            socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: tag + 1)
         })
         defer { pair.close() }
         _ = try await pair.connect()
@@ -71,7 +71,7 @@ import TestSupport
 
     @Test func writesQueuedBeforeConnectArrive() async throws {
         let pair = try LoopbackPair(onAccept: { socket in
-            socket.readData(toLength: 12, withTimeout: 5, tag: 7)
+            socket.readData(toLength: 12, withTimeout: -1, tag: 7)
         })
         defer { pair.close() }
         try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: 5)
@@ -90,7 +90,7 @@ import TestSupport
     @Test func readQueuedInTheAcceptCallbackIsServedOnEveryLoop() async throws {
         let group = EventLoopGroup(numberOfThreads: 2)
         defer { group.shutdown() }
-        let serverDelegate = RecordingDelegate(onAccept: { $0.readData(toLength: 2, withTimeout: 5, tag: 9) })
+        let serverDelegate = RecordingDelegate(onAccept: { $0.readData(toLength: 2, withTimeout: -1, tag: 9) })
         let server = TCPSocket(delegate: serverDelegate, delegateQueue: nil, group: group)
         try server.accept(onInterface: "127.0.0.1", port: 0)
         defer { server.disconnect() }

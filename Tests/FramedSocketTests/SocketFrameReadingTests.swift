@@ -49,7 +49,7 @@ import TestSupport
         let server = try await pair.connect()
         let received = EventRecorder<String>()
         server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
-        server.readData(toLength: 3, withTimeout: 5, tag: 9)
+        server.readData(toLength: 3, withTimeout: -1, tag: 9)
         server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
         var bytes = Self.lengthPrefixed(["first"])
         bytes.append(Data("raw".utf8))
@@ -150,7 +150,7 @@ import TestSupport
         let pair = try LoopbackPair(onServerRead: { socket, data, tag in
             if tag == 1, data.count == SevenByteHeaderFrame.headerLength {
                 let bodyLength = UInt(data[5]) << 8 | UInt(data[6])
-                socket.readData(toLength: bodyLength, withTimeout: 5, tag: 2)
+                socket.readData(toLength: bodyLength, withTimeout: -1, tag: 2)
             } else {
                 socket.readData(toLength: UInt(SevenByteHeaderFrame.headerLength), withTimeout: 5, tag: 1)
             }

@@ -20,7 +20,7 @@ extension InteropClient {
     /// Reads one response: its head with a read to CRLF CRLF (at most 16 KiB), then a read of
     /// Content-Length bytes. Uses tags `tag` (head) and `tag + 1` (body).
     func readResponse(tag: Int) async throws -> HTTPResponse {
-        socket.readData(to: HTTPResponse.endOfHead, withTimeout: 10, maxLength: 16 * 1024, tag: tag)
+        socket.readData(to: HTTPResponse.endOfHead, withTimeout: -1, maxLength: 16 * 1024, tag: tag)
         let head = try await readLine(tag: tag)
         var lines = head.components(separatedBy: "\r\n")
         guard lines.count >= 3, lines.suffix(2) == ["", ""] else { throw HTTPError("malformed head \(head.debugDescription)") }
@@ -167,7 +167,7 @@ struct HTTPError: Error, CustomStringConvertible {
                              connection: index == 2 ? "close" : "keep-alive")
         }
         // A read queued now waits for a response that will not come: the close ends it.
-        client.socket.readData(to: HTTPResponse.endOfHead, withTimeout: 10, tag: 99)
+        client.socket.readData(to: HTTPResponse.endOfHead, withTimeout: -1, tag: 99)
         #expect(try await client.disconnection() == .closedByPeer)
     }
 }

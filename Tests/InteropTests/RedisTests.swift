@@ -21,7 +21,7 @@ extension InteropClient {
     /// 64 KiB), each bulk string with a read to length N + 2, arrays element by element. Every read
     /// uses `tag`.
     func readReply(tag: Int) async throws -> RESPValue {
-        socket.readData(to: TCPSocket.crlfData, withTimeout: 10, maxLength: 64 * 1024, tag: tag)
+        socket.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 64 * 1024, tag: tag)
         let line = try await read(tag: tag)
         guard let kind = line.first, line.count >= 3 else { throw RESPError("bad reply line \(line)") }
         let text = String(decoding: line.dropFirst().dropLast(2), as: UTF8.self)
@@ -82,7 +82,7 @@ struct RESPError: Error, CustomStringConvertible {
 
         // Every read queued up front, before a byte is sent; 500 inline commands in one write, 500
         // RESP commands in two more.
-        for tag in 0..<1000 { client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: tag) }
+        for tag in 0..<1000 { client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: tag) }
         client.socket.write(Data(String(repeating: "PING\r\n", count: 500).utf8), withTimeout: 10, tag: -1)
         let resp = RedisTests.command("PING")
         #expect(resp == Data("*1\r\n$4\r\nPING\r\n".utf8))
@@ -122,8 +122,8 @@ struct RESPError: Error, CustomStringConvertible {
         // SET and GET in one write: the GET's reply follows "+OK\r\n" in the same stream.
         client.socket.write(RedisTests.command(Data("SET".utf8), key, value) + RedisTests.command(Data("GET".utf8), key),
                             withTimeout: 10, tag: 1)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 10)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, maxLength: 32, tag: 11)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 10)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 32, tag: 11)
         #expect(try await client.readLine(tag: 10) == "+OK\r\n")
         let header = try await client.readLine(tag: 11)
         #expect(header == "$\(size)\r\n")
@@ -204,18 +204,18 @@ struct RESPError: Error, CustomStringConvertible {
         defer { client.close() }
 
         client.socket.write(RedisTests.command("GET", "interop:absent"), withTimeout: 10, tag: 1)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 1)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 1)
         #expect(try await client.readLine(tag: 1) == "$-1\r\n")
 
         // An unknown command is an error reply; the connection stays usable.
         client.socket.write(RedisTests.command("NOSUCHCOMMAND"), withTimeout: 10, tag: 2)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 2)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 2)
         #expect(try await client.readLine(tag: 2) == "-ERR unknown command 'NOSUCHCOMMAND', with args beginning with: \r\n")
 
         // QUIT: "+OK", then redis closes. The read queued after it cannot complete.
         client.socket.write(RedisTests.command("QUIT"), withTimeout: 10, tag: 3)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 3)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 4)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 3)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 4)
         #expect(try await client.readLine(tag: 3) == "+OK\r\n")
         #expect(try await client.disconnection() == .closedByPeer)
         #expect(client.writtenTags == [1, 2, 3])

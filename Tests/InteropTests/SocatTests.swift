@@ -29,8 +29,8 @@ import TestSupport
 
         // The same connection goes on: a line, then bytes to length, after the big read.
         client.socket.write(Data("one line\r\nxyz".utf8), withTimeout: 10, tag: 4)
-        client.socket.readData(to: TCPSocket.crlfData, withTimeout: 10, tag: 8)
-        client.socket.readData(toLength: 3, withTimeout: 10, tag: 9)
+        client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 8)
+        client.socket.readData(toLength: 3, withTimeout: -1, tag: 9)
         #expect(try await client.readLine(tag: 8) == "one line\r\n")
         #expect(try await client.readLine(tag: 9) == "xyz")
         #expect(client.socket.isConnected)
@@ -48,7 +48,7 @@ import TestSupport
         for (tag, chunk) in ["alpha\n", "beta\ngamma\n", "del", "ta\n"].enumerated() {
             client.socket.write(Data(chunk.utf8), withTimeout: 10, tag: tag)
         }
-        for tag in 10..<14 { client.socket.readData(to: TCPSocket.lfData, withTimeout: 10, maxLength: 100, tag: tag) }
+        for tag in 10..<14 { client.socket.readData(to: TCPSocket.lfData, withTimeout: -1, maxLength: 100, tag: tag) }
         var lines: [String] = []
         for tag in 10..<14 { lines.append(try await client.readLine(tag: tag)) }
         #expect(lines == ["got alpha\n", "got beta\n", "got gamma\n", "got delta\n"])
@@ -64,8 +64,8 @@ import TestSupport
         let client = try await InteropClient.connect(to: socat.port)
         defer { client.close() }
 
-        client.socket.readData(to: TCPSocket.lfData, withTimeout: 10, tag: 1)
-        client.socket.readData(to: TCPSocket.lfData, withTimeout: 10, tag: 2)
+        client.socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
+        client.socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 2)
         #expect(try await client.readLine(tag: 1) == "bye\n")
         #expect(try await client.disconnection() == .closedByPeer)
         #expect(!client.socket.isConnected)
@@ -84,16 +84,16 @@ import TestSupport
 
         let toLF = try await InteropClient.connect(to: socat.port)
         defer { toLF.close() }
-        toLF.socket.readData(to: TCPSocket.lfData, withTimeout: 10, tag: 1)
+        toLF.socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
         #expect(try await toLF.nextEvent().description == #"willDisconnect(unread: "partial-line", unsentTags: [])"#)
         #expect(try await toLF.disconnection() == .closedByPeer)
 
         // Each read re-queued from the callback, so however the bytes are cut they all arrive.
-        let delegate = RecordingDelegate(onRead: { socket, _, tag in socket.readData(withTimeout: 10, tag: tag + 1) })
+        let delegate = RecordingDelegate(onRead: { socket, _, tag in socket.readData(withTimeout: -1, tag: tag + 1) })
         let socket = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "interop-available"))
         defer { socket.disconnect() }
         try socket.connect(toHost: "127.0.0.1", onPort: socat.port, withTimeout: 5)
-        socket.readData(withTimeout: 10, tag: 0)
+        socket.readData(withTimeout: -1, tag: 0)
         var received = Data()
         while true {
             let event = try await delegate.events.next()
@@ -188,7 +188,7 @@ import TestSupport
 
     static func exchange(delegateQueue: DispatchQueue?, halfClose: Bool) async throws {
         let delegate = RecordingDelegate(onAccept: { socket in
-            socket.readData(to: TCPSocket.lfData, withTimeout: 10, tag: 1)
+            socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
         }, onRead: { socket, data, _ in
             socket.write(Data("reply to ".utf8) + data, withTimeout: 10, tag: 2)
             socket.disconnectAfterWriting()

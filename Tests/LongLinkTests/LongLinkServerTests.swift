@@ -40,7 +40,7 @@ import TestSupport
         for _ in 0..<5 {
             await harness.clock.advance(by: .seconds(9))
             socket.write(TextCodec.frame("PING"), withTimeout: -1, tag: 0)
-            socket.readData(toLength: 8, withTimeout: 5, tag: 1)
+            socket.readData(toLength: 8, withTimeout: -1, tag: 1)
             let reply = try await peer.events.first { if case .read = $0 { true } else { false } }
             #expect(reply.readData == TextCodec.frame("PONG"))
         }
