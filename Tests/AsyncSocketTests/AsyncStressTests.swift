@@ -11,7 +11,7 @@ import TestSupport
             var mismatches: [String] = []
             for index in 0..<1_000 {
                 try await client.write(bytes("ping \(index)\n"))
-                let reply = text(try await client.read(upTo: TCPSocket.lfData, timeout: .seconds(10)))
+                let reply = text(try await client.read(upTo: TCPSocket.lfData))
                 if reply != "echo: ping \(index)\n" { mismatches.append(reply) }
             }
             return mismatches
@@ -31,7 +31,7 @@ import TestSupport
                     group.addTask {
                         let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(10))
                         try await client.write(bytes("hello \(index)\n"))
-                        let reply = try await client.read(upTo: TCPSocket.lfData, timeout: .seconds(10))
+                        let reply = try await client.read(upTo: TCPSocket.lfData)
                         await client.close()
                         return text(reply)
                     }

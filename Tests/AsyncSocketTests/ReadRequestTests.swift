@@ -145,7 +145,7 @@ import Testing
                 // The frames before the bad one are taken; the bad one throws on the next call.
             }
             return .needMoreData(consumed: consumed)
-        }, maxLength: 0), timeout: 5, tag: 1, token: ReadToken()) { result in
+        }, maxLength: 0), timeout: -1, tag: 1, token: ReadToken()) { result in
             reads.record("\(result)")
         }
         // Two frames glued, a third split after its first byte, then a length over the framing's limit.

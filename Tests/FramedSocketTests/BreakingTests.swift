@@ -55,7 +55,7 @@ import TestSupport
         let server = try await pair.connect()
         let frames = Self.lp4()
         let received = EventRecorder<String>()
-        server.readFrame(using: frames, withTimeout: 5) { result in
+        server.readFrame(using: frames, withTimeout: -1) { result in
             received.record((try? result.get()).map { "first \(String(decoding: $0, as: UTF8.self))" } ?? "\(result)")
         }
         server.readFrames(using: frames) { _, frame in
@@ -141,7 +141,7 @@ import TestSupport
         #expect(events == [.willDisconnect(unread: Self.lengthPrefixed(["late"]), unsentTags: []),
                            .disconnected(.connectionReset(operation: "read", errno: ECONNRESET))])
         let result = EventRecorder<String>()
-        server.readFrame(using: Self.lp4(), withTimeout: 5) { outcome in
+        server.readFrame(using: Self.lp4(), withTimeout: -1) { outcome in
             switch outcome {
             case .success(let frame): result.record("frame \(String(decoding: frame, as: UTF8.self))")
             case .failure(let error): result.record("\(error)")

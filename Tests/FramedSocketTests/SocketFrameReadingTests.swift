@@ -48,9 +48,9 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<String>()
-        server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
+        server.readFrame(using: frames, withTimeout: -1) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
         server.readData(toLength: 3, withTimeout: -1, tag: 9)
-        server.readFrame(using: frames, withTimeout: 5) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
+        server.readFrame(using: frames, withTimeout: -1) { received.record("\($0.map { String(decoding: $0, as: UTF8.self) })") }
         var bytes = Self.lengthPrefixed(["first"])
         bytes.append(Data("raw".utf8))
         bytes.append(Self.lengthPrefixed(["second"]))
@@ -85,7 +85,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         let received = EventRecorder<Data>()
-        server.readFrame(using: frames, withTimeout: 30) { result in
+        server.readFrame(using: frames, withTimeout: -1) { result in
             if case .success(let frame) = result { received.record(frame) }
         }
         let body = Data((0..<bodyLength).map { UInt8(truncatingIfNeeded: $0 &* 31) })
