@@ -5,6 +5,10 @@ struct ReadBuffer: ~Copyable {
     private var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var readerIndex = 0
     private var writerIndex = 0
+    /// The size of the storage last released by ``reset(keepingCapacity:)`` with `false`: the next
+    /// storage starts at it, so a buffer emptied after every burst allocates once per burst rather than
+    /// growing again from 256 bytes (four allocations for a 1 KiB burst).
+    private var releasedCapacity = 0
 
     /// Capacity kept after the buffer empties, in bytes; larger storage is released.
     static let retainedCapacity = 4096
@@ -52,6 +56,7 @@ struct ReadBuffer: ~Copyable {
         readerIndex = 0
         writerIndex = 0
         if !keepingCapacity || storage.count > ReadBuffer.retainedCapacity {
+            if !keepingCapacity && storage.count > 0 { releasedCapacity = min(storage.count, 1 << 20) }
             storage.deallocate()
             storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
         }
@@ -70,7 +75,7 @@ struct ReadBuffer: ~Copyable {
         if readerIndex > 0 && unread + extra <= storage.count && readerIndex >= unread {
             if let base = storage.baseAddress { base.copyMemory(from: base.advanced(by: readerIndex), byteCount: unread) }
         } else {
-            let capacity = max(unread + extra, storage.count * 2, 256)
+            let capacity = max(unread + extra, storage.count * 2, releasedCapacity, 256)
             let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
             if let base = storage.baseAddress, let target = grown.baseAddress {
                 target.copyMemory(from: base.advanced(by: readerIndex), byteCount: unread)

@@ -98,6 +98,13 @@ package struct ReadRequest {
         }
     }
 
+    /// What a handler read completes with when the first `length` bytes of `unread` complete it: those
+    /// bytes, or nothing for a consuming read (its consumer has handed on what it took).
+    func handlerData(_ unread: UnsafeRawBufferPointer, length: Int) -> Data {
+        if case .consuming = kind { return Data() }
+        return Data(UnsafeRawBufferPointer(rebasing: unread[..<length]))
+    }
+
     /// A read of zero bytes (``TCPConnection/read(exactly:timeout:)`` with 0): complete as soon as it is
     /// the current read, with or without bytes buffered, even after the peer's data has ended.
     var isEmptyRead: Bool {

@@ -167,8 +167,7 @@ extension TCPSocket {
             if let target { TCPSocket.write(bytes, into: target, at: offset) }
             return .read(Data(bytes), tag: request.tag)
         case .handler(_, let handler):
-            if case .consuming = request.kind { return .handled(handler, Data()) }
-            return .handled(handler, Data(bytes))
+            return .handled(handler, request.handlerData(bytes, length: bytes.count))
         }
     }
 

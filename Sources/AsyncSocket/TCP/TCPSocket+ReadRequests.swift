@@ -173,10 +173,7 @@ extension TCPSocket {
             let match = leftover.buffer.withUnsafeReadableBytes { request.match($0) }
             switch match {
             case .complete(let length):
-                let data = leftover.buffer.withUnsafeReadableBytes { bytes in
-                    if case .consuming = request.kind { return Data() }
-                    return Data(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
-                }
+                let data = leftover.buffer.withUnsafeReadableBytes { request.handlerData($0, length: length) }
                 leftover.buffer.consume(length)
                 handler(.success(data))
                 return
