@@ -7,34 +7,27 @@ import SocketFraming
 // socket rather than capturing it, so an idle connection holds one small object for its frame read. Used only on the socket's event-loop thread (hence
 // unchecked `Sendable`).
 
-/// Frames found by a ``FrameSlicer``, handed on as borrowed bytes one by one, or as one run per arrival.
+/// Frames found by a ``FrameSlicer``, handed on as borrowed bytes one by one (``consumeFrames(_:)``), or
+/// as one run per arrival (``consumeRuns(_:)``): the read's consumer calls one of the two, so the object
+/// stores no mode (an idle connection carries this object: 136 bytes with a
+/// `LengthFieldBasedFrameDecoder`, one 144-byte heap block).
 final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
     private unowned let socket: TCPSocket
     private let slicer: Slicer
     private let pauseFrames: (TCPSocket) -> Bool
     private let onFrames: (TCPSocket, UnsafeRawBufferPointer) -> Void
-    private let asRuns: Bool
 
-    init(socket: TCPSocket, slicer: Slicer, asRuns: Bool, pauseFrames: @escaping (TCPSocket) -> Bool,
+    init(socket: TCPSocket, slicer: Slicer, pauseFrames: @escaping (TCPSocket) -> Bool,
          onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void) {
         self.socket = socket
         self.slicer = slicer
-        self.asRuns = asRuns
         self.pauseFrames = pauseFrames
         self.onFrames = onFrames
     }
 
-    /// Hands on every whole frame of `bytes` (or the run of them) until paused.
-    func consume(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
+    /// Hands on every whole frame of `bytes`, one call each, until paused.
+    func consumeFrames(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
         var consumed = 0
-        if asRuns {
-            if isPaused { return .complete(consumed: 0) }
-            while let length = try frameLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...]), after: consumed) {
-                consumed += length
-            }
-            if consumed > 0 { onFrames(socket, UnsafeRawBufferPointer(rebasing: bytes[..<consumed])) }
-            return .needMoreData(consumed: consumed)
-        }
         while !isPaused {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
             guard let length = try frameLength(rest, after: consumed) else { return .needMoreData(consumed: consumed) }
@@ -42,6 +35,17 @@ final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
             consumed += length
         }
         return .complete(consumed: consumed)
+    }
+
+    /// Hands on the run of every whole frame of `bytes` in one call, unless paused.
+    func consumeRuns(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
+        if isPaused { return .complete(consumed: 0) }
+        var consumed = 0
+        while let length = try frameLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...]), after: consumed) {
+            consumed += length
+        }
+        if consumed > 0 { onFrames(socket, UnsafeRawBufferPointer(rebasing: bytes[..<consumed])) }
+        return .needMoreData(consumed: consumed)
     }
 
     /// The socket was closed by a frame handler, or the app asks for a pause.

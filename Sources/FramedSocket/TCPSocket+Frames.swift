@@ -68,8 +68,8 @@ extension TCPSocket {
         pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
         onFrame: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void
     ) {
-        let frames = SlicedFrameRead(socket: self, slicer: slicer, asRuns: false, pauseFrames: pauseFrames, onFrames: onFrame)
-        consume({ try frames.consume($0) }, maxLength: slicer.maximumFrameLength)
+        let frames = SlicedFrameRead(socket: self, slicer: slicer, pauseFrames: pauseFrames, onFrames: onFrame)
+        consume({ try frames.consumeFrames($0) }, maxLength: slicer.maximumFrameLength)
     }
 
     /// As ``readFrames(slicedBy:pauseFrames:onFrame:)``, but hands over every whole frame
@@ -80,8 +80,8 @@ extension TCPSocket {
         pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
         onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void
     ) {
-        let frames = SlicedFrameRead(socket: self, slicer: slicer, asRuns: true, pauseFrames: pauseFrames, onFrames: onFrames)
-        consume({ try frames.consume($0) }, maxLength: slicer.maximumFrameLength)
+        let frames = SlicedFrameRead(socket: self, slicer: slicer, pauseFrames: pauseFrames, onFrames: onFrames)
+        consume({ try frames.consumeRuns($0) }, maxLength: slicer.maximumFrameLength)
     }
 
     /// Encodes `message` with `encoder` and queues the bytes as one write (see

@@ -44,8 +44,9 @@ enum Lifecycle {
 /// carry it); the properties skip the compiler's dynamic exclusivity
 /// checks (a measurable cost on the per-message path), which the loop's confinement makes safe.
 final class ConnectionState: @unchecked Sendable {
-    // Word-sized fields first, then the small ones: stored properties are laid out in declaration
-    // order, and every idle connection carries this object (192 bytes rather than 256).
+    // Word-sized fields first, then the small ones, and the flags as bits: stored properties are laid
+    // out in declaration order, and every idle connection carries this object (375 bytes, one 384-byte
+    // heap block).
 
     // Reading.
     @exclusivity(unchecked) var readQueue = RequestQueue<ReadRequest>()
@@ -67,24 +68,87 @@ final class ConnectionState: @unchecked Sendable {
     /// The connected descriptor; -1 while connecting.
     @exclusivity(unchecked) var fd: Int32
     @exclusivity(unchecked) var interest: SelectorInterest = []
-    @exclusivity(unchecked) var isProcessingReads = false
+    @exclusivity(unchecked) private var flags: Flags = []
+
+    /// The connection's yes/no state, one bit each.
+    private struct Flags: OptionSet {
+        let rawValue: UInt16
+        static let isProcessingReads = Flags(rawValue: 1 << 0)
+        static let isMatching = Flags(rawValue: 1 << 1)
+        static let readEOF = Flags(rawValue: 1 << 2)
+        static let readStreamClosed = Flags(rawValue: 1 << 3)
+        static let writeBlocked = Flags(rawValue: 1 << 4)
+        static let flushScheduled = Flags(rawValue: 1 << 5)
+        static let needsFlush = Flags(rawValue: 1 << 6)
+        static let isAboveWriteHighWatermark = Flags(rawValue: 1 << 7)
+        static let writeStreamClosing = Flags(rawValue: 1 << 8)
+        static let writeStreamClosed = Flags(rawValue: 1 << 9)
+        static let endAfterReads = Flags(rawValue: 1 << 10)
+        static let endAfterWrites = Flags(rawValue: 1 << 11)
+    }
+
+    @inline(__always)
+    private func flag(_ flag: Flags) -> Bool { flags.contains(flag) }
+
+    @inline(__always)
+    private func setFlag(_ flag: Flags, _ value: Bool) {
+        if value { flags.insert(flag) } else { flags.remove(flag) }
+    }
+
+    var isProcessingReads: Bool {
+        get { flag(.isProcessingReads) }
+        set { setFlag(.isProcessingReads, newValue) }
+    }
     /// A read's ``ReadRequest/match(_:)`` is running: a consumer may be handing frames on, and has not
     /// yet said how many bytes it took.
-    @exclusivity(unchecked) var isMatching = false
+    var isMatching: Bool {
+        get { flag(.isMatching) }
+        set { setFlag(.isMatching, newValue) }
+    }
     /// The peer sent FIN; no more bytes will arrive.
-    @exclusivity(unchecked) var readEOF = false
+    var readEOF: Bool {
+        get { flag(.readEOF) }
+        set { setFlag(.readEOF, newValue) }
+    }
     /// In half-close mode, the delegate has been told the read stream closed.
-    @exclusivity(unchecked) var readStreamClosed = false
-    @exclusivity(unchecked) var writeBlocked = false
-    @exclusivity(unchecked) var flushScheduled = false
-    @exclusivity(unchecked) var needsFlush = false
-    @exclusivity(unchecked) var isAboveWriteHighWatermark = false
+    var readStreamClosed: Bool {
+        get { flag(.readStreamClosed) }
+        set { setFlag(.readStreamClosed, newValue) }
+    }
+    var writeBlocked: Bool {
+        get { flag(.writeBlocked) }
+        set { setFlag(.writeBlocked, newValue) }
+    }
+    var flushScheduled: Bool {
+        get { flag(.flushScheduled) }
+        set { setFlag(.flushScheduled, newValue) }
+    }
+    var needsFlush: Bool {
+        get { flag(.needsFlush) }
+        set { setFlag(.needsFlush, newValue) }
+    }
+    var isAboveWriteHighWatermark: Bool {
+        get { flag(.isAboveWriteHighWatermark) }
+        set { setFlag(.isAboveWriteHighWatermark, newValue) }
+    }
     /// ``TCPSocket/closeWriteStreamAfterWriting()`` was called; `shutdown(2)` follows the last queued write.
-    @exclusivity(unchecked) var writeStreamClosing = false
-    @exclusivity(unchecked) var writeStreamClosed = false
+    var writeStreamClosing: Bool {
+        get { flag(.writeStreamClosing) }
+        set { setFlag(.writeStreamClosing, newValue) }
+    }
+    var writeStreamClosed: Bool {
+        get { flag(.writeStreamClosed) }
+        set { setFlag(.writeStreamClosed, newValue) }
+    }
     // Ending (GCDAsyncSocket's kDisconnectAfterReads / kDisconnectAfterWrites).
-    @exclusivity(unchecked) var endAfterReads = false
-    @exclusivity(unchecked) var endAfterWrites = false
+    var endAfterReads: Bool {
+        get { flag(.endAfterReads) }
+        set { setFlag(.endAfterReads, newValue) }
+    }
+    var endAfterWrites: Bool {
+        get { flag(.endAfterWrites) }
+        set { setFlag(.endAfterWrites, newValue) }
+    }
 
     init(fd: Int32 = -1) {
         self.fd = fd

@@ -1,40 +1,62 @@
 /// A first-in, first-out queue with O(1) amortised append and removal at the front, that keeps its
 /// storage between uses (read and write requests come and go with every message).
+///
+/// The first element lives inline and only the ones behind it in an array: a connection usually has
+/// one read queued (or one that goes on for its whole life) and one write at a time, so an idle
+/// connection holds no array for either queue.
 struct RequestQueue<Element> {
-    private var storage: [Element] = []
-    private var head = 0
+    private var head: Element?
+    private var rest: [Element] = []
+    private var restStart = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
-    var first: Element? { isEmpty ? nil : storage[head] }
+    var isEmpty: Bool { head == nil }
+    var count: Int { head == nil ? 0 : 1 + rest.count - restStart }
+    var first: Element? { head }
 
     subscript(offset: Int) -> Element {
-        get { storage[head + offset] }
-        set { storage[head + offset] = newValue }
+        get {
+            if offset == 0, let head { return head }
+            return rest[restStart + offset - 1]
+        }
+        set {
+            if offset == 0 { head = newValue } else { rest[restStart + offset - 1] = newValue }
+        }
     }
 
-    mutating func append(_ element: Element) { storage.append(element) }
+    mutating func append(_ element: Element) {
+        if head == nil { head = element } else { rest.append(element) }
+    }
 
     /// Works on the first element in place, without copying it. The queue must not be empty.
-    mutating func updateFirst<R>(_ body: (inout Element) -> R) -> R { body(&storage[head]) }
+    mutating func updateFirst<R>(_ body: (inout Element) -> R) -> R {
+        guard head != nil else { preconditionFailure("updateFirst on an empty RequestQueue") }
+        return body(&head!)
+    }
 
     @discardableResult
     mutating func removeFirst() -> Element {
-        let element = storage[head]
-        head += 1
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: storage.capacity <= 64)
-            head = 0
-        } else if head >= 64 && head * 2 >= storage.count {
-            storage.removeFirst(head)
-            head = 0
+        guard let element = head else { preconditionFailure("removeFirst on an empty RequestQueue") }
+        if restStart == rest.count {
+            head = nil
+            return element
+        }
+        head = rest[restStart]
+        restStart += 1
+        if restStart == rest.count {
+            rest.removeAll(keepingCapacity: rest.capacity <= 64)
+            restStart = 0
+        } else if restStart >= 64 && restStart * 2 >= rest.count {
+            rest.removeFirst(restStart)
+            restStart = 0
         }
         return element
     }
 
     /// The offset of the first element that satisfies `predicate`, or nil.
     func firstIndex(where predicate: (Element) -> Bool) -> Int? {
-        storage[head...].firstIndex(where: predicate).map { $0 - head }
+        guard let head else { return nil }
+        if predicate(head) { return 0 }
+        return rest[restStart...].firstIndex(where: predicate).map { $0 - restStart + 1 }
     }
 
     /// Removes the element at `offset` (from the front), keeping the order of the others.
@@ -42,15 +64,17 @@ struct RequestQueue<Element> {
         if offset == 0 {
             removeFirst()
         } else {
-            storage.remove(at: head + offset)
+            rest.remove(at: restStart + offset - 1)
         }
     }
 
     /// Empties the queue and returns what it held, in order.
     mutating func removeAll() -> [Element] {
-        let remaining = Array(storage[head...])
-        storage = []
-        head = 0
+        guard let head else { return [] }
+        let remaining = [head] + rest[restStart...]
+        self.head = nil
+        rest = []
+        restStart = 0
         return remaining
     }
 }

@@ -76,7 +76,7 @@ extension TCPSocket {
         onLoop { [self] in
             let acceptor = Acceptor(owner: self)
             lifecycle = .listening(acceptor)
-            loopOptions = LoopOptions(shared.withLock { $0.options })
+            loopOptions = shared.withLock { $0.optionsBox }
             for (index, descriptor) in descriptors.enumerated() {
                 let listener = Listener(fd: descriptor, acceptor: acceptor)
                 do throws(SocketError) {

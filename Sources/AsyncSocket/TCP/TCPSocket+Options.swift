@@ -42,25 +42,12 @@ extension TCPSocket {
         var isReusePortEnabled = false
     }
 
-    /// The options the loop consults on every write and at the end of the read stream.
-    struct LoopOptions {
-        var writeHighWatermark: Int
-        var writeLowWatermark: Int
-        var autoDisconnectOnClosedReadStream: Bool
-
-        init(_ options: Options) {
-            writeHighWatermark = options.writeHighWatermark
-            writeLowWatermark = options.writeLowWatermark
-            autoDisconnectOnClosedReadStream = options.autoDisconnectOnClosedReadStream
-        }
-    }
-
     /// Sets an option everywhere: for readers on any thread, on the loop, and (through `apply`) on the
     /// open descriptor.
     private func set<Value: Sendable>(_ keyPath: WritableKeyPath<Options, Value> & Sendable, _ value: Value, reapply: Bool) {
         shared.withLock { $0.options[keyPath: keyPath] = value }
         onLoop { [self] in
-            loopOptions = LoopOptions(shared.withLock { $0.options })
+            loopOptions = shared.withLock { $0.optionsBox }
             if reapply, case .connected(let connection) = lifecycle, connection.fd >= 0 {
                 try? applyOptions(to: connection.fd, isUnixDomain: isUnixDomain)
             }

@@ -209,7 +209,7 @@ extension TCPSocket {
     private func readStreamEnded(_ connection: ConnectionState) {
         let stuck = !connection.readQueue.isEmpty  // processReads left these unsatisfied: they never will be
         guard connection.buffer.isEmpty || stuck else { return }  // wait for the delegate's next read
-        guard !loopOptions.autoDisconnectOnClosedReadStream else {
+        guard !loopOptions.options.autoDisconnectOnClosedReadStream else {
             close(error: .closedByPeer)
             return
         }

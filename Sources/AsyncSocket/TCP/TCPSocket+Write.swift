@@ -90,10 +90,10 @@ extension TCPSocket {
         connection.queuedWriteBytes += delta
         let queued = connection.queuedWriteBytes
         queuedWriteBytesMirror.store(queued, ordering: .relaxed)
-        if !connection.isAboveWriteHighWatermark && queued > loopOptions.writeHighWatermark {
+        if !connection.isAboveWriteHighWatermark && queued > loopOptions.options.writeHighWatermark {
             connection.isAboveWriteHighWatermark = true
             emit(.highWatermark(queued))
-        } else if connection.isAboveWriteHighWatermark && queued <= loopOptions.writeLowWatermark {
+        } else if connection.isAboveWriteHighWatermark && queued <= loopOptions.options.writeLowWatermark {
             connection.isAboveWriteHighWatermark = false
             emit(.lowWatermark(queued))
         }

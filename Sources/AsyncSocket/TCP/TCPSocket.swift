@@ -32,16 +32,41 @@ public final class TCPSocket: @unchecked Sendable {
 
     /// State readable from any thread, guarded by a lock. Unchecked: the delegate is only ever called on
     /// the delegate queue (or the loop thread), as in GCDAsyncSocket; the lock guards the reference.
+    /// Every idle connection carries one, so what is rarely set is held by reference: the options (shared
+    /// by all the connections one listener accepted until one of them changes its own) and `userData`.
     struct Shared: @unchecked Sendable {
         weak var delegate: (any TCPSocketDelegate)?
         var delegateQueue: DispatchQueue?
-        var userData: (any Sendable)?
         var state: State = .idle
         var localAddress: SocketAddress?
         var remoteAddress: SocketAddress?
-        var options = Options()
+        /// The options, never changed in place: setting one makes a new box.
+        var optionsBox = OptionsBox(Options())
+        var userDataBox: UserDataBox?
         /// The thread running a delegate callback of this socket right now, if any.
         var callbackThread: pthread_t?
+
+        var options: Options {
+            get { optionsBox.options }
+            set { optionsBox = OptionsBox(newValue) }
+        }
+
+        var userData: (any Sendable)? {
+            get { userDataBox?.value }
+            set { userDataBox = newValue.map(UserDataBox.init) }
+        }
+    }
+
+    /// ``Options`` held by reference, immutable.
+    final class OptionsBox: Sendable {
+        let options: Options
+        init(_ options: Options) { self.options = options }
+    }
+
+    /// ``userData`` held by reference, immutable.
+    final class UserDataBox: @unchecked Sendable {
+        let value: any Sendable
+        init(_ value: any Sendable) { self.value = value }
     }
 
     let shared: LockedValue<Shared>
@@ -60,9 +85,9 @@ public final class TCPSocket: @unchecked Sendable {
     @exclusivity(unchecked) weak var delegateOnLoop: (any TCPSocketDelegate)?
     @exclusivity(unchecked) var delegateQueueOnLoop: DispatchQueue?
 
-    /// The options the loop consults on every event, refreshed whenever one is set (the others are
-    /// read from `shared` when needed, so a connection keeps one copy of them).
-    @exclusivity(unchecked) var loopOptions: LoopOptions
+    /// The options as the loop sees them (the box `shared` holds), refreshed on the loop whenever one
+    /// is set: the loop consults the write watermarks on every write, with no lock.
+    @exclusivity(unchecked) var loopOptions: OptionsBox
     /// Where the socket is in its life, with what that stage owns (see ``Lifecycle``).
     @exclusivity(unchecked) var lifecycle = Lifecycle.idle
     @exclusivity(unchecked) var nextRequestID: UInt64 = 0
@@ -98,7 +123,7 @@ public final class TCPSocket: @unchecked Sendable {
         shared.delegate = delegate
         shared.delegateQueue = delegateQueue
         self.shared = LockedValue(shared)
-        self.loopOptions = LoopOptions(shared.options)
+        self.loopOptions = shared.optionsBox
         self.group = group
         self.eventLoop = eventLoop ?? group.next()
         self.delegateOnLoop = delegate
@@ -110,12 +135,12 @@ public final class TCPSocket: @unchecked Sendable {
         var shared = Shared()
         shared.delegate = template.delegate
         shared.delegateQueue = template.delegateQueue
-        shared.options = template.options
+        shared.optionsBox = template.optionsBox
         shared.state = .connected
         shared.localAddress = local
         shared.remoteAddress = remote
         self.shared = LockedValue(shared)
-        self.loopOptions = LoopOptions(template.options)
+        self.loopOptions = template.optionsBox
         self.group = group
         self.eventLoop = loop
         self.lifecycle = .connected(ConnectionState(fd: fd))
