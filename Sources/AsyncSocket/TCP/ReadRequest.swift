@@ -134,38 +134,51 @@ package struct ReadRequest {
     }
 
     /// Checks `unread` (the bytes not yet handed to a read, oldest first) against this request.
-    func match(_ unread: UnsafeRawBufferPointer) -> Match {
-        switch kind {
-        case .available(let maxLength):
-            guard unread.count > 0 else { return .needMore(scanned: 0) }
-            return .complete(length: maxLength > 0 ? min(maxLength, unread.count) : unread.count)
-        case .toLength(let length):
-            return unread.count >= length ? .complete(length: length) : .needMore(scanned: unread.count)
-        case .toData(let delimiter, let maxLength):
-            let limit = maxLength > 0 ? min(maxLength, unread.count) : unread.count
-            let start = max(0, scanned - (delimiter.count - 1))
-            if let end = ReadRequest.find(delimiter, in: unread, from: start, upTo: limit) {
-                return .complete(length: end)
-            }
-            if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
-            return .needMore(scanned: limit)
-        case .consuming(let consumer, let maxLength):
-            let consumption: ByteConsumption
-            do {
-                consumption = try consumer(unread)
-            } catch {
-                return .invalid(DecodingFailure(error))
-            }
-            switch consumption {
-            case .complete(let consumed) where consumed >= 0 && consumed <= unread.count:
-                return .complete(length: consumed)
-            case .needMoreData(let consumed) where consumed > 0 && consumed <= unread.count:
-                return .consumed(consumed)
-            case .needMoreData(0):
+    func match(_ unread: UnsafeRawBufferPointer) -> Match { matcher.match(unread) }
+
+    /// What the request matches the unread bytes with, copied out of the queue on its own (the request
+    /// is not copied for a match on the per-message path).
+    var matcher: Matcher { Matcher(kind: kind, scanned: scanned) }
+
+    /// A request's kind and how far its delimiter search got.
+    struct Matcher {
+        let kind: Kind
+        let scanned: Int
+
+        /// Checks `unread` (the bytes not yet handed to a read, oldest first) against the request.
+        func match(_ unread: UnsafeRawBufferPointer) -> Match {
+            switch kind {
+            case .available(let maxLength):
+                guard unread.count > 0 else { return .needMore(scanned: 0) }
+                return .complete(length: maxLength > 0 ? min(maxLength, unread.count) : unread.count)
+            case .toLength(let length):
+                return unread.count >= length ? .complete(length: length) : .needMore(scanned: unread.count)
+            case .toData(let delimiter, let maxLength):
+                let limit = maxLength > 0 ? min(maxLength, unread.count) : unread.count
+                let start = max(0, scanned - (delimiter.count - 1))
+                if let end = ReadRequest.find(delimiter, in: unread, from: start, upTo: limit) {
+                    return .complete(length: end)
+                }
                 if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
-                return .needMore(scanned: unread.count)
-            case .complete(let consumed), .needMoreData(let consumed):
-                return .invalid(DecodingFailure(ConsumerContractViolation(consumed: consumed, available: unread.count)))
+                return .needMore(scanned: limit)
+            case .consuming(let consumer, let maxLength):
+                let consumption: ByteConsumption
+                do {
+                    consumption = try consumer(unread)
+                } catch {
+                    return .invalid(DecodingFailure(error))
+                }
+                switch consumption {
+                case .complete(let consumed) where consumed >= 0 && consumed <= unread.count:
+                    return .complete(length: consumed)
+                case .needMoreData(let consumed) where consumed > 0 && consumed <= unread.count:
+                    return .consumed(consumed)
+                case .needMoreData(0):
+                    if maxLength > 0 && unread.count >= maxLength { return .maxedOut(maxLength: maxLength) }
+                    return .needMore(scanned: unread.count)
+                case .complete(let consumed), .needMoreData(let consumed):
+                    return .invalid(DecodingFailure(ConsumerContractViolation(consumed: consumed, available: unread.count)))
+                }
             }
         }
     }

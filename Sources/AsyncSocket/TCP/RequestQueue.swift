@@ -11,7 +11,18 @@ struct RequestQueue<Element> {
 
     var isEmpty: Bool { head == nil }
     var count: Int { head == nil ? 0 : 1 + rest.count - restStart }
+    /// A copy of the first element. On the per-message path use ``withFirst(_:)``, which copies only
+    /// what it reads (a request holds closures and buffers: a copy retains and releases each).
     var first: Element? { head }
+
+    /// What `body` reads from the first element, without copying the element; nil when empty.
+    @inline(__always)
+    func withFirst<R>(_ body: (Element) -> R) -> R? {
+        switch head {
+        case .some(let element): return body(element)
+        case .none: return nil
+        }
+    }
 
     subscript(offset: Int) -> Element {
         get {

@@ -6,7 +6,7 @@ extension TCPSocket {
     /// The most bytes `connection` will buffer right now: the general limit, or the current read's
     /// length or maximum length when that is larger.
     func readBufferLimit(_ connection: ConnectionState) -> Int {
-        max(connection.readQueue.first?.maxLength ?? 0, TCPSocket.maxBufferedReadBytes)
+        max(connection.readQueue.withFirst { $0.maxLength } ?? 0, TCPSocket.maxBufferedReadBytes)
     }
 
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
@@ -49,7 +49,7 @@ extension TCPSocket {
             return
         }
         connection.isProcessingReads = true
-        var completed = eventLoop.spareEventArrays.borrow()
+        var completed: [DelegateEvent] = []
         defer { eventLoop.spareEventArrays.giveBack(&completed) }
         var failure: SocketError?
         if let incoming {
@@ -64,7 +64,8 @@ extension TCPSocket {
         while isCurrent(connection) {
             // A zero-length read at the head completes with nothing buffered too (else it would wait
             // for bytes it does not need, or fail at the peer's FIN).
-            if failure == nil, let head = connection.readQueue.first, !connection.buffer.isEmpty || head.isEmptyRead {
+            if failure == nil, let isEmptyRead = connection.readQueue.withFirst({ $0.isEmptyRead }),
+               !connection.buffer.isEmpty || isEmptyRead {
                 let consumed = connection.buffer.withUnsafeReadableBytes {
                     satisfyReads(connection, from: $0, into: &completed, failure: &failure)
                 }
@@ -95,7 +96,7 @@ extension TCPSocket {
             readStreamEnded(connection)
             guard isCurrent(connection) else { return }
         }
-        if let head = connection.readQueue.first, head.isUnbounded, connection.buffer.count >= readBufferLimit(connection) {
+        if connection.readQueue.withFirst({ $0.isUnbounded }) == true, connection.buffer.count >= readBufferLimit(connection) {
             close(error: .readMaxedOut(maxLength: readBufferLimit(connection)))
             return
         }
@@ -111,20 +112,22 @@ extension TCPSocket {
     /// Takes every read that `unread` completes off the queue into `completed`, in order, and
     /// returns how many bytes they took. Sets `failure` when a read maxes out or its consumer throws.
     /// A consumer may call back into the socket (a frame handler that queues a read, withdraws one or
-    /// disconnects), so the head is matched as a copy and the queue checked again after each match.
+    /// disconnects), so the head's matcher is a copy (keeping a consumer alive while it runs) and the
+    /// queue is checked again after each match. The request itself is not copied: it is taken off the
+    /// queue once complete.
     private func satisfyReads(_ connection: ConnectionState, from unread: UnsafeRawBufferPointer,
                               into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
-        while isCurrent(connection), let head = connection.readQueue.first {
+        while isCurrent(connection), let (id, matcher) = connection.readQueue.withFirst({ ($0.id, $0.matcher) }) {
             // A consumer hands frames on while it is matched: the reads before it are delivered first
             // (processReads delivers them and calls again), so callbacks keep the reads' order.
-            if case .consuming = head.kind, !completed.isEmpty { return consumed }
+            if case .consuming = matcher.kind, !completed.isEmpty { return consumed }
             let rest = UnsafeRawBufferPointer(rebasing: unread[consumed...])
             connection.isMatching = true
-            let match = head.match(rest)
+            let match = matcher.match(rest)
             connection.isMatching = false
             guard isCurrent(connection) || isConsumed(match) else { return consumed }
-            guard connection.readQueue.first?.id == head.id else {
+            guard connection.readQueue.withFirst({ $0.id }) == id else {
                 // The consumer withdrew its own read: what it took is taken; match the next one.
                 if case .consumed(let length) = match { consumed += length }
                 if case .complete(let length) = match { consumed += length }
@@ -132,8 +135,8 @@ extension TCPSocket {
             }
             switch match {
             case .complete(let length):
-                connection.readQueue.removeFirst()
-                completed.append(completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])))
+                let head = connection.readQueue.removeFirst()
+                eventLoop.spareEventArrays.append(completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])), to: &completed)
                 consumed += length
             case .consumed(let length):
                 consumed += length
@@ -195,11 +198,11 @@ extension TCPSocket {
     /// Tells the delegate how many more bytes the unfinished current read has received.
     /// Handler reads (``TCPConnection``, FramedSocket) report none: their owner is not the delegate.
     private func reportReadProgress(_ connection: ConnectionState) {
-        guard let head = connection.readQueue.first, !head.isHandlerRead else { return }
-        let done = head.bytesDone(unread: connection.buffer.count)
-        guard done > head.reportedBytes else { return }
-        let delta = UInt(done - head.reportedBytes)
-        let tag = head.tag
+        let unread = connection.buffer.count
+        guard let (isHandlerRead, done, reported, tag) = connection.readQueue.withFirst({
+            ($0.isHandlerRead, $0.bytesDone(unread: unread), $0.reportedBytes, $0.tag)
+        }), !isHandlerRead, done > reported else { return }
+        let delta = UInt(done - reported)
         connection.readQueue.updateFirst { $0.reportedBytes = done }
         emit(.readPartial(delta, tag: tag))
     }

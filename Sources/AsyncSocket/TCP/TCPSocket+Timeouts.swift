@@ -7,7 +7,7 @@ extension TCPSocket {
 
     /// Starts the timeout of the current read if it has one and it is not running yet.
     func armReadTimer(_ connection: ConnectionState) {
-        let head = connection.readQueue.first
+        let head = connection.readQueue.withFirst { (id: $0.id, timeout: $0.timeout) }
         connection.readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (readTimer(at: deadline, id: head?.id ?? 0), deadline)
@@ -39,7 +39,7 @@ extension TCPSocket {
 
     /// Starts the timeout of the current write if it has one and it is not running yet.
     func armWriteTimer(_ connection: ConnectionState) {
-        let head = connection.writeQueue.first
+        let head = connection.writeQueue.withFirst { (id: $0.id, timeout: $0.timeout) }
         connection.writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (writeTimer(at: deadline, id: head?.id ?? 0), deadline)

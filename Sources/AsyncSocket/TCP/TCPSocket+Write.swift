@@ -123,7 +123,7 @@ extension TCPSocket {
         guard isCurrent(connection), !connection.writeBlocked else { return }
         var failure: SocketError?
         var partial: (bytes: Int, tag: Int)?
-        var completedWrites = eventLoop.spareTagArrays.borrow()
+        var completedWrites: [Int] = []
         defer { eventLoop.spareTagArrays.giveBack(&completedWrites) }
         sending: while !connection.writeQueue.isEmpty {
             var attempted = 0
@@ -148,11 +148,12 @@ extension TCPSocket {
             }
             adjustQueuedWriteBytes(connection, by: -written)
             var left = written
-            while left > 0, let head = connection.writeQueue.first {
+            while left > 0, let head = connection.writeQueue.withFirst({ (remaining: $0.remaining, isStaged: $0.isStaged, tag: $0.tag) }) {
                 if left >= head.remaining {
                     left -= head.remaining
                     if head.isStaged { connection.stagedWrites.consume(head.remaining) }
-                    completedWrites.append(connection.writeQueue.removeFirst().tag)
+                    connection.writeQueue.removeFirst()
+                    eventLoop.spareTagArrays.append(head.tag, to: &completedWrites)
                     partial = nil
                 } else {
                     if head.isStaged { connection.stagedWrites.consume(left) }
