@@ -93,14 +93,19 @@ extension UDPSocket {
 
     /// Marks the socket bound and publishes its local addresses. Loop thread only.
     func didBind() {
+        refreshLocalAddresses()
+        shared.withLock { $0.isBound = true }
+        updateInterest()
+    }
+
+    /// Reads the descriptors' local addresses (`getsockname(2)`) for the diagnostics. Loop thread only.
+    func refreshLocalAddresses() {
         let local4 = channel(.inet).flatMap { SocketAddress.read($0.fd, getsockname) }
         let local6 = channel(.inet6).flatMap { SocketAddress.read($0.fd, getsockname) }
         shared.withLock {
-            $0.isBound = true
             $0.localIPv4 = local4
             $0.localIPv6 = local6
         }
-        updateInterest()
     }
 
     /// Makes the descriptors a send or connect needs when there are none yet: one per enabled family

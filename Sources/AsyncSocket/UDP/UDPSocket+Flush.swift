@@ -52,6 +52,10 @@ extension UDPSocket {
             guard case .datagram(let data) = sendQueue[index].kind else { return (Data(), destinations[index]) }
             return (data, destinations[index])
         }
+        if outcome != .wouldBlock, (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0 {
+            // The first send bound the descriptor to a port of the kernel's choosing.
+            refreshLocalAddresses()
+        }
         switch outcome {
         case .sent(let count):
             var tags: [Int] = []
