@@ -42,12 +42,15 @@ extension UDPSocket {
     }
 
     /// Stops reading from the kernel (GCDAsyncUdpSocket's `pauseReceiving`) until ``receiveOnce()`` or
-    /// ``beginReceiving()``: datagrams wait in the kernel's buffer, which drops what does not fit. Those
-    /// already read (at most one batch of 32) are still delivered, so a callback may follow this call.
+    /// ``beginReceiving()``: datagrams wait in the kernel's buffer, which drops what does not fit. Waits
+    /// for the loop, so no datagram is read after this returns; those read before (at most one batch of
+    /// 32) are still delivered, so with a delegate queue a callback may follow this call. Never call it
+    /// from a synchronous filter's queue.
     public func pauseReceiving() {
-        onLoop { [self] in
+        _ = eventLoop.runAndWait { [self] in
             receiveMode = .off
             updateInterest()
+            return true
         }
     }
 
