@@ -70,7 +70,4 @@ int cass_sendmmsg(int fd, struct cass_mmsghdr *vec, unsigned int vlen, int flags
 /// was longer than the buffer.
 static inline int cass_msg_trunc(void) { return MSG_TRUNC; }
 
-/// SOCK_DGRAM as an int, for comparing with getsockopt(SO_TYPE).
-static inline int cass_sock_dgram(void) { return SOCK_DGRAM; }
-
 #endif
