@@ -4,9 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Every error a ``TCPSocket`` throws or reports, one case per error code of GCDAsyncSocket
-/// (`GCDAsyncSocketError` in CocoaAsyncSocket's `GCDAsyncSocket.h`), carrying the `errno` where the
-/// operating system gave one.
+/// Every error a ``TCPSocket`` or ``UDPSocket`` throws or reports, one case per error code of
+/// GCDAsyncSocket and GCDAsyncUdpSocket (`GCDAsyncSocketError`, `GCDAsyncUdpSocketError` in
+/// CocoaAsyncSocket's headers), carrying the `errno` where the operating system gave one.
 ///
 /// Errors from ``TCPSocketDelegate/socketDidDisconnect(_:withError:)`` say why a connection ended: a
 /// `nil` error there means this side called ``TCPSocket/disconnect()``; anything else is one of these.
@@ -42,7 +42,8 @@ public enum SocketError: Error, Equatable, Sendable {
     /// (``TCPSocket/closeWriteStreamAfterWriting()``, ``TCPConnection/closeWrite()``).
     case writeStreamClosed
     /// This side closed the connection (``TCPConnection/close()``, ``TCPSocket/disconnect()``): what
-    /// every later call of a ``TCPConnection`` throws, and what its pending calls throw.
+    /// every later call of a ``TCPConnection`` throws, and what its pending calls throw. Also what a
+    /// ``UDPSocket``'s sends still queued at ``UDPSocket/close()`` are failed with.
     case connectionClosed
     /// The peer closed the connection cleanly: a read returned end of file (`GCDAsyncSocketClosedError`,
     /// "Socket closed by remote peer").
@@ -80,6 +81,27 @@ public enum SocketError: Error, Equatable, Sendable {
     /// out"). Not a timeout of this library: those are ``connectTimeout``, ``readTimeout(tag:)`` and
     /// ``writeTimeout(tag:)``. `errno` is `ETIMEDOUT`.
     case connectionTimedOut(operation: String, errno: Int32)
+    /// A datagram was larger than the kernel sends in one piece (`EMSGSIZE`, POSIX): over 65,507 bytes
+    /// of UDP payload on IPv4 (65,535 less the 20-byte IP and 8-byte UDP headers), or over the path's
+    /// MTU with fragmentation off. ``UDPSocket`` reports it for that one send; the socket stays open.
+    /// `operation` is `sendmmsg`, `errno` is `EMSGSIZE`.
+    case messageTooLarge(operation: String, errno: Int32)
+    /// A received datagram of `size` bytes did not fit the receive size of `maxReceiveSize` bytes
+    /// (``UDPSocket/maxReceiveIPv4BufferSize``, ``UDPSocket/maxReceiveIPv6BufferSize``): the kernel
+    /// flagged it `MSG_TRUNC`. It is reported and discarded, never delivered cut short (GCDAsyncUdpSocket
+    /// delivers the cut bytes as if whole). No `errno`: truncation is a flag, not a failure.
+    case datagramTruncated(size: Int, maxReceiveSize: Int)
+    /// A datagram of `size` bytes was queued for sending on a ``UDPSocket`` whose
+    /// ``UDPSocket/maxSendBufferSize`` is `maxSendSize` bytes (GCDAsyncUdpSocket's
+    /// `GCDAsyncUdpSocketBadParamError`, "data is too large"). Nothing was sent.
+    case datagramTooLarge(size: Int, maxSendSize: Int)
+    /// A send did not complete within its timeout (`GCDAsyncUdpSocketSendTimeoutError`): it waited at
+    /// the head of the queue (for a name to resolve, a send filter to answer or buffer space) too long.
+    /// Carries the send's tag; only that send fails.
+    case sendTimeout(tag: Int)
+    /// The send filter (``UDPSocket/setSendFilter(_:withQueue:isAsynchronous:)``) dropped the datagram
+    /// with this tag. GCDAsyncUdpSocket reports such datagrams as sent; ``UDPSocket`` never does.
+    case sendFiltered(tag: Int)
     /// Any other failed system call (`GCDAsyncSocketOtherError` / `NSPOSIXErrorDomain`): `operation`
     /// names the call (`socket`, `setsockopt`, `accept`, …) and `errno` is the value it set, for
     /// example `EMFILE` or `EACCES`. The errno values that have a case of their own above never come
@@ -90,8 +112,8 @@ public enum SocketError: Error, Equatable, Sendable {
     /// values callers branch on (``connectionRefused(operation:errno:)``,
     /// ``connectionReset(operation:errno:)``, ``brokenPipe(operation:errno:)``,
     /// ``addressInUse(operation:errno:)``, ``addressNotAvailable(operation:errno:)``,
-    /// ``unreachable(operation:errno:)``, ``connectionTimedOut(operation:errno:)``), else
-    /// ``posix(operation:errno:)``. Every system-call error of the library is made here.
+    /// ``unreachable(operation:errno:)``, ``connectionTimedOut(operation:errno:)``,
+    /// ``messageTooLarge(operation:errno:)``), else ``posix(operation:errno:)``. Every system-call error of the library is made here.
     public static func system(operation: String, errno code: Int32) -> SocketError {
         switch code {
         case ECONNREFUSED: return .connectionRefused(operation: operation, errno: code)
@@ -101,6 +123,7 @@ public enum SocketError: Error, Equatable, Sendable {
         case EADDRNOTAVAIL: return .addressNotAvailable(operation: operation, errno: code)
         case ENETUNREACH, EHOSTUNREACH: return .unreachable(operation: operation, errno: code)
         case ETIMEDOUT: return .connectionTimedOut(operation: operation, errno: code)
+        case EMSGSIZE: return .messageTooLarge(operation: operation, errno: code)
         default: return .posix(operation: operation, errno: code)
         }
     }
@@ -111,7 +134,8 @@ public enum SocketError: Error, Equatable, Sendable {
         case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
              .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
              .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
-             .connectionTimedOut(let operation, let code), .posix(let operation, let code):
+             .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
+             .posix(let operation, let code):
             return (operation, code)
         default:
             return nil
@@ -162,12 +186,19 @@ extension SocketError: CustomStringConvertible {
         case .disconnecting: return "the socket is disconnecting"
         case .writeStreamClosed: return "the write stream is closed"
         case .connectionClosed: return "the connection was closed"
+        case .datagramTruncated(let size, let max):
+            return "a datagram of \(size) bytes did not fit the receive size of \(max) bytes"
+        case .datagramTooLarge(let size, let max):
+            return "a datagram of \(size) bytes is over the maximum send size of \(max) bytes"
+        case .sendTimeout(let tag): return "send timed out (tag \(tag))"
+        case .sendFiltered(let tag): return "the send filter dropped the datagram (tag \(tag))"
         case .hostLookupFailed(let host, let code):
             return "host lookup of \(host) failed: \(String(cString: gai_strerror(code)))"
         case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
              .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
              .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
-             .connectionTimedOut(let operation, let code), .posix(let operation, let code):
+             .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
+             .posix(let operation, let code):
             return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }

@@ -46,6 +46,11 @@ public final class EventLoop: @unchecked Sendable {
     /// idle connection holds no buffer of its own. Used only on the loop thread, within one handler call.
     let scratch: UnsafeMutableRawBufferPointer
 
+    /// The message headers, buffer vectors and addresses of one `recvmmsg`/`sendmmsg` call of this
+    /// loop's ``UDPSocket``s (their payloads go in ``scratch``), made on first use: a loop without UDP
+    /// sockets holds none. Loop thread only.
+    @exclusivity(unchecked) var datagramBatchStorage: DatagramBatch?
+
     /// Arrays for the reads and the write tags one pass over a socket completes (see ``SpareArrays``).
     @exclusivity(unchecked) var spareEventArrays = SpareArrays<DelegateEvent>()
     @exclusivity(unchecked) var spareTagArrays = SpareArrays<Int>()
@@ -79,6 +84,7 @@ public final class EventLoop: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+        datagramBatchStorage?.deallocate()
     }
 
     /// True when called on this loop's thread.

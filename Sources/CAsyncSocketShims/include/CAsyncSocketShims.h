@@ -47,4 +47,27 @@ static inline int cass_msg_nosignal(void) {
 /// The thread-local errno, readable from Swift on every platform.
 static inline int cass_errno(void) { return errno; }
 
+/// One datagram of a batch for cass_recvmmsg / cass_sendmmsg: the layout of Linux's `struct mmsghdr`
+/// (sys/socket.h, declared only under _GNU_SOURCE), so Swift can fill arrays of them.
+struct cass_mmsghdr {
+    /// The datagram's buffers, address and flags (`msg_flags` gets MSG_TRUNC on a cut datagram).
+    struct msghdr msg_hdr;
+    /// Bytes received or sent for this datagram; with MSG_TRUNC in the flags of a receive, the
+    /// datagram's full length.
+    unsigned int msg_len;
+};
+
+/// recvmmsg(2) without a timeout: up to `vlen` datagrams in one call (a loop of recvmsg(2) where
+/// there is no recvmmsg). Returns the number received, or -1 with errno.
+int cass_recvmmsg(int fd, struct cass_mmsghdr *vec, unsigned int vlen, int flags);
+
+/// sendmmsg(2): up to `vlen` datagrams in one call (a loop of sendmsg(2) where there is no sendmmsg).
+/// Returns the number sent (fewer than `vlen` when one fails after the first), or -1 with errno
+/// when the first fails.
+int cass_sendmmsg(int fd, struct cass_mmsghdr *vec, unsigned int vlen, int flags);
+
+/// MSG_TRUNC: as a recvmsg(2) flag, return a datagram's full length; in msg_flags, the datagram
+/// was longer than the buffer.
+static inline int cass_msg_trunc(void) { return MSG_TRUNC; }
+
 #endif

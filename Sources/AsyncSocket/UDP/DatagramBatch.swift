@@ -1,0 +1,145 @@
+import CAsyncSocketShims
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The headers of one `recvmmsg(2)` / `sendmmsg(2)` call, kept once per ``EventLoop`` and shared by its
+/// ``UDPSocket``s: message headers, buffer vectors and address slots for up to ``capacity`` datagrams.
+/// The payloads themselves go in the loop's ``EventLoop/scratch`` buffer (256 KiB), so an idle UDP
+/// socket holds no buffer at all. Loop thread only, within one call.
+final class DatagramBatch {
+    /// The most datagrams one call takes or sends: 32 (a batch of `recvmmsg`/`sendmmsg` larger than
+    /// this saves little more per call and delays the other sockets of the loop).
+    static let capacity = 32
+
+    private let headers: UnsafeMutableBufferPointer<cass_mmsghdr>
+    private let vectors: UnsafeMutableBufferPointer<iovec>
+    private let addresses: UnsafeMutableBufferPointer<sockaddr_storage>
+
+    init() {
+        headers = .allocate(capacity: DatagramBatch.capacity)
+        headers.initialize(repeating: cass_mmsghdr())
+        vectors = .allocate(capacity: DatagramBatch.capacity)
+        vectors.initialize(repeating: iovec())
+        addresses = .allocate(capacity: DatagramBatch.capacity)
+        addresses.initialize(repeating: sockaddr_storage())
+    }
+
+    /// Frees the storage; called by the loop's `deinit`.
+    func deallocate() {
+        headers.deallocate()
+        vectors.deallocate()
+        addresses.deallocate()
+    }
+
+    /// Receives up to `count` datagrams from `fd` with one `recvmmsg(2)` (`MSG_TRUNC` asked, so each
+    /// datagram's full length is known), each into its own `slotBytes`-byte slot of `scratch`, and calls
+    /// `body` for each in arrival order with the bytes received (at most `slotBytes`), the sender, the
+    /// datagram's full length in bytes and whether it was cut (longer than the slot). The bytes are
+    /// valid only during `body`.
+    ///
+    /// - Returns: the number of datagrams received, or `nil` when none was waiting (`EAGAIN`).
+    /// - Throws: the call's error (``SocketError/system(operation:errno:)`` with `recvmmsg`), for
+    ///   example `ECONNREFUSED` from an ICMP port unreachable on a connected socket.
+    func receive(
+        _ fd: Int32, count: Int, slotBytes: Int, scratch: UnsafeMutableRawBufferPointer,
+        _ body: (_ bytes: UnsafeRawBufferPointer, _ sender: SocketAddress?, _ fullLength: Int, _ truncated: Bool) -> Void
+    ) throws(SocketError) -> Int? {
+        let stride = max(1, slotBytes)
+        let count = max(1, min(count, DatagramBatch.capacity, scratch.count / stride))
+        let slot = min(slotBytes, scratch.count)
+        guard let base = scratch.baseAddress else { return nil }
+        for index in 0..<count {
+            vectors[index] = iovec(iov_base: base + index * stride, iov_len: slot)
+            headers[index] = cass_mmsghdr()
+            headers[index].msg_hdr.msg_iov = vectors.baseAddress.map { $0 + index }
+            headers[index].msg_hdr.msg_iovlen = 1
+            headers[index].msg_hdr.msg_name = UnsafeMutableRawPointer(addresses.baseAddress.map { $0 + index })
+            headers[index].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        }
+        let received: Int32
+        switch try Posix.checkIO("recvmmsg", { Int(cass_recvmmsg(fd, headers.baseAddress, UInt32(count), cass_msg_trunc())) }) {
+        case .wouldBlock: return nil
+        case .processed(let value): received = Int32(value)
+        }
+        for index in 0..<Int(received) {
+            let header = headers[index]
+            let fullLength = Int(header.msg_len)
+            let truncated = header.msg_hdr.msg_flags & cass_msg_trunc() != 0 || fullLength > slot
+            let bytes = UnsafeRawBufferPointer(start: base + index * stride, count: min(fullLength, slot))
+            let sender: SocketAddress? = addresses.baseAddress.flatMap { start in
+                UnsafeRawPointer(start + index).withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    SocketAddress($0, length: header.msg_hdr.msg_namelen)
+                }
+            }
+            body(bytes, sender, fullLength, truncated)
+        }
+        return Int(received)
+    }
+
+    /// What one ``send(_:count:scratch:datagram:)`` did.
+    enum SendOutcome: Equatable {
+        /// The first `n` datagrams went out (fewer than offered: the next one would block or failed;
+        /// offer it again to learn which).
+        case sent(Int)
+        /// The socket's send buffer is full: nothing went out.
+        case wouldBlock
+        /// The first datagram was refused with this error; nothing went out.
+        case failed(SocketError)
+    }
+
+    /// Sends up to `count` datagrams on `fd` with one `sendmmsg(2)`: `datagram(i)` gives the `i`th
+    /// payload and its destination (`nil` on a connected socket). Payloads are copied into `scratch`
+    /// first; the batch stops early at the first one that does not fit after others.
+    func send(
+        _ fd: Int32, count: Int, scratch: UnsafeMutableRawBufferPointer,
+        datagram: (Int) -> (payload: Data, destination: SocketAddress?)
+    ) -> SendOutcome {
+        guard let base = scratch.baseAddress else { return .wouldBlock }
+        var offset = 0
+        var prepared = 0
+        for index in 0..<min(count, DatagramBatch.capacity) {
+            let (payload, destination) = datagram(index)
+            guard offset + payload.count <= scratch.count || index == 0 else { break }
+            let length = min(payload.count, scratch.count - offset)
+            payload.withUnsafeBytes { raw in
+                if let source = raw.baseAddress, length > 0 { (base + offset).copyMemory(from: source, byteCount: length) }
+            }
+            vectors[index] = iovec(iov_base: base + offset, iov_len: length)
+            offset += length
+            headers[index] = cass_mmsghdr()
+            headers[index].msg_hdr.msg_iov = vectors.baseAddress.map { $0 + index }
+            headers[index].msg_hdr.msg_iovlen = 1
+            if let destination {
+                let slot = addresses.baseAddress.map { $0 + index }
+                destination.withSockAddr { pointer, length in
+                    UnsafeMutableRawPointer(slot)?.copyMemory(from: pointer, byteCount: Int(length))
+                }
+                headers[index].msg_hdr.msg_name = UnsafeMutableRawPointer(slot)
+                headers[index].msg_hdr.msg_namelen = destination.length
+            }
+            prepared += 1
+        }
+        do {
+            switch try Posix.checkIO("sendmmsg", { Int(cass_sendmmsg(fd, headers.baseAddress, UInt32(prepared), cass_msg_nosignal())) }) {
+            case .wouldBlock: return .wouldBlock
+            case .processed(let sent): return .sent(sent)
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+}
+
+extension EventLoop {
+    /// This loop's ``DatagramBatch``, made on first use. Loop thread only.
+    var datagramBatch: DatagramBatch {
+        if let batch = datagramBatchStorage { return batch }
+        let batch = DatagramBatch()
+        datagramBatchStorage = batch
+        return batch
+    }
+}
