@@ -37,13 +37,11 @@ final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
         return .complete(consumed: consumed)
     }
 
-    /// Hands on the run of every whole frame of `bytes` in one call, unless paused.
+    /// Hands on the run of every whole frame of `bytes` in one call, unless paused. The slicer finds
+    /// the run in one call too (``FrameSlicer/wholeFramesLength(in:)``).
     func consumeRuns(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
         if isPaused { return .complete(consumed: 0) }
-        var consumed = 0
-        while let length = try frameLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...]), after: consumed) {
-            consumed += length
-        }
+        let consumed = try slicer.wholeFramesLength(in: bytes)
         if consumed > 0 { onFrames(socket, UnsafeRawBufferPointer(rebasing: bytes[..<consumed])) }
         return .needMoreData(consumed: consumed)
     }

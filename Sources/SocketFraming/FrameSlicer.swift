@@ -14,6 +14,34 @@ public protocol FrameSlicer: Sendable {
     /// The most bytes one frame may occupy on the wire, as ``FrameDecoder/maximumFrameLength``: the
     /// socket adapters buffer up to this many bytes for one frame.
     var maximumFrameLength: Int { get }
+
+    /// The length in bytes of the run of whole frames at the start of `bytes`: every frame that has
+    /// fully arrived, back to back (0 when not even the first has). One call per arrival, for code that
+    /// passes the run on in one piece (a relay, an echo server). The default asks
+    /// ``frameLength(in:)`` frame by frame.
+    ///
+    /// - Throws: `FramingError` when the *first* frame is bad. A bad frame after good ones ends the run
+    ///   instead, so the good frames are passed on first; the next call, which starts at the bad frame,
+    ///   throws.
+    func wholeFramesLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int
+}
+
+extension FrameSlicer {
+    public func wholeFramesLength(in bytes: UnsafeRawBufferPointer) throws(FramingError) -> Int {
+        var total = 0
+        while total < bytes.count {
+            let length: Int?
+            do {
+                length = try frameLength(in: UnsafeRawBufferPointer(rebasing: bytes[total...]))
+            } catch where total > 0 {
+                return total
+            }
+            // A frame occupies at least one byte; a slicer that says otherwise cannot make progress.
+            guard let length, length > 0 else { return total }
+            total += length
+        }
+        return total
+    }
 }
 
 extension LengthFieldBasedFrameDecoder: FrameSlicer {

@@ -206,4 +206,27 @@ import Testing
         let adjusted = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 2, lengthAdjustment: -5)
         #expect(throws: FramingError.invalidLengthField(1)) { try boundary(adjusted, [0, 1]) }
     }
+
+    func run(_ decoder: LengthFieldBasedFrameDecoder, _ bytes: [UInt8]) throws -> Int {
+        try bytes.withUnsafeBytes { try decoder.wholeFramesLength(in: $0) }
+    }
+
+    @Test func theRunOfWholeFramesStopsBeforeAPartialOne() throws {
+        let lp4 = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 4, initialBytesToStrip: 0)
+        #expect(try run(lp4, []) == 0)
+        #expect(try run(lp4, [0, 0, 0, 2, 9]) == 0)
+        #expect(try run(lp4, [0, 0, 0, 1, 7]) == 5)
+        // Two whole frames (5 and 6 bytes), then 3 bytes of a third.
+        #expect(try run(lp4, [0, 0, 0, 1, 7, 0, 0, 0, 2, 8, 9, 0, 0, 0]) == 11)
+        // An empty payload is a whole 4-byte frame.
+        #expect(try run(lp4, [0, 0, 0, 0, 0, 0, 0, 1, 7]) == 9)
+    }
+
+    @Test func aBadFrameEndsTheRunAfterGoodOnesAndThrowsWhenFirst() {
+        let lp4 = LengthFieldBasedFrameDecoder(maxFrameLength: 100, lengthFieldLength: 4, initialBytesToStrip: 0)
+        let good: [UInt8] = [0, 0, 0, 1, 7]
+        let tooLong: [UInt8] = [0, 0, 0, 97]
+        #expect((try? run(lp4, good + tooLong)) == 5)
+        #expect(throws: FramingError.frameTooLong(length: 101, maxFrameLength: 100)) { try run(lp4, tooLong + good) }
+    }
 }

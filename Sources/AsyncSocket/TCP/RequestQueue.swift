@@ -24,6 +24,14 @@ struct RequestQueue<Element> {
         }
     }
 
+    /// What `body` reads from the element at `offset` (from the front, less than ``count``), without
+    /// copying the element.
+    @inline(__always)
+    func withElement<R>(at offset: Int, _ body: (Element) -> R) -> R {
+        if offset == 0, case .some(let element) = head { return body(element) }
+        return body(rest[restStart + offset - 1])
+    }
+
     subscript(offset: Int) -> Element {
         get {
             if offset == 0, let head { return head }

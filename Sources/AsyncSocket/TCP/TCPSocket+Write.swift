@@ -193,43 +193,46 @@ extension TCPSocket {
 
     /// Fills `iovecs` with the unsent bytes of the first queued writes, then calls `body` with the
     /// number of buffers filled and their total byte count while every buffer is still pinned. Staged
-    /// writes next to each other share one buffer.
+    /// writes next to each other share one buffer. Reads the queue in place (a copy of a request
+    /// retains and releases its bytes).
     private func gather<R>(_ connection: ConnectionState, _ iovecs: UnsafeMutableBufferPointer<iovec>,
                            _ body: (_ buffers: Int, _ total: Int) -> R) -> R {
         connection.stagedWrites.withUnsafeReadableBytes { staged in
-            gather(connection.writeQueue, request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
+            gather(connection, request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
         }
     }
 
     private func gather<R>(
-        _ writeQueue: RequestQueue<WriteRequest>, request first: Int, into iovecs: UnsafeMutableBufferPointer<iovec>, filled: Int, stagedOffset: Int,
-        staged: UnsafeRawBufferPointer, total: Int, _ body: (Int, Int) -> R
+        _ connection: ConnectionState, request first: Int, into iovecs: UnsafeMutableBufferPointer<iovec>, filled: Int,
+        stagedOffset: Int, staged: UnsafeRawBufferPointer, total: Int, _ body: (Int, Int) -> R
     ) -> R {
         var (index, filled, stagedOffset, total) = (first, filled, stagedOffset, total)
+        let count = connection.writeQueue.count
         // Staged writes need no pinning: a loop. A `Data` is pinned for the rest of the gathering: a call.
-        while index < writeQueue.count && filled < iovecs.count {
-            let request = writeQueue[index]
-            guard request.isStaged else { break }
+        while index < count && filled < iovecs.count {
+            guard let remaining = connection.writeQueue.withElement(at: index, { $0.isStaged ? $0.remaining : nil }) else { break }
             // The staged bytes of every staged write before this one come first in the staging buffer.
             let start = staged.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + stagedOffset }
             if filled > 0, let previous = iovecs[filled - 1].iov_base, let start, previous + iovecs[filled - 1].iov_len == start {
-                iovecs[filled - 1].iov_len += request.remaining
+                iovecs[filled - 1].iov_len += remaining
             } else {
-                iovecs[filled] = iovec(iov_base: start, iov_len: request.remaining)
+                iovecs[filled] = iovec(iov_base: start, iov_len: remaining)
                 filled += 1
             }
-            stagedOffset += request.remaining
-            total += request.remaining
+            stagedOffset += remaining
+            total += remaining
             index += 1
         }
-        guard index < writeQueue.count, filled < iovecs.count, case .data(let data) = writeQueue[index].bytes else {
+        guard index < count, filled < iovecs.count, let (data, sent) = connection.writeQueue.withElement(at: index, { request -> (Data, Int)? in
+            if case .data(let data) = request.bytes { return (data, request.sent) }
+            return nil
+        }) else {
             return body(filled, total)
         }
-        let sent = writeQueue[index].sent
         return data.withUnsafeBytes { raw in
             let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + sent }
             iovecs[filled] = iovec(iov_base: base, iov_len: raw.count - sent)
-            return gather(writeQueue, request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
+            return gather(connection, request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
                           staged: staged, total: total + raw.count - sent, body)
         }
     }
