@@ -315,6 +315,17 @@ import TestSupport
         }
     }
 
+    @Test func aConnectThatFailsThrowsTheSocketsError() async throws {
+        let server = try await UDPEndpoint.bind(host: "127.0.0.1", port: 0)
+        let address = try #require(server.localAddress)
+        await #expect(throws: SocketError.badConfig("cannot connect to \(address): its family is disabled or not IP")) {
+            _ = try await UDPEndpoint.connect(to: address, options: .init(isIPv4Enabled: false))
+        }
+        await #expect(throws: SocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")) {
+            _ = try await UDPEndpoint.connect(to: address, options: .init(isIPv4Enabled: false, isIPv6Enabled: false))
+        }
+    }
+
     /// Two endpoints with `SO_REUSEPORT` share one port; without it the second bind fails.
     @Test func reusePortLetsTwoEndpointsShareAPort() async throws {
         let options = UDPEndpoint.Options(isReusePortEnabled: true)

@@ -142,7 +142,13 @@ public final class UDPEndpoint: Sendable {
         _ start: (UDPSocket) throws(SocketError) -> Void
     ) async throws -> UDPEndpoint {
         let (socket, bridge) = try make(options, group)
-        let peer = try await bridge.connect(start)
+        let peer: SocketAddress
+        do {
+            peer = try await bridge.connect(start)
+        } catch {
+            socket.close()  // a failed connect may have left a descriptor open
+            throw error
+        }
         do {
             try options.applyBufferSizes(to: socket)
             try bridge.startReceiving()
