@@ -90,7 +90,7 @@ extension UDPSocket {
         let family = channel.family
         do {
             let received = try eventLoop.datagramBatch.receive(
-                channel.fd, count: receiveMode == .once ? 1 : DatagramBatch.capacity, slotBytes: maxSize, scratch: scratch
+                channel.fd, count: receiveMode == .once ? 1 : min(max(1, receiveBatchLimit), DatagramBatch.capacity), slotBytes: maxSize, scratch: scratch
             ) { bytes, sender, fullLength, truncated in
                 let from = sender ?? .any(family, port: 0)
                 arrivals.append(truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)

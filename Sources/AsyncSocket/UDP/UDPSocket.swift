@@ -71,6 +71,10 @@ public final class UDPSocket: @unchecked Sendable {
     @exclusivity(unchecked) var sendQueue = RequestQueue<UDPSendRequest>()
     @exclusivity(unchecked) var sendTimeout = RequestTimeout()
     @exclusivity(unchecked) var receiveMode = ReceiveMode.off
+    /// The most datagrams one continuous-mode read takes, 1 to ``DatagramBatch/capacity`` (the
+    /// default): the async ``UDPEndpoint`` lowers it to the room left in its buffer, so a read never
+    /// takes more than the buffer can hold.
+    @exclusivity(unchecked) var receiveBatchLimit = DatagramBatch.capacity
     /// An asynchronous receive filter is judging the datagram of a ``receiveOnce()``: reading waits.
     @exclusivity(unchecked) var awaitingReceiveFilter = false
     @exclusivity(unchecked) var flushScheduled = false

@@ -1,0 +1,383 @@
+import Foundation
+
+/// One suspended ``UDPEndpoint/Datagrams/AsyncIterator/next()``: its continuation while it waits, and
+/// whether its task was cancelled before it could wait. Guarded by the bridge's lock (hence unchecked).
+final class DatagramWaiter: @unchecked Sendable {
+    var continuation: CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>?
+    var cancelled = false
+
+    /// Hands back the continuation, once, for resuming.
+    func take() -> CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>? {
+        defer { continuation = nil }
+        return continuation
+    }
+}
+
+/// The received datagrams waiting for the iteration, oldest first: an array with a moving head, whose
+/// taken slots are emptied at once (so a taken datagram's bytes are not kept alive).
+struct DatagramQueue {
+    private var slots: [UDPEndpoint.Datagram?] = []
+    private var head = 0
+
+    var count: Int { slots.count - head }
+
+    mutating func append(_ datagram: UDPEndpoint.Datagram) {
+        slots.append(datagram)
+    }
+
+    mutating func popFirst() -> UDPEndpoint.Datagram? {
+        guard head < slots.count else { return nil }
+        let datagram = slots[head]
+        slots[head] = nil
+        head += 1
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 32 && head * 2 >= slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+        return datagram
+    }
+
+    mutating func removeAll() {
+        slots = []
+        head = 0
+    }
+}
+
+/// The delegate of a ``UDPEndpoint``'s socket, with the socket's delegate queue `nil`: every callback
+/// runs inline on the socket's event-loop thread and resumes the waiting calls there.
+///
+/// Receiving: the socket receives continuously into a buffer of at most `limit` datagrams. Each read
+/// takes no more datagrams than the buffer has room for (``UDPSocket/receiveBatchLimit``); when it is
+/// full the socket pauses, and it resumes once the iteration has taken the buffer down to `limit / 2`.
+/// Sends map one to one onto the socket's sends, tagged with their number.
+final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
+    struct State {
+        var connect: AsyncWaiter<SocketAddress>?
+        var connectStarted = false
+
+        var buffer = DatagramQueue()
+        /// The most datagrams the buffer has held at once (for tests).
+        var peakBuffered = 0
+        var waiters: [DatagramWaiter] = []
+        /// The buffer filled up and the socket stopped reading.
+        var paused = false
+        var resumeScheduled = false
+        var skipped = UDPEndpoint.SkippedReceives()
+
+        /// Sends not yet reported by the socket, by tag (their number).
+        var sends: [Int: CheckedContinuation<Result<Void, SocketError>, Never>] = [:]
+        var sendsCalled = 0
+
+        /// ``UDPEndpoint/close()`` was called.
+        var closeRequested = false
+        /// The error every call throws once the socket has closed.
+        var ended: SocketError?
+        /// The error that closed the socket (not by ``UDPEndpoint/close()``), until a `next()` threw it.
+        var failure: SocketError?
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let socket: UDPSocket
+    /// ``UDPEndpoint/Options/maxBufferedDatagrams``.
+    let limit: Int
+    private let state = LockedValue(State())
+
+    init(socket: UDPSocket, limit: Int) {
+        self.socket = socket
+        self.limit = limit
+    }
+
+    @discardableResult
+    private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
+        var effects = AsyncEffects()
+        let result = state.withLock { body(&$0, &effects) }
+        effects.run()
+        return result
+    }
+
+    // MARK: For tests and diagnostics
+
+    /// Datagrams received and not yet taken.
+    var bufferedDatagrams: Int { state.withLock { $0.buffer.count } }
+    /// The most datagrams buffered at once so far.
+    var peakBufferedDatagrams: Int { state.withLock { $0.peakBuffered } }
+    /// Whether the socket stopped reading because the buffer is full.
+    var isReceivingPaused: Bool { state.withLock { $0.paused } }
+    /// `next()` calls waiting for a datagram.
+    var waitingIterations: Int { state.withLock { $0.waiters.count } }
+    /// Sends not yet reported by the socket.
+    var pendingSends: Int { state.withLock { $0.sends.count } }
+    /// Whether ``close()`` was called.
+    var isCloseRequested: Bool { state.withLock { $0.closeRequested } }
+    /// What receiving skipped.
+    var skipped: UDPEndpoint.SkippedReceives { state.withLock { $0.skipped } }
+
+    // MARK: Starting
+
+    /// Starts the connect with `start` and waits for its outcome. Cancellation closes the socket
+    /// (abandoning the connect) and throws `CancellationError`.
+    func connect(_ start: (UDPSocket) throws(SocketError) -> Void) async throws -> SocketAddress {
+        try Task.checkCancellation()
+        let waiter = AsyncWaiter<SocketAddress>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let failure = state.withLock { state -> (any Error)? in
+                    if waiter.cancelled { return CancellationError() }
+                    do {
+                        try start(socket)
+                    } catch {
+                        return error
+                    }
+                    waiter.continuation = continuation
+                    state.connect = waiter
+                    state.connectStarted = true
+                    return nil
+                }
+                if let failure { continuation.resume(throwing: failure) }
+            }
+        } onCancel: {
+            let abandon = state.withLock { state -> Bool in
+                waiter.cancelled = true
+                return state.connectStarted && state.connect === waiter
+            }
+            if abandon { socket.close() }
+        }
+    }
+
+    func udpSocket(_ sock: UDPSocket, didConnectToAddress address: SocketAddress) {
+        connectEnded(.success(address))
+    }
+
+    func udpSocket(_ sock: UDPSocket, didNotConnect error: SocketError) {
+        connectEnded(.failure(error))
+    }
+
+    private func connectEnded(_ outcome: Result<SocketAddress, SocketError>) {
+        locked { state, effects in
+            guard let waiter = state.connect, !waiter.cancelled else { return }  // a cancel's close follows
+            state.connect = nil
+            if let continuation = waiter.take() {
+                effects.append { continuation.resume(with: outcome) }
+            }
+        }
+    }
+
+    /// Sets the first read's size and starts receiving continuously. Call once bound or connected.
+    func startReceiving() throws(SocketError) {
+        let batch = min(limit, DatagramBatch.capacity)
+        let result = socket.eventLoop.runAndWait { [socket] in
+            socket.receiveBatchLimit = batch
+            return Result { () throws(SocketError) in try socket.beginReceiving() }
+        }
+        try result.get()
+    }
+
+    // MARK: Receiving
+
+    func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+        let datagram = UDPEndpoint.Datagram(data: data, sender: address)
+        // On the loop thread, inline: the buffer grows only here, so the room computed now is a lower
+        // bound until the next callback.
+        let room = locked { state, effects -> Int in
+            guard !state.closeRequested, state.ended == nil else { return 0 }
+            while !state.waiters.isEmpty {
+                let waiter = state.waiters.removeFirst()
+                if let continuation = waiter.take() {
+                    effects.append { continuation.resume(returning: .success(datagram)) }
+                    return limit - state.buffer.count
+                }
+            }
+            state.buffer.append(datagram)
+            state.peakBuffered = max(state.peakBuffered, state.buffer.count)
+            let room = limit - state.buffer.count
+            if room <= 0 { state.paused = true }
+            return room
+        }
+        if room > 0 {
+            sock.receiveBatchLimit = min(room, DatagramBatch.capacity)
+        } else if state.withLock({ $0.paused && !$0.closeRequested }) {
+            sock.pauseReceiving()  // inline: already on the loop
+        }
+    }
+
+    func udpSocket(_ sock: UDPSocket, didNotReceiveDataFromAddress address: SocketAddress?, dueToError error: SocketError) {
+        state.withLock { state in
+            if case .datagramTruncated = error { state.skipped.truncated += 1 } else { state.skipped.failed += 1 }
+            state.skipped.lastError = error
+        }
+    }
+
+    /// The next datagram; `nil` once the endpoint is closed or when the task is cancelled.
+    func next() async throws(SocketError) -> UDPEndpoint.Datagram? {
+        if Task.isCancelled { return nil }
+        let waiter = DatagramWaiter()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>) in
+                locked { state, effects in
+                    if waiter.cancelled {
+                        effects.append { continuation.resume(returning: .success(nil)) }
+                    } else if let datagram = state.buffer.popFirst() {
+                        effects.append { continuation.resume(returning: .success(datagram)) }
+                        resumeIfCaughtUp(&state, &effects)
+                    } else if state.closeRequested || state.ended != nil {
+                        let failure = state.failure
+                        state.failure = nil
+                        effects.append { continuation.resume(returning: failure.map { .failure($0) } ?? .success(nil)) }
+                    } else {
+                        waiter.continuation = continuation
+                        state.waiters.append(waiter)
+                    }
+                }
+            }
+        } onCancel: {
+            locked { state, effects in
+                waiter.cancelled = true
+                guard let continuation = waiter.take() else { return }
+                state.waiters.removeAll { $0 === waiter }
+                effects.append { continuation.resume(returning: .success(nil)) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Schedules reading to resume on the loop once a paused buffer is down to half the limit.
+    private func resumeIfCaughtUp(_ state: inout State, _ effects: inout AsyncEffects) {
+        guard state.paused, !state.resumeScheduled, state.buffer.count <= limit / 2 else { return }
+        state.resumeScheduled = true
+        effects.append { [self] in socket.eventLoop.execute { [self] in resumeReceiving() } }
+    }
+
+    /// Reads again, at most as many datagrams per read as the buffer has room for. Loop thread only.
+    private func resumeReceiving() {
+        let room = state.withLock { state -> Int in
+            state.resumeScheduled = false
+            guard state.paused, !state.closeRequested, state.ended == nil else { return 0 }
+            state.paused = false
+            return limit - state.buffer.count
+        }
+        guard room > 0 else { return }
+        socket.receiveBatchLimit = min(room, DatagramBatch.capacity)
+        try? socket.beginReceiving()  // fails only once the socket is closed
+    }
+
+    // MARK: Sending
+
+    /// Why calls fail now, or nil.
+    private func endError(_ state: State) -> SocketError? {
+        state.closeRequested ? .connectionClosed : state.ended
+    }
+
+    /// Sends `data` to `address` (to the connected peer when `nil`) and returns once the kernel took it
+    /// or the socket reported it failed.
+    func send(_ data: Data, to address: SocketAddress?) async throws(SocketError) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SocketError>, Never>) in
+            let tag = locked { state, effects -> Int? in
+                if let error = endError(state) {
+                    effects.append { continuation.resume(returning: .failure(error)) }
+                    return nil
+                }
+                state.sendsCalled += 1
+                state.sends[state.sendsCalled] = continuation
+                return state.sendsCalled
+            }
+            guard let tag else { return }
+            // Queued from the loop, where close() also runs: a send that reaches the loop after the
+            // close fails here instead of opening the socket again.
+            socket.onLoop { [self] in
+                let refused = locked { state, effects -> Bool in
+                    guard let error = endError(state) else { return false }
+                    if let continuation = state.sends.removeValue(forKey: tag) {
+                        effects.append { continuation.resume(returning: .failure(error)) }
+                    }
+                    return true
+                }
+                guard !refused else { return }
+                if let address {
+                    socket.send(data, to: address, withTimeout: -1, tag: tag)
+                } else {
+                    socket.send(data, withTimeout: -1, tag: tag)
+                }
+            }
+        }
+        try result.get()
+    }
+
+    func udpSocket(_ sock: UDPSocket, didSendDataWithTag tag: Int) {
+        sendEnded(tag, .success(()))
+    }
+
+    func udpSocket(_ sock: UDPSocket, didNotSendDataWithTag tag: Int, dueToError error: SocketError) {
+        sendEnded(tag, .failure(error))
+    }
+
+    private func sendEnded(_ tag: Int, _ outcome: Result<Void, SocketError>) {
+        locked { state, effects in
+            guard let continuation = state.sends.removeValue(forKey: tag) else { return }
+            effects.append { continuation.resume(returning: outcome) }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the socket and returns once it has closed. Datagrams not yet taken are discarded and the
+    /// iterations end; sends the kernel has not taken throw ``SocketError/connectionClosed``.
+    func close() async {
+        let alreadyEnded = locked { state, effects -> Bool in
+            if !state.closeRequested {
+                state.closeRequested = true
+                state.buffer.removeAll()
+                for waiter in state.waiters {
+                    if let continuation = waiter.take() { effects.append { continuation.resume(returning: .success(nil)) } }
+                }
+                state.waiters = []
+            }
+            return state.ended != nil
+        }
+        guard !alreadyEnded else { return }
+        await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> Bool in
+                if state.ended != nil { return true }
+                state.closeWaiters.append(continuation)
+                return false
+            }
+            if ended {
+                continuation.resume()
+            } else {
+                socket.close()
+            }
+        }
+    }
+
+    func udpSocketDidClose(_ sock: UDPSocket, withError err: SocketError?) {
+        locked { state, effects in
+            if let waiter = state.connect {
+                // The connect was abandoned by cancellation, or the socket failed while connecting.
+                state.connect = nil
+                if let continuation = waiter.take() {
+                    let error: any Error = waiter.cancelled ? CancellationError() : (err ?? SocketError.connectionClosed)
+                    effects.append { continuation.resume(throwing: error) }
+                }
+            }
+            guard state.ended == nil else { return }
+            let error = state.closeRequested ? SocketError.connectionClosed : (err ?? .connectionClosed)
+            state.ended = error
+            var failure = state.closeRequested ? nil : err
+            for waiter in state.waiters {
+                guard let continuation = waiter.take() else { continue }
+                let result: Result<UDPEndpoint.Datagram?, SocketError> = failure.map { .failure($0) } ?? .success(nil)
+                failure = nil
+                effects.append { continuation.resume(returning: result) }
+            }
+            state.waiters = []
+            state.failure = failure
+            for continuation in state.sends.values { effects.append { continuation.resume(returning: .failure(error)) } }
+            state.sends = [:]
+            let closeWaiters = state.closeWaiters
+            state.closeWaiters = []
+            effects.append { for continuation in closeWaiters { continuation.resume() } }
+        }
+    }
+}
