@@ -36,6 +36,12 @@ public struct DiscoveryResult: Sendable, Equatable {
     public var servers: [DiscoveredServer]
     /// Datagrams ignored: not valid answers, or answers to another search (another nonce).
     public var ignoredDatagrams: Int
+
+    /// The line `im-client` prints: `* found chat at 127.0.0.1:7777 (0 online)`, plus
+    /// `, the least busy of 2 servers` when several answered.
+    public var report: String {
+        "* found \(chosen)" + (servers.count > 1 ? ", the least busy of \(servers.count) servers" : "")
+    }
 }
 
 /// Why a search found nothing.
