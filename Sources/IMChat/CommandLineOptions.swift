@@ -171,15 +171,11 @@ private struct ArgumentParser {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    /// A numeric IPv4 address to send discovery queries to or join; never 255.255.255.255, which would
-    /// leave the host on every interface.
+    /// A numeric IPv4 multicast address (224.0.0.0/4) to send discovery queries to or join.
     mutating func group(for option: String) throws(UsageError) -> String {
         let text = try value(for: option)
-        guard let address = SocketAddress(ipAddress: text, port: 0), address.isIPv4 else {
-            throw UsageError(description: "\(option): not a numeric IPv4 address: \(text)\n\(usage)")
-        }
-        guard address.host != "255.255.255.255" else {
-            throw UsageError(description: "\(option): 255.255.255.255 goes out on every interface; use a group or 127.255.255.255\n\(usage)")
+        guard let address = SocketAddress(ipAddress: text, port: 0), DiscoveryProtocol.isIPv4Multicast(address) else {
+            throw UsageError(description: "\(option): not an IPv4 multicast address (224.0.0.0-239.255.255.255): \(text)\n\(usage)")
         }
         return address.host
     }

@@ -34,7 +34,8 @@ public struct DiscoveryResult: Sendable, Equatable {
     public var chosen: DiscoveredServer
     /// Every distinct server that answered (one entry per host and port), in the order the answers arrived.
     public var servers: [DiscoveredServer]
-    /// Datagrams ignored: not valid answers, or answers to another search (another nonce).
+    /// Datagrams ignored: not valid answers, answers to another search (another nonce), or answers from
+    /// another host that advertise a loopback address.
     public var ignoredDatagrams: Int
 
     /// The line `im-client` prints: `* found chat at 127.0.0.1:7777 (0 online)`, plus
@@ -71,8 +72,7 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
 public enum DiscoveryClient {
     /// Where and how long to look.
     public struct Configuration: Sendable, Equatable {
-        /// Where queries go: the multicast group (or a broadcast address such as `127.255.255.255`; never
-        /// use `255.255.255.255`, which leaves the host on every interface). Default
+        /// The multicast group queries go to, a numeric IPv4 multicast address (224.0.0.0/4). Default
         /// ``DiscoveryProtocol/defaultGroup`` (239.255.77.77).
         public var group = DiscoveryProtocol.defaultGroup
         /// The group's UDP port. Default ``DiscoveryProtocol/defaultPort`` (7777).
@@ -174,7 +174,6 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
         socket.isIPv6Enabled = false
         socket.maxReceiveIPv4BufferSize = UInt16(DiscoveryProtocol.maxDatagramBytes)
         do throws(SocketError) {
-            try socket.enableBroadcast(true)  // lets `group` be a broadcast address such as 127.255.255.255
             try socket.enableMulticastLoop(true)
             try socket.setMulticastTTL(configuration.ttl)
             if let interface { try socket.sendIPv4Multicast(onInterface: interface) }
@@ -230,6 +229,11 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
             return
         }
         let host = answer.host.isEmpty ? address.host : answer.host
+        // A loopback address is only meaningful from this host.
+        guard !DiscoveryProtocol.isLoopback(host) || DiscoveryProtocol.isLoopback(address.host) else {
+            ignored += 1
+            return
+        }
         guard !servers.contains(where: { $0.host == host && $0.port == answer.port }) else { return }
         servers.append(DiscoveredServer(name: answer.serverName, host: host, port: answer.port,
                                         onlineUsers: answer.onlineUsers, answeredFrom: address))

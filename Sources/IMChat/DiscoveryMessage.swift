@@ -1,3 +1,4 @@
+import AsyncSocket
 import Foundation
 
 /// Constants of the LAN discovery protocol (docs/PROTOCOL.md, "Finding the server"): how an
@@ -26,6 +27,17 @@ public enum DiscoveryProtocol {
     /// The largest datagram either side reads, in bytes: 1,024 (the largest valid answer is
     /// 22 + 255 + 64 = 341 bytes). A longer datagram is discarded by the socket and counted as ignored.
     public static let maxDatagramBytes = 1024
+
+    /// Whether `address` is an IPv4 multicast address, 224.0.0.0/4 (RFC 5771).
+    public static func isIPv4Multicast(_ address: SocketAddress) -> Bool {
+        guard address.isIPv4, let first = address.host.split(separator: ".").first.flatMap({ UInt8($0) }) else { return false }
+        return (224...239).contains(first)
+    }
+
+    /// Whether `host` is a numeric loopback address (127.0.0.0/8, ::1).
+    static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1"
+    }
 }
 
 /// The kind byte (offset 5) of a discovery datagram.

@@ -3,8 +3,10 @@ import Dispatch
 import Foundation
 
 /// The server side of LAN discovery (docs/PROTOCOL.md, "Finding the server"): a ``UDPSocket`` bound to
-/// the discovery port on every IPv4 interface, a member of the discovery group, that answers every
-/// valid ``DiscoveryQuery`` with a ``DiscoveryAnswer`` sent by unicast to the query's source address.
+/// the discovery group's address and port (so it receives datagrams sent to the group and nothing
+/// else: no unicast, no broadcast, no other group), a member of the group on chosen interfaces, that
+/// answers every valid ``DiscoveryQuery`` with a ``DiscoveryAnswer`` sent by unicast to the query's
+/// source address.
 ///
 /// ``ChatServer`` runs one when given a configuration (`im-server` does by default). Several servers on
 /// one host share the port (`SO_REUSEADDR` and `SO_REUSEPORT`): each gets its own copy of every query.
@@ -16,8 +18,8 @@ import Foundation
 public final class DiscoveryResponder: Sendable {
     /// What to listen to and what name to answer with.
     public struct Configuration: Sendable, Equatable {
-        /// The multicast group to join, a numeric IPv4 address. Default ``DiscoveryProtocol/defaultGroup``
-        /// (239.255.77.77).
+        /// The multicast group to bind and join, a numeric IPv4 multicast address (224.0.0.0/4). Default
+        /// ``DiscoveryProtocol/defaultGroup`` (239.255.77.77).
         public var group = DiscoveryProtocol.defaultGroup
         /// The UDP port to bind; 0 picks a free one (tests), read it from ``DiscoveryResponder/port``.
         /// Default ``DiscoveryProtocol/defaultPort`` (7777).
@@ -77,8 +79,8 @@ public final class DiscoveryResponder: Sendable {
         socket.maxReceiveIPv4BufferSize = UInt16(DiscoveryProtocol.maxDatagramBytes)
     }
 
-    /// Binds the discovery port on every IPv4 interface, joins the group on `interfaces` and starts
-    /// answering that the chat is at `advertisedHost`:`tcpPort`.
+    /// Binds the group's address and port, joins the group on `interfaces` and starts answering that
+    /// the chat is at `advertisedHost`:`tcpPort`.
     ///
     /// - Parameters:
     ///   - advertisedHost: the host clients should connect to (a numeric address), or empty for "the
@@ -88,13 +90,18 @@ public final class DiscoveryResponder: Sendable {
     ///     `nil` for the interface the routing table picks for the group. A join that fails with
     ///     `EADDRINUSE` (two entries naming the same interface) is not an error. See
     ///     ``interfaces(forListeningOn:)``.
-    /// - Throws: ``SocketError`` from bind or join (the socket is closed again).
+    /// - Throws: ``SocketError/badParam(_:)`` when the group is not an IPv4 multicast address;
+    ///   ``SocketError`` from bind or join (the socket is closed again).
     public func start(advertisedHost: String, tcpPort: UInt16, interfaces: [String?]) throws(SocketError) {
+        guard let groupAddress = SocketAddress(ipAddress: configuration.group, port: configuration.port),
+              DiscoveryProtocol.isIPv4Multicast(groupAddress) else {
+            throw SocketError.badParam("not an IPv4 multicast group: \(configuration.group)")
+        }
         handler.advertise(host: advertisedHost, tcpPort: tcpPort)
         do throws(SocketError) {
             try socket.enableReuseAddress(true)
             try socket.enableReusePort(true)
-            try socket.bind(toPort: configuration.port)
+            try socket.bind(to: groupAddress)
             var joined = 0
             var lastError: SocketError?
             for interface in interfaces {

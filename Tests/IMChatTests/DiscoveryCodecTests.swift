@@ -127,10 +127,10 @@ import Testing
         #expect(plain == DiscoveryClient.Configuration())
         #expect(plain.timeout == .seconds(1) && plain.ttl == 1 && plain.interfaces == ["127.0.0.1", nil])
         let set = try #require(try ClientOptions(arguments: [
-            "ann", "--discover", "--discover-timeout", "0.25", "--discover-group", "127.255.255.255", "--discover-port", "9",
+            "ann", "--discover", "--discover-timeout", "0.25", "--discover-group", "239.255.1.2", "--discover-port", "9",
             "--discover-ttl", "0", "--discover-name", "lobby", "--discover-interface", "lo", "--discover-interface", "default",
         ]).discovery)
-        #expect(set.timeout == .milliseconds(250) && set.group == "127.255.255.255" && set.port == 9 && set.ttl == 0)
+        #expect(set.timeout == .milliseconds(250) && set.group == "239.255.1.2" && set.port == 9 && set.ttl == 0)
         #expect(set.serverName == "lobby" && set.interfaces == ["lo", nil])
 
         #expect(throws: UsageError(description: "--discover finds the server: do not give --port too\n\(ClientOptions.usage)")) {
@@ -142,10 +142,13 @@ import Testing
         #expect(throws: UsageError(description: "--discover-ttl: not a TTL (0-255): 256\n\(ClientOptions.usage)")) {
             try ClientOptions(arguments: ["ann", "--discover", "--discover-ttl", "256"])
         }
-        #expect(throws: UsageError(description: "--discover-group: 255.255.255.255 goes out on every interface; use a group or 127.255.255.255\n\(ClientOptions.usage)")) {
-            try ClientOptions(arguments: ["ann", "--discover", "--discover-group", "255.255.255.255"])
+        // Multicast only: never a broadcast address (255.255.255.255 would leave the host everywhere).
+        for group in ["255.255.255.255", "127.255.255.255", "192.0.2.1", "ff02::1", "chat.example"] {
+            #expect(throws: UsageError(description: "--discover-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): \(group)\n\(ClientOptions.usage)")) {
+                try ClientOptions(arguments: ["ann", "--discover", "--discover-group", group])
+            }
         }
-        #expect(throws: UsageError(description: "--discovery-group: not a numeric IPv4 address: ff02::1\n\(ServerOptions.usage)")) {
+        #expect(throws: UsageError(description: "--discovery-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): ff02::1\n\(ServerOptions.usage)")) {
             try ServerOptions(arguments: ["--discovery-group", "ff02::1"])
         }
         #expect(throws: UsageError(description: "--name: a name is 1 to 64 bytes of UTF-8 without control characters\n\(ServerOptions.usage)")) {

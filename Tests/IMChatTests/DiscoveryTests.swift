@@ -141,8 +141,7 @@ import TestSupport
         let group = Self.uniqueGroup()
         let server = try Server(name: "lobby", group: group, loops: loops)
         let port = try #require(server.chat.discoveryPort)
-        let sender = RecordedUDPSocket("sender", group: loops)
-        sender.socket.isIPv6Enabled = false
+        let sender = try Self.multicastSender(loops)
         let garbage: [Data] = [
             Data(),
             Data("hello".utf8),
@@ -152,9 +151,9 @@ import TestSupport
             Data(repeating: 0x49, count: DiscoveryProtocol.maxDatagramBytes + 1),      // too long
         ]
         for (tag, datagram) in garbage.enumerated() {
-            sender.socket.send(datagram, toHost: "127.0.0.1", port: port, withTimeout: 5, tag: tag)
+            sender.socket.send(datagram, toHost: group, port: port, withTimeout: 5, tag: tag)
         }
-        sender.socket.send(DiscoveryQuery(nonce: 2, serverName: "elsewhere").encoded, toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 99)
+        sender.socket.send(DiscoveryQuery(nonce: 2, serverName: "elsewhere").encoded, toHost: group, port: port, withTimeout: 5, tag: 99)
         try await waitUntil("the responder counted every datagram") {
             server.chat.discoveryStatistics == .init(answered: 0, malformed: garbage.count, otherName: 1)
         }
@@ -197,14 +196,47 @@ import TestSupport
         #expect(found.ignoredDatagrams == 2)
     }
 
-    /// Broadcast on loopback (127.255.255.255, never 255.255.255.255) reaches the responder too.
-    @Test func aServerIsFoundByLoopbackBroadcast() async throws {
+    /// A socket that sends IPv4 multicast from 127.0.0.1 with TTL 0.
+    static func multicastSender(_ loops: EventLoopGroup) throws -> RecordedUDPSocket {
+        let sender = RecordedUDPSocket("sender", group: loops)
+        sender.socket.isIPv6Enabled = false
+        try sender.socket.sendIPv4Multicast(onInterface: "127.0.0.1")
+        try sender.socket.setMulticastTTL(0)
+        try sender.socket.enableMulticastLoop(true)
+        return sender
+    }
+
+    /// The responder is bound to its group's address: a datagram to its port by unicast, or to another
+    /// group on the same port, never reaches it (a loopback server cannot be asked from the LAN).
+    @Test func theServerHearsOnlyItsGroup() async throws {
         let loops = EventLoopGroup(numberOfThreads: 1, name: "discovery")
         defer { loops.shutdown() }
-        let server = try Server(name: "lobby", group: Self.uniqueGroup(), loops: loops)
+        let group = Self.uniqueGroup()
+        let server = try Server(name: "lobby", group: group, loops: loops)
         let port = try #require(server.chat.discoveryPort)
-        let found = try await DiscoveryClient.discover(Self.search("127.255.255.255", port), group: loops)
-        #expect(found.chosen.name == "lobby" && found.chosen.port == server.chat.port)
+        // Another member, of another group, on the same port: it hears what is sent to its group.
+        var otherGroup = Self.uniqueGroup()
+        while otherGroup == group { otherGroup = Self.uniqueGroup() }
+        let other = RecordedUDPSocket("other", group: loops)
+        other.socket.isIPv6Enabled = false
+        try other.socket.enableReuseAddress(true)
+        try other.socket.enableReusePort(true)
+        try other.socket.bind(to: try #require(SocketAddress(ipAddress: otherGroup, port: port)))
+        try other.socket.joinMulticastGroup(otherGroup, onInterface: "127.0.0.1")
+        try other.socket.beginReceiving()
+
+        let sender = try Self.multicastSender(loops)
+        let query = DiscoveryQuery(nonce: 3).encoded
+        sender.socket.send(query, toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
+        sender.socket.send(query, toHost: otherGroup, port: port, withTimeout: 5, tag: 2)
+        #expect(try await other.next().receivedData == query)
+        #expect(try await sender.delegate.events.next(2) == [.sent(tag: 1), .sent(tag: 2)])
+        // The search's queries reach the server after those datagrams: had it heard them, it would have
+        // counted them by the time it answered.
+        let found = try await DiscoveryClient.discover(Self.search(group, port), group: loops)
+        #expect(found.chosen.name == "lobby")
+        let statistics = try #require(server.chat.discoveryStatistics)
+        #expect(statistics.malformed == 0 && statistics.otherName == 0 && (1...2).contains(statistics.answered))
     }
 
     /// `im-server` answers discovery; `im-client --discover` finds it and chats; with nobody answering
