@@ -102,6 +102,7 @@ public final class DiscoveryResponder: Sendable {
             try socket.enableReuseAddress(true)
             try socket.enableReusePort(true)
             try socket.bind(to: groupAddress)
+            Self.receiveOnlyOwnMemberships(socket)
             var joined = 0
             var lastError: SocketError?
             for interface in interfaces {
