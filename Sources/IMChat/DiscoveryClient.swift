@@ -52,6 +52,7 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The query could not be sent at all (every socket failed to bind, join or send); the last error.
     case cannotQuery(SocketError)
 
+    /// One line for a person: `no chat server answered discovery on 239.255.77.77:7777 within 1 s`.
     public var description: String {
         switch self {
         case .noAnswer(let group, let port, let timeout, let ignored):

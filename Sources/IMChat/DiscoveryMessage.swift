@@ -68,6 +68,7 @@ public enum DiscoveryDecodingError: Error, Sendable, Equatable, CustomStringConv
     /// An answer advertises TCP port 0 or an empty server name.
     case invalidAnswer(String)
 
+    /// One line for a log: `truncated: 10 bytes, at least 14 needed`.
     public var description: String {
         switch self {
         case .badMagic: return "not a discovery datagram (bad magic)"
