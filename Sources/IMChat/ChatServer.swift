@@ -10,6 +10,9 @@ import LongLink
 /// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue:
 /// `login NAME from ADDRESS`, `resume NAME from ADDRESS`, `logout NAME (closed by client)` and
 /// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login).
+///
+/// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
+/// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
 public final class ChatServer: Sendable {
     /// Longest user name accepted, in characters.
     public static let maxNameLength = 32
@@ -20,13 +23,16 @@ public final class ChatServer: Sendable {
     private let queue = DispatchQueue(label: "IMChat.ChatServer")
     private let link: LongLinkServer<ChatCodec>
     private let router: Router
+    private let responder: DiscoveryResponder?
 
     /// A server that will listen on `host` (nil = every interface) and `port` (0 = a free port) and
-    /// drop clients silent for `idleTimeout`.
+    /// drop clients silent for `idleTimeout`; with a `discovery` configuration (default `nil`: none) it
+    /// answers discovery queries too, from the time it starts.
     public init(
         host: String?,
         port: UInt16,
         idleTimeout: Duration = .seconds(360),
+        discovery: DiscoveryResponder.Configuration? = nil,
         group: EventLoopGroup = .shared,
         log: @escaping @Sendable (String) -> Void
     ) {
@@ -38,13 +44,35 @@ public final class ChatServer: Sendable {
             router.handle(event)
         }
         router.link = link
+        // Answers are made on the routing queue, where the count of users may be read.
+        let queue = self.queue
+        responder = discovery.map { configuration in
+            DiscoveryResponder(configuration: configuration, queue: queue, group: group) { router.users.count }
+        }
     }
 
-    /// Starts listening.
-    /// - Throws: ``SocketError`` (`EADDRINUSE`, for example).
+    /// Starts listening, then answering discovery (when configured), advertising the address listened on
+    /// as ``DiscoveryResponder/interfaces(forListeningOn:)`` says.
+    /// - Throws: ``SocketError`` (`EADDRINUSE`, for example); when discovery cannot start, the listener
+    ///   is stopped again.
     public func start() throws(SocketError) {
         try link.start()
+        guard let responder else { return }
+        let (interfaces, advertisedHost) = link.localAddress.map(DiscoveryResponder.interfaces(forListeningOn:))
+            ?? ([nil, "127.0.0.1"], "")
+        do {
+            try responder.start(advertisedHost: advertisedHost, tcpPort: link.port, interfaces: interfaces)
+        } catch {
+            link.stop()
+            throw error
+        }
     }
+
+    /// The UDP port discovery is answered on, once started; `nil` without discovery.
+    public var discoveryPort: UInt16? { responder?.port }
+
+    /// What discovery has answered and ignored so far; `nil` without discovery.
+    public var discoveryStatistics: DiscoveryResponder.Statistics? { responder?.statistics }
 
     /// The port listened on, once started.
     public var port: UInt16 { link.port }
@@ -52,8 +80,11 @@ public final class ChatServer: Sendable {
     /// The address listened on, once started (`127.0.0.1:7777`, `[::1]:7777`).
     public var localAddress: SocketAddress? { link.localAddress }
 
-    /// Stops listening and closes every connection.
-    public func stop() { link.stop() }
+    /// Stops listening and answering discovery, and closes every connection.
+    public func stop() {
+        responder?.stop()
+        link.stop()
+    }
 
     /// Names of the users logged in now, sorted. Waits for the routing queue.
     public var onlineUsers: [String] { queue.sync { router.users.keys.sorted() } }

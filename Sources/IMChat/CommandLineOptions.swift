@@ -1,3 +1,5 @@
+import AsyncSocket
+
 /// A command line that cannot be used; `message` says why and how to call the program.
 public struct UsageError: Error, CustomStringConvertible, Equatable {
     public let description: String
@@ -6,35 +8,50 @@ public struct UsageError: Error, CustomStringConvertible, Equatable {
 /// The port `im-server` listens on and `im-client` connects to unless told otherwise.
 public let defaultChatPort: UInt16 = 7777
 
-/// `im-server [--host H] [--port P] [--idle-timeout SECONDS]`.
-public struct ServerOptions: Equatable {
+/// `im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] [--no-discovery]
+/// [--discovery-group G] [--discovery-port P]`.
+public struct ServerOptions: Equatable, Sendable {
     /// Interface to listen on. Default 127.0.0.1.
     public var host = "127.0.0.1"
     /// Port; 0 = any free port. Default ``defaultChatPort``.
     public var port = defaultChatPort
     /// Seconds of silence after which a client is dropped. Default 360 s (two 180 s heartbeats).
     public var idleTimeout: Duration = .seconds(360)
+    /// LAN discovery: answered by default (group 239.255.77.77, UDP port 7777, name `chat`); `nil`
+    /// after `--no-discovery`. `--name`, `--discovery-group` and `--discovery-port` change it.
+    public var discovery: DiscoveryResponder.Configuration? = DiscoveryResponder.Configuration()
 
-    public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS]"
+    /// The one-line synopsis printed for `--help` and with every usage error.
+    public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
+        + "[--no-discovery] [--discovery-group G] [--discovery-port P]"
 
     /// Parses the arguments after the program name.
     /// - Throws: ``UsageError``.
     public init(arguments: [String]) throws(UsageError) {
         var parser = ArgumentParser(arguments, usage: ServerOptions.usage)
+        var configuration = DiscoveryResponder.Configuration()
+        var discoveryOff = false
         while let option = parser.nextOption() {
             switch option {
             case "--host": host = try parser.value(for: option)
             case "--port": port = try parser.port(for: option)
             case "--idle-timeout": idleTimeout = try parser.seconds(for: option)
+            case "--name": configuration.serverName = try parser.serverName(for: option, allowEmpty: false)
+            case "--no-discovery": discoveryOff = true
+            case "--discovery-group": configuration.group = try parser.group(for: option)
+            case "--discovery-port": configuration.port = try parser.port(for: option)
             default: throw parser.unknown(option)
             }
         }
         try parser.expectNoPositionals()
+        discovery = discoveryOff ? nil : configuration
     }
 }
 
-/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS]`.
-public struct ClientOptions: Equatable {
+/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS]`, or with `--discover` instead of
+/// `--host`/`--port`: `[--discover-timeout S] [--discover-group G] [--discover-port P] [--discover-ttl N]
+/// [--discover-name NAME] [--discover-interface I]…`.
+public struct ClientOptions: Equatable, Sendable {
     /// The user name to log in with.
     public var name: String
     /// Server host. Default 127.0.0.1.
@@ -43,22 +60,58 @@ public struct ClientOptions: Equatable {
     public var port = defaultChatPort
     /// Seconds between heartbeats. Default 180 s, the articles' value.
     public var heartbeat: Duration = .seconds(180)
+    /// Find the server by LAN discovery instead of ``host`` and ``port`` (`--discover`); `nil` (the
+    /// default) connects to ``host``:``port``. The `--discover-…` flags change the search:
+    /// `--discover-timeout` (seconds, default 1), `--discover-group`, `--discover-port`, `--discover-ttl`
+    /// (0–255, default 1), `--discover-name` (only that server), `--discover-interface` (repeatable;
+    /// `default` for the routed interface; replaces the default list 127.0.0.1 + routed).
+    public var discovery: DiscoveryClient.Configuration?
 
-    public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS]"
+    /// The synopsis printed for `--help` and with every usage error.
+    public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS]\n"
+        + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
+        + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [--heartbeat SECONDS]"
 
     /// Parses the arguments after the program name.
     /// - Throws: ``UsageError``.
     public init(arguments: [String]) throws(UsageError) {
         var parser = ArgumentParser(arguments, usage: ClientOptions.usage)
         var name: String?
+        var search = DiscoveryClient.Configuration()
+        var discover = false
+        var addressFlag: String?
+        var searchFlag: String?
+        var interfaces: [String?] = []
         while let option = parser.nextOption() {
             switch option {
-            case "--host": host = try parser.value(for: option)
-            case "--port": port = try parser.port(for: option)
+            case "--host", "--port":
+                addressFlag = option
+                if option == "--host" { host = try parser.value(for: option) } else { port = try parser.port(for: option) }
             case "--heartbeat": heartbeat = try parser.seconds(for: option)
+            case "--discover": discover = true
+            case "--discover-timeout": search.timeout = try parser.seconds(for: option)
+            case "--discover-group": search.group = try parser.group(for: option)
+            case "--discover-port": search.port = try parser.port(for: option)
+            case "--discover-ttl":
+                let text = try parser.value(for: option)
+                guard let ttl = UInt8(text) else { throw UsageError(description: "\(option): not a TTL (0-255): \(text)\n\(ClientOptions.usage)") }
+                search.ttl = ttl
+            case "--discover-name": search.serverName = try parser.serverName(for: option, allowEmpty: true)
+            case "--discover-interface":
+                let interface = try parser.value(for: option)
+                interfaces.append(interface == "default" ? nil : interface)
             default: throw parser.unknown(option)
             }
+            if option.hasPrefix("--discover-") { searchFlag = option }
         }
+        if !interfaces.isEmpty { search.interfaces = interfaces }
+        if discover, let addressFlag {
+            throw UsageError(description: "--discover finds the server: do not give \(addressFlag) too\n\(ClientOptions.usage)")
+        }
+        if !discover, let searchFlag {
+            throw UsageError(description: "\(searchFlag) needs --discover\n\(ClientOptions.usage)")
+        }
+        discovery = discover ? search : nil
         name = parser.positionals.first
         guard let name, parser.positionals.count == 1 else {
             throw UsageError(description: ClientOptions.usage)
@@ -116,6 +169,24 @@ private struct ArgumentParser {
             throw UsageError(description: "\(option): not a positive number of seconds: \(text)\n\(usage)")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// A numeric IPv4 multicast address (224.0.0.0/4) to send discovery queries to or join.
+    mutating func group(for option: String) throws(UsageError) -> String {
+        let text = try value(for: option)
+        guard let address = SocketAddress(ipAddress: text, port: 0), DiscoveryProtocol.isIPv4Multicast(address) else {
+            throw UsageError(description: "\(option): not an IPv4 multicast address (224.0.0.0-239.255.255.255): \(text)\n\(usage)")
+        }
+        return address.host
+    }
+
+    /// A server name: at most 64 bytes of UTF-8, no control characters; empty only if `allowEmpty`.
+    mutating func serverName(for option: String, allowEmpty: Bool) throws(UsageError) -> String {
+        let text = try value(for: option)
+        guard (allowEmpty || !text.isEmpty) && DiscoveryQuery.isValidName(text) else {
+            throw UsageError(description: "\(option): a name is 1 to 64 bytes of UTF-8 without control characters\n\(usage)")
+        }
+        return text
     }
 
     func unknown(_ option: String) -> UsageError {

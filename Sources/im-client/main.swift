@@ -20,14 +20,34 @@ do {
     FileHandle.standardError.write(Data("im-client: \(error)\n".utf8))
     exit(64)
 }
-let client = ChatClient(
-    name: options.name, host: options.host, port: options.port, heartbeat: options.heartbeat,
-    output: { line in say(line) },
-    onFinish: { status in exit(status.rawValue) })
-client.start()
-let input = Thread {
-    while let line = readLine() { client.handle(line: line) }
-    client.finishInput()
+
+/// Connects to `host`:`port`, then feeds standard input to the client.
+func chat(_ options: ClientOptions, host: String, port: UInt16) {
+    let client = ChatClient(
+        name: options.name, host: host, port: port, heartbeat: options.heartbeat,
+        output: { line in say(line) },
+        onFinish: { status in exit(status.rawValue) })
+    client.start()
+    let input = Thread {
+        while let line = readLine() { client.handle(line: line) }
+        client.finishInput()
+    }
+    input.start()
 }
-input.start()
+
+if let discovery = options.discovery {
+    let discoveryOptions = options
+    DiscoveryClient.discover(discovery) { result in
+        switch result {
+        case .success(let found):
+            say(found.report)
+            chat(discoveryOptions, host: found.chosen.host, port: found.chosen.port)
+        case .failure(let error):
+            FileHandle.standardError.write(Data("im-client: \(error)\n".utf8))
+            exit(ChatClient.ExitStatus.serverUnavailable.rawValue)
+        }
+    }
+} else {
+    chat(options, host: options.host, port: options.port)
+}
 dispatchMain()

@@ -18,7 +18,8 @@ do {
     FileHandle.standardError.write(Data("im-server: \(error)\n".utf8))
     exit(64)
 }
-let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout) { line in
+let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
+                        discovery: options.discovery) { line in
     say(line)
 }
 do {
@@ -28,4 +29,7 @@ do {
     exit(1)
 }
 say("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")")
+if let discovery = options.discovery, let port = server.discoveryPort {
+    say("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
+}
 dispatchMain()

@@ -4,7 +4,8 @@ import TestSupport
 
 @Suite struct EndToEndTests {
     @Test func twoClientsChatThroughTheServerExecutable() async throws {
-        let server = try ChildProcess.startProduct("im-server", ["--port", "0"])
+        // Discovery off: it would bind UDP port 7777 of the machine (DiscoveryTests covers it on ports of its own).
+        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery"])
         defer { server.stop() }
         let listening = try await server.lines.next()
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:"))
