@@ -104,6 +104,38 @@ import TestSupport
         #expect(sender.socket.isClosed)
     }
 
+    /// Regression: closeAfterSending() took effect when called, not in loop order, so a send asked for
+    /// just before it whose loop task had not run yet found the socket closed by the flush of an earlier
+    /// send (`closeAfterSendingSendsEverythingQueuedThenCloses` failed 2 times in 15). Forced here: the
+    /// loop is held while the earlier send's verdict, the later send and the call queue up behind it.
+    @Test func aSendAskedForJustBeforeCloseAfterSendingIsSentFirst() async throws {
+        let group = EventLoopGroup(numberOfThreads: 1, name: "udp-close-order")
+        defer { group.shutdown() }
+        let receiver = try Self.receiver()
+        let sender = RecordedUDPSocket("sender", group: group)
+        let held = HeldFilter()
+        sender.socket.setSendFilter(held.filter, withQueue: held.queue)
+        let destination = try #require(receiver.socket.localAddress)
+        sender.socket.send(Data("first".utf8), to: destination, withTimeout: -1, tag: 1)
+        #expect(try await held.asked.next() == 1)
+        let loopHeld = DispatchSemaphore(value: 0)
+        let loopWaiting = DispatchSemaphore(value: 0)
+        sender.socket.eventLoop.execute {
+            loopWaiting.signal()
+            loopHeld.wait()
+        }
+        loopWaiting.wait()
+        held.release(2)
+        held.queue.sync {}  // the verdict on the first send is queued on the held loop now
+        sender.socket.send(Data("second".utf8), to: destination, withTimeout: -1, tag: 2)
+        sender.socket.closeAfterSending()
+        loopHeld.signal()
+        #expect(try await sender.delegate.events.next(3) == [.sent(tag: 1), .sent(tag: 2), .closed(nil)])
+        #expect(try await receiver.next().receivedData == Data("first".utf8))
+        #expect(try await receiver.next().receivedData == Data("second".utf8))
+        #expect(sender.socket.isClosed)
+    }
+
     @Test func aSendAfterCloseAfterSendingFails() async throws {
         let sender = RecordedUDPSocket("sender")
         try sender.socket.bind(toPort: 0, interface: "127.0.0.1")

@@ -12,11 +12,13 @@ extension UDPSocket {
     }
 
     /// Closes once every queued send has been sent or has failed (GCDAsyncUdpSocket's
-    /// `closeAfterSending`); at once when none is queued. Sends and connects asked for afterwards fail
+    /// `closeAfterSending`); at once when none is queued. Every send asked for before this call (from
+    /// any thread that made it before) is sent first; sends, connects and binds asked for afterwards fail
     /// with ``SocketError/disconnecting``.
     public func closeAfterSending() {
         shared.withLock { $0.closingAfterSends = true }
         onLoop { [self] in
+            closesAfterSends = true
             if sendQueue.isEmpty { close(error: nil) } else { scheduleFlush() }
         }
     }
@@ -32,6 +34,7 @@ extension UDPSocket {
         closeChannels()
         receiveMode = .off
         awaitingReceiveFilter = false
+        closesAfterSends = false
         shared.withLock {
             $0.connectStage = .none
             $0.connectedAddress = nil

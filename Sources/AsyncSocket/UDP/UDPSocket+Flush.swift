@@ -37,7 +37,7 @@ extension UDPSocket {
         }
         guard life == generation else { return }
         sendTimeout.cancel()
-        if sendQueue.isEmpty && shared.withLock({ $0.closingAfterSends }) { close(error: nil) }
+        if sendQueue.isEmpty && closesAfterSends { close(error: nil) }
     }
 
     /// Sends the head datagram and the ready ones behind it for the same descriptor in one call.

@@ -77,11 +77,13 @@ extension UDPSocket {
 
     /// Puts `request` on the queue on the loop and resolves its host name if it has one.
     func enqueue(_ request: UDPSendRequest, resolvingPort port: UInt16 = 0) {
-        if case .datagram = request.kind, shared.withLock({ $0.closingAfterSends }) {
-            emit(.notSent(tag: request.tag, .disconnecting))
-            return
-        }
         onLoop { [self] in
+            // Checked on the loop, in the order the calls were made: a send asked for before
+            // closeAfterSending() is sent even when its task runs after the call returned.
+            if case .datagram = request.kind, closesAfterSends {
+                emit(.notSent(tag: request.tag, .disconnecting))
+                return
+            }
             nextRequestID &+= 1
             var request = request
             request.id = nextRequestID

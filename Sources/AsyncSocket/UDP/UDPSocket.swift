@@ -49,6 +49,7 @@ public final class UDPSocket: @unchecked Sendable {
         var connectedAddress: SocketAddress?
         var hasDescriptors = false
         var isBound = false
+        /// ``closeAfterSending()`` was called: connects and binds asked for from now on are refused.
         var closingAfterSends = false
         var receiveFilter: ReceiveFilterSetting?
         var sendFilter: SendFilterSetting?
@@ -78,6 +79,10 @@ public final class UDPSocket: @unchecked Sendable {
     /// An asynchronous receive filter is judging the datagram of a ``receiveOnce()``: reading waits.
     @exclusivity(unchecked) var awaitingReceiveFilter = false
     @exclusivity(unchecked) var flushScheduled = false
+    /// ``closeAfterSending()`` reached the loop: sends that reach it later are refused, and the socket
+    /// closes once the queue is empty. Set in loop order (not when the call is made), so sends asked for
+    /// before the call, whose loop tasks may still be pending, are sent first.
+    @exclusivity(unchecked) var closesAfterSends = false
     @exclusivity(unchecked) var nextRequestID: UInt64 = 0
     /// Counts the socket's lives (bumped by every close), so late answers (a name resolved, a filter's
     /// verdict) for a closed life are recognised and dropped.
