@@ -47,11 +47,29 @@ import TestSupport
         #expect(fixture.client.isConnected && accepted.isConnected)
     }
 
+    /// The IPv6 side of the port is held by a socket bound to [::1]:port and not listening, so the
+    /// refused connect below cannot meet another test's (or process's) IPv6 listener that the kernel
+    /// gave the same port number (seen once: "connected" instead of refused).
     @Test func connectionWithAnIPv4OnlyServer() async throws {
         let fixture = Fixture()
         fixture.server.isIPv6Enabled = false
-        try fixture.server.accept(onPort: 0)
-        let port = fixture.server.localPort
+        var port: UInt16 = 0
+        var ipv6Holder: Int32 = -1
+        for _ in 0..<20 where port == 0 {
+            let (fd, candidate) = try #require(Self.boundIPv6LoopbackSocket())
+            let accepted = Result { () throws(SocketError) in try fixture.server.accept(onPort: candidate) }
+            switch accepted {
+            case .success:
+                (port, ipv6Holder) = (candidate, fd)
+            case .failure(.addressInUse):
+                close(fd)  // the IPv4 side of that port is taken: try another
+            case .failure(let error):
+                close(fd)
+                throw error
+            }
+        }
+        defer { close(ipv6Holder) }
+        try #require(port != 0 && fixture.server.localPort == port)
         try fixture.client.connect(toHost: "127.0.0.1", onPort: port)
         #expect(try await fixture.clientDelegate.events.next().description == "connected(127.0.0.1:\(port))")
         let accepted = try await fixture.accepted()
@@ -226,5 +244,30 @@ import TestSupport
         let third = TCPSocket(delegate: delegate, delegateQueue: nil)
         #expect(throws: SocketError.addressInUse(operation: "bind", errno: EADDRINUSE)) { try third.accept(onUrl: url) }
         #expect(FileManager.default.contents(atPath: url.path) == Data("keep".utf8))
+    }
+}
+
+extension CocoaAsyncSocketPortedTests {
+    /// A TCP socket bound to [::1] on a port the kernel picks (IPv6 only, not listening): connects to
+    /// it are refused, and nobody else can listen on it while it is open. Nil when `::1` is unusable.
+    static func boundIPv6LoopbackSocket() -> (fd: Int32, port: UInt16)? {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            return nil
+        }
+        return (fd, UInt16(bigEndian: address.sin6_port))
     }
 }
