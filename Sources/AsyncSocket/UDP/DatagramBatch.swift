@@ -15,6 +15,9 @@ final class DatagramBatch {
     /// this saves little more per call and delays the other sockets of the loop).
     static let capacity = 32
 
+    /// Arrays for the datagrams one ``UDPSocket/channelReadable(_:)`` pass reads, lent for that pass.
+    @exclusivity(unchecked) var spareArrivals = SpareArrays<UDPSocket.Arrival>()
+
     private let headers: UnsafeMutableBufferPointer<cass_mmsghdr>
     private let vectors: UnsafeMutableBufferPointer<iovec>
     private let addresses: UnsafeMutableBufferPointer<sockaddr_storage>

@@ -13,6 +13,21 @@ extension UDPSocket {
         case send(DatagramChannel, SocketAddress?)
     }
 
+    /// What ``readiness(of:atHead:in:)`` reads from the shared state: taken once per batch, under one lock.
+    private struct SendContext {
+        var options: Options
+        /// The connected peer, if connected.
+        var peer: SocketAddress?
+        var filter: SendFilterSetting?
+    }
+
+    private func sendContext() -> SendContext {
+        shared.withLock { shared in
+            SendContext(options: shared.options, peer: shared.connectStage == .connected ? shared.connectedAddress : nil,
+                        filter: shared.sendFilter)
+        }
+    }
+
     /// Sends what the queue holds, in order, until it is empty, a send would block, or the head waits
     /// (for a name, a filter, a connect's resolution). Datagrams for the same descriptor go out up to
     /// ``DatagramBatch/capacity`` per `sendmmsg(2)`. A failed datagram fails alone. Loop thread only.
@@ -21,7 +36,8 @@ extension UDPSocket {
         let life = generation
         while life == generation, let head = sendQueue.first {
             armSendTimer()
-            switch readiness(of: head, atHead: true) {
+            let context = sendContext()
+            switch readiness(of: head, atHead: true, in: context) {
             case .wait:
                 return
             case .fail(let error):
@@ -31,7 +47,7 @@ extension UDPSocket {
                 performConnect(to: address)
             case .send(let channel, let destination):
                 guard !channel.writeBlocked else { return }
-                sendBatch(on: channel, first: destination)
+                sendBatch(on: channel, first: destination, in: context)
                 if channel.writeBlocked { return }
             }
         }
@@ -40,17 +56,23 @@ extension UDPSocket {
         if sendQueue.isEmpty && shared.withLock({ $0.closingAfterSends }) { close(error: nil) }
     }
 
-    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call.
-    private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?) {
-        var destinations = [destination]
-        while destinations.count < DatagramBatch.capacity && destinations.count < sendQueue.count {
-            guard case .send(let next, let nextDestination) = readiness(of: sendQueue[destinations.count], atHead: false),
+    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call. The
+    /// destinations are read again from the queue (a ready entry's is its address, or `nil` for the
+    /// peer), and the tags of the sent ones go in an array lent by the loop: nothing is allocated per batch.
+    private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?, in context: SendContext) {
+        let limit = min(DatagramBatch.capacity, sendQueue.count)
+        var count = 1
+        while count < limit {
+            guard case .send(let next, _) = readiness(of: sendQueue[count], atHead: false, in: context),
                   next === channel else { break }
-            destinations.append(nextDestination)
+            count += 1
         }
-        let outcome = eventLoop.datagramBatch.send(channel.fd, count: destinations.count, scratch: eventLoop.scratch) { index in
-            guard case .datagram(let data) = sendQueue[index].kind else { return (Data(), destinations[index]) }
-            return (data, destinations[index])
+        let outcome = eventLoop.datagramBatch.send(channel.fd, count: count, scratch: eventLoop.scratch) { index in
+            let request = sendQueue[index]
+            guard case .datagram(let data) = request.kind else { return (Data(), nil) }
+            if index == 0 { return (data, destination) }
+            if case .address(let address) = request.destination { return (data, address) }
+            return (data, nil)
         }
         if outcome != .wouldBlock, (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0 {
             // The first send bound the descriptor to a port of the kernel's choosing.
@@ -58,10 +80,11 @@ extension UDPSocket {
         }
         switch outcome {
         case .sent(let count):
+            // Every sent entry leaves the queue before the first callback, which may close the socket.
             var tags: [Int] = []
-            tags.reserveCapacity(count)
-            for _ in 0..<count { tags.append(sendQueue.removeFirst().tag) }
+            for _ in 0..<count { eventLoop.spareTagArrays.append(sendQueue.removeFirst().tag, to: &tags) }
             for tag in tags { emit(.sent(tag: tag)) }
+            eventLoop.spareTagArrays.giveBack(&tags)
         case .wouldBlock:
             channel.writeBlocked = true
             updateInterest()
@@ -83,11 +106,9 @@ extension UDPSocket {
 
     /// What `request` needs now. At the head, a filter may run (or start) and descriptors may be made;
     /// behind the head nothing with side effects happens, and anything not plainly ready waits.
-    private func readiness(of request: UDPSendRequest, atHead: Bool) -> Readiness {
+    private func readiness(of request: UDPSendRequest, atHead: Bool, in context: SendContext) -> Readiness {
         if request.isFiltering { return .wait }
-        let (options, peer, filter) = shared.withLock { shared in
-            (shared.options, shared.connectStage == .connected ? shared.connectedAddress : nil, shared.sendFilter)
-        }
+        let (options, peer, filter) = (context.options, context.peer, context.filter)
         let destination: SocketAddress?
         switch request.destination {
         case .resolving: return .wait

@@ -15,7 +15,7 @@ extension UDPSocket {
     }
 
     /// One datagram read from the kernel, copied out of the loop's shared buffer.
-    private struct Arrival {
+    struct Arrival {
         var data: Data
         var sender: SocketAddress
         /// The full length of a datagram longer than the receive size, else `nil`.
@@ -93,8 +93,10 @@ extension UDPSocket {
                 channel.fd, count: receiveMode == .once ? 1 : DatagramBatch.capacity, slotBytes: maxSize, scratch: scratch
             ) { bytes, sender, fullLength, truncated in
                 let from = sender ?? .any(family, port: 0)
-                arrivals.append(truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
-                                          : Arrival(data: Data(bytes), sender: from, truncatedLength: nil))
+                eventLoop.datagramBatch.spareArrivals.append(
+                    truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
+                              : Arrival(data: Data(bytes), sender: from, truncatedLength: nil),
+                    to: &arrivals)
             }
             guard received != nil else { return }
         } catch {
@@ -110,6 +112,9 @@ extension UDPSocket {
             }
             deliver(arrival, filter: filter)
         }
+        // The array is lent by the loop for this pass (no allocation per batch); a callback above that
+        // made another socket of the loop read borrowed another one.
+        eventLoop.datagramBatch.spareArrivals.giveBack(&arrivals)
         updateInterest()
     }
 

@@ -75,30 +75,50 @@ extension UDPSocket {
         shared.withLock { $0.sendFilter = filter.map { SendFilterSetting(filter: $0, queue: queue, isAsynchronous: isAsynchronous) } }
     }
 
-    /// Puts `request` on the queue on the loop and resolves its host name if it has one.
+    /// Puts `request` on the queue on the loop and resolves its host name if it has one. Called on the
+    /// loop (a send from a delegate callback without a delegate queue: an echo, say), it queues inline,
+    /// with no task or closure per datagram.
     func enqueue(_ request: UDPSendRequest, resolvingPort port: UInt16 = 0) {
-        if case .datagram = request.kind, shared.withLock({ $0.closingAfterSends }) {
-            emit(.notSent(tag: request.tag, .disconnecting))
+        guard eventLoop.inEventLoop else {
+            if case .datagram = request.kind, shared.withLock({ $0.closingAfterSends }) {
+                emit(.notSent(tag: request.tag, .disconnecting))
+                return
+            }
+            eventLoop.execute { [self] in append(request, resolvingPort: port, closingChecked: true) }
             return
         }
-        onLoop { [self] in
-            nextRequestID &+= 1
-            var request = request
-            request.id = nextRequestID
-            let id = request.id
-            if case .datagram = request.kind, case .resolving = request.destination {
+        append(request, resolvingPort: port, closingChecked: false)
+    }
+
+    /// The loop side of ``enqueue(_:resolvingPort:)``: refuses a datagram after ``closeAfterSending()``
+    /// unless the caller checked that already, binds implicitly, queues and schedules a flush.
+    private func append(_ request: UDPSendRequest, resolvingPort port: UInt16, closingChecked: Bool) {
+        var request = request
+        if case .datagram = request.kind {
+            let (closing, bound) = shared.withLock { ($0.closingAfterSends, $0.isBound) }
+            if closing && !closingChecked {
+                emit(.notSent(tag: request.tag, .disconnecting))
+                return
+            }
+            switch request.destination {
+            case .resolving, .address:
                 // A send to an address binds the socket implicitly, as in GCDAsyncUdpSocket: it may
                 // receive from now on (on the port the kernel picks at the first send).
-                try? ensureChannels()
-                if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
-            } else if case .datagram = request.kind, case .address = request.destination {
-                try? ensureChannels()
-                if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
+                if !bound || channels.isEmpty {
+                    try? ensureChannels()
+                    if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
+                }
+            case .peer, .failed:
+                break
             }
-            sendQueue.append(request)
-            if case .resolving(let host) = request.destination { resolve(host, port: port, for: id) }
-            scheduleFlush()
         }
+        nextRequestID &+= 1
+        request.id = nextRequestID
+        let id = request.id
+        let host: String? = if case .resolving(let host) = request.destination { host } else { nil }
+        sendQueue.append(request)
+        if let host { resolve(host, port: port, for: id) }
+        scheduleFlush()
     }
 
     /// Resolves `host` off the loop and sets the destination of the queued entry `id`.
