@@ -7,13 +7,24 @@ import Darwin
 #endif
 
 /// The headers of one `recvmmsg(2)` / `sendmmsg(2)` call, kept once per ``EventLoop`` and shared by its
-/// ``UDPSocket``s: message headers, buffer vectors and address slots for up to ``capacity`` datagrams.
-/// The payloads themselves go in the loop's ``EventLoop/scratch`` buffer (256 KiB), so an idle UDP
-/// socket holds no buffer at all. Loop thread only, within one call.
+/// ``UDPSocket``s: message headers, buffer vectors and address slots for up to ``capacity`` datagrams,
+/// and ``receiveBuffer``, where received datagrams land (``capacity`` slots of 64 KiB, so a batch takes
+/// 32 datagrams of any size an IPv4 or non-jumbo IPv6 datagram can have). Outgoing payloads are staged
+/// in the loop's ``EventLoop/scratch`` buffer. An idle UDP socket holds no buffer at all, and a loop
+/// without UDP sockets none of these. Loop thread only, within one call.
 final class DatagramBatch {
     /// The most datagrams one call takes or sends: 32 (a batch of `recvmmsg`/`sendmmsg` larger than
     /// this saves little more per call and delays the other sockets of the loop).
     static let capacity = 32
+
+    /// The bytes of one receive slot: 64 KiB, more than the longest IPv4 datagram (65,535 bytes).
+    static let receiveSlotBytes = 1 << 16
+
+    /// Where ``receive(_:count:slotBytes:scratch:_:)`` callers put datagrams: ``capacity`` slots of
+    /// ``receiveSlotBytes`` (2 MiB of address space; only the pages datagrams touch become resident). The loop's
+    /// 256 KiB ``EventLoop/scratch`` held only 4 slots of 64 KiB, so a `recvmmsg(2)` took at most 4
+    /// datagrams, whatever their size.
+    let receiveBuffer: UnsafeMutableRawBufferPointer
 
     /// Arrays for the datagrams one ``UDPSocket/channelReadable(_:)`` pass reads, lent for that pass.
     @exclusivity(unchecked) var spareArrivals = SpareArrays<UDPSocket.Arrival>()
@@ -29,6 +40,7 @@ final class DatagramBatch {
         vectors.initialize(repeating: iovec())
         addresses = .allocate(capacity: DatagramBatch.capacity)
         addresses.initialize(repeating: sockaddr_storage())
+        receiveBuffer = .allocate(byteCount: DatagramBatch.capacity * DatagramBatch.receiveSlotBytes, alignment: 16)
     }
 
     /// Frees the storage; called by the loop's `deinit`.
@@ -36,6 +48,7 @@ final class DatagramBatch {
         headers.deallocate()
         vectors.deallocate()
         addresses.deallocate()
+        receiveBuffer.deallocate()
     }
 
     /// Receives up to `count` datagrams from `fd` with one `recvmmsg(2)` (`MSG_TRUNC` asked, so each

@@ -83,17 +83,18 @@ extension UDPSocket {
             return
         }
         let options = shared.withLock { $0.options }
-        let scratch = eventLoop.scratch
+        let batch = eventLoop.datagramBatch
+        let scratch = batch.receiveBuffer
         let maxSize = channel.family == .inet ? Int(options.maxReceiveIPv4BufferSize)
-            : Int(min(options.maxReceiveIPv6BufferSize, UInt32(scratch.count)))
+            : Int(min(options.maxReceiveIPv6BufferSize, UInt32(EventLoop.scratchBytes)))
         var arrivals: [Arrival] = []
         let family = channel.family
         do {
-            let received = try eventLoop.datagramBatch.receive(
+            let received = try batch.receive(
                 channel.fd, count: receiveMode == .once ? 1 : DatagramBatch.capacity, slotBytes: maxSize, scratch: scratch
             ) { bytes, sender, fullLength, truncated in
                 let from = sender ?? .any(family, port: 0)
-                eventLoop.datagramBatch.spareArrivals.append(
+                batch.spareArrivals.append(
                     truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
                               : Arrival(data: Data(bytes), sender: from, truncatedLength: nil),
                     to: &arrivals)
@@ -114,7 +115,7 @@ extension UDPSocket {
         }
         // The array is lent by the loop for this pass (no allocation per batch); a callback above that
         // made another socket of the loop read borrowed another one.
-        eventLoop.datagramBatch.spareArrivals.giveBack(&arrivals)
+        batch.spareArrivals.giveBack(&arrivals)
         updateInterest()
     }
 
