@@ -9,9 +9,9 @@ import Darwin
 /// The headers of one `recvmmsg(2)` / `sendmmsg(2)` call, kept once per ``EventLoop`` and shared by its
 /// ``UDPSocket``s: message headers, buffer vectors and address slots for up to ``capacity`` datagrams,
 /// and ``receiveBuffer``, where received datagrams land (``capacity`` slots of 64 KiB, so a batch takes
-/// 32 datagrams of any size an IPv4 or non-jumbo IPv6 datagram can have). Outgoing payloads are staged
-/// in the loop's ``EventLoop/scratch`` buffer. An idle UDP socket holds no buffer at all, and a loop
-/// without UDP sockets none of these. Loop thread only, within one call.
+/// 32 datagrams of any size an IPv4 or non-jumbo IPv6 datagram can have). Outgoing payloads are read by
+/// the kernel from their own `Data`. An idle UDP socket holds no buffer at all, and a loop without UDP
+/// sockets none of these. Loop thread only, within one call.
 final class DatagramBatch {
     /// The most datagrams one call takes or sends: 32 (a batch of `recvmmsg`/`sendmmsg` larger than
     /// this saves little more per call and delays the other sockets of the loop).
@@ -96,7 +96,7 @@ final class DatagramBatch {
         return Int(received)
     }
 
-    /// What one ``send(_:count:scratch:datagram:)`` did.
+    /// What one ``send(_:count:datagram:)`` did.
     enum SendOutcome: Equatable {
         /// The first `n` datagrams went out (fewer than offered: the next one would block or failed;
         /// offer it again to learn which).
@@ -107,40 +107,42 @@ final class DatagramBatch {
         case failed(SocketError)
     }
 
-    /// Sends up to `count` datagrams on `fd` with one `sendmmsg(2)`: `datagram(i)` gives the `i`th
-    /// payload and its destination (`nil` on a connected socket). Payloads are copied into `scratch`
-    /// first; the batch stops early at the first one that does not fit after others.
-    func send(
-        _ fd: Int32, count: Int, scratch: UnsafeMutableRawBufferPointer,
-        datagram: (Int) -> (payload: Data, destination: SocketAddress?)
-    ) -> SendOutcome {
-        guard let base = scratch.baseAddress else { return .wouldBlock }
-        var offset = 0
-        var prepared = 0
-        for index in 0..<min(count, DatagramBatch.capacity) {
-            let (payload, destination) = datagram(index)
-            guard offset + payload.count <= scratch.count || index == 0 else { break }
-            let length = min(payload.count, scratch.count - offset)
-            payload.withUnsafeBytes { raw in
-                if let source = raw.baseAddress, length > 0 { (base + offset).copyMemory(from: source, byteCount: length) }
+    /// The payload and destination of a datagram to send (`nil`: the connected peer).
+    typealias Outgoing = (payload: Data, destination: SocketAddress?)
+
+    /// Sends up to `count` (at most ``capacity``) datagrams on `fd` with one `sendmmsg(2)`: `datagram(i)`
+    /// gives the `i`th payload and its destination (`nil` on a connected socket). The kernel reads each
+    /// payload from its own `Data`, borrowed for the call: nothing is copied here.
+    func send(_ fd: Int32, count: Int, datagram: (Int) -> Outgoing) -> SendOutcome {
+        prepare(0, count: min(count, DatagramBatch.capacity), fd: fd, datagram: datagram)
+    }
+
+    /// Fills in the header of datagram `index`, pointing at its payload's bytes, which stay borrowed
+    /// while the headers of the next ones are filled in and the call is made (one nested
+    /// `withUnsafeBytes` per datagram, at most ``capacity`` deep), then sends the `count` prepared.
+    private func prepare(_ index: Int, count: Int, fd: Int32, datagram: (Int) -> Outgoing) -> SendOutcome {
+        guard index < count else { return sendPrepared(fd, count: count) }
+        let (payload, destination) = datagram(index)
+        headers[index] = cass_mmsghdr()
+        headers[index].msg_hdr.msg_iov = vectors.baseAddress.map { $0 + index }
+        headers[index].msg_hdr.msg_iovlen = 1
+        if let destination {
+            let slot = addresses.baseAddress.map { $0 + index }
+            destination.withSockAddr { pointer, length in
+                UnsafeMutableRawPointer(slot)?.copyMemory(from: pointer, byteCount: Int(length))
             }
-            vectors[index] = iovec(iov_base: base + offset, iov_len: length)
-            offset += length
-            headers[index] = cass_mmsghdr()
-            headers[index].msg_hdr.msg_iov = vectors.baseAddress.map { $0 + index }
-            headers[index].msg_hdr.msg_iovlen = 1
-            if let destination {
-                let slot = addresses.baseAddress.map { $0 + index }
-                destination.withSockAddr { pointer, length in
-                    UnsafeMutableRawPointer(slot)?.copyMemory(from: pointer, byteCount: Int(length))
-                }
-                headers[index].msg_hdr.msg_name = UnsafeMutableRawPointer(slot)
-                headers[index].msg_hdr.msg_namelen = destination.length
-            }
-            prepared += 1
+            headers[index].msg_hdr.msg_name = UnsafeMutableRawPointer(slot)
+            headers[index].msg_hdr.msg_namelen = destination.length
         }
+        return payload.withUnsafeBytes { raw in
+            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
+            return prepare(index + 1, count: count, fd: fd, datagram: datagram)
+        }
+    }
+
+    private func sendPrepared(_ fd: Int32, count: Int) -> SendOutcome {
         do {
-            switch try Posix.checkIO("sendmmsg", { Int(cass_sendmmsg(fd, headers.baseAddress, UInt32(prepared), cass_msg_nosignal())) }) {
+            switch try Posix.checkIO("sendmmsg", { Int(cass_sendmmsg(fd, headers.baseAddress, UInt32(count), cass_msg_nosignal())) }) {
             case .wouldBlock: return .wouldBlock
             case .processed(let sent): return .sent(sent)
             }

@@ -67,7 +67,7 @@ extension UDPSocket {
                   next === channel else { break }
             count += 1
         }
-        let outcome = eventLoop.datagramBatch.send(channel.fd, count: count, scratch: eventLoop.scratch) { index in
+        let outcome = eventLoop.datagramBatch.send(channel.fd, count: count) { index in
             let request = sendQueue[index]
             guard case .datagram(let data) = request.kind else { return (Data(), nil) }
             if index == 0 { return (data, destination) }
