@@ -106,6 +106,7 @@ extension UDPSocket {
             return
         }
         let filter = shared.withLock { $0.receiveFilter }
+        deliveringReads = true
         for arrival in arrivals {
             if let length = arrival.truncatedLength {
                 emit(.notReceived(from: arrival.sender, .datagramTruncated(size: length, maxReceiveSize: maxSize)))
@@ -116,6 +117,11 @@ extension UDPSocket {
         // The array is lent by the loop for this pass (no allocation per batch); a callback above that
         // made another socket of the loop read borrowed another one.
         batch.spareArrivals.giveBack(&arrivals)
+        deliveringReads = false
+        if flushAfterReads {
+            flushAfterReads = false
+            flushSends()
+        }
         updateInterest()
     }
 

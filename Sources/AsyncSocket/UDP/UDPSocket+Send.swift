@@ -157,9 +157,15 @@ extension UDPSocket {
         return .success(first)
     }
 
-    /// Flushes the queue soon, as a loop task, so sends queued together go out together.
+    /// Flushes the queue soon, as a loop task, so sends queued together go out together; while a batch
+    /// of received datagrams is being delivered on the loop, at the end of that batch instead (the
+    /// echoes of a batch go out in one `sendmmsg(2)` with no task per batch).
     func scheduleFlush() {
         guard !flushScheduled else { return }
+        if deliveringReads {
+            flushAfterReads = true
+            return
+        }
         flushScheduled = true
         eventLoop.execute { [self] in
             flushScheduled = false

@@ -74,6 +74,11 @@ public final class UDPSocket: @unchecked Sendable {
     /// An asynchronous receive filter is judging the datagram of a ``receiveOnce()``: reading waits.
     @exclusivity(unchecked) var awaitingReceiveFilter = false
     @exclusivity(unchecked) var flushScheduled = false
+    /// ``channelReadable(_:)`` is handing a batch of datagrams to the delegate: a flush asked for now
+    /// runs at the end of the batch instead of as a loop task (``flushAfterReads``).
+    @exclusivity(unchecked) var deliveringReads = false
+    /// Sends were queued while ``deliveringReads``: flush them when the batch is delivered.
+    @exclusivity(unchecked) var flushAfterReads = false
     @exclusivity(unchecked) var nextRequestID: UInt64 = 0
     /// Counts the socket's lives (bumped by every close), so late answers (a name resolved, a filter's
     /// verdict) for a closed life are recognised and dropped.
