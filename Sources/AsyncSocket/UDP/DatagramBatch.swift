@@ -28,6 +28,8 @@ final class DatagramBatch {
 
     /// Arrays for the datagrams one ``UDPSocket/channelReadable(_:)`` pass reads, lent for that pass.
     @exclusivity(unchecked) var spareArrivals = SpareArrays<UDPSocket.Arrival>()
+    /// Arrays for the datagrams one ``send(_:_:)`` sends, lent for one batch.
+    @exclusivity(unchecked) var spareOutgoing = SpareArrays<Outgoing>()
 
     private let headers: UnsafeMutableBufferPointer<cass_mmsghdr>
     private let vectors: UnsafeMutableBufferPointer<iovec>
@@ -96,7 +98,7 @@ final class DatagramBatch {
         return Int(received)
     }
 
-    /// What one ``send(_:count:datagram:)`` did.
+    /// What one ``send(_:_:)`` did.
     enum SendOutcome: Equatable {
         /// The first `n` datagrams went out (fewer than offered: the next one would block or failed;
         /// offer it again to learn which).
@@ -110,23 +112,22 @@ final class DatagramBatch {
     /// The payload and destination of a datagram to send (`nil`: the connected peer).
     typealias Outgoing = (payload: Data, destination: SocketAddress?)
 
-    /// Sends up to `count` (at most ``capacity``) datagrams on `fd` with one `sendmmsg(2)`: `datagram(i)`
-    /// gives the `i`th payload and its destination (`nil` on a connected socket). The kernel reads each
-    /// payload from its own `Data`, borrowed for the call: nothing is copied here.
-    func send(_ fd: Int32, count: Int, datagram: (Int) -> Outgoing) -> SendOutcome {
-        prepare(0, count: min(count, DatagramBatch.capacity), fd: fd, datagram: datagram)
+    /// Sends up to ``capacity`` of `datagrams` on `fd` with one `sendmmsg(2)` (destination `nil` on a
+    /// connected socket). The kernel reads each payload from its own `Data`, borrowed for the call:
+    /// nothing is copied here.
+    func send(_ fd: Int32, _ datagrams: [Outgoing]) -> SendOutcome {
+        prepare(0, count: min(datagrams.count, DatagramBatch.capacity), fd: fd, datagrams: datagrams)
     }
 
     /// Fills in the header of datagram `index`, pointing at its payload's bytes, which stay borrowed
     /// while the headers of the next ones are filled in and the call is made (one nested
     /// `withUnsafeBytes` per datagram, at most ``capacity`` deep), then sends the `count` prepared.
-    private func prepare(_ index: Int, count: Int, fd: Int32, datagram: (Int) -> Outgoing) -> SendOutcome {
+    private func prepare(_ index: Int, count: Int, fd: Int32, datagrams: [Outgoing]) -> SendOutcome {
         guard index < count else { return sendPrepared(fd, count: count) }
-        let (payload, destination) = datagram(index)
         headers[index] = cass_mmsghdr()
         headers[index].msg_hdr.msg_iov = vectors.baseAddress.map { $0 + index }
         headers[index].msg_hdr.msg_iovlen = 1
-        if let destination {
+        if let destination = datagrams[index].destination {
             let slot = addresses.baseAddress.map { $0 + index }
             destination.withSockAddr { pointer, length in
                 UnsafeMutableRawPointer(slot)?.copyMemory(from: pointer, byteCount: Int(length))
@@ -134,9 +135,9 @@ final class DatagramBatch {
             headers[index].msg_hdr.msg_name = UnsafeMutableRawPointer(slot)
             headers[index].msg_hdr.msg_namelen = destination.length
         }
-        return payload.withUnsafeBytes { raw in
+        return datagrams[index].payload.withUnsafeBytes { raw in
             vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
-            return prepare(index + 1, count: count, fd: fd, datagram: datagram)
+            return prepare(index + 1, count: count, fd: fd, datagrams: datagrams)
         }
     }
 

@@ -56,24 +56,26 @@ extension UDPSocket {
         if sendQueue.isEmpty && shared.withLock({ $0.closingAfterSends }) { close(error: nil) }
     }
 
-    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call. The
-    /// destinations are read again from the queue (a ready entry's is its address, or `nil` for the
-    /// peer), and the tags of the sent ones go in an array lent by the loop: nothing is allocated per batch.
+    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call. Each
+    /// queued entry is looked at once (its payload and destination go in an array lent by the loop), and
+    /// the tags of the sent ones go in another: nothing is allocated per batch.
     private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?, in context: SendContext) {
+        let batch = eventLoop.datagramBatch
+        var outgoing: [DatagramBatch.Outgoing] = []
+        let head = sendQueue.withFirst { request -> Data in
+            if case .datagram(let data) = request.kind { return data }
+            return Data()
+        } ?? Data()
+        batch.spareOutgoing.append((head, destination), to: &outgoing)
         let limit = min(DatagramBatch.capacity, sendQueue.count)
-        var count = 1
-        while count < limit {
-            guard case .send(let next, _) = readiness(of: sendQueue[count], atHead: false, in: context),
-                  next === channel else { break }
-            count += 1
+        while outgoing.count < limit {
+            let request = sendQueue[outgoing.count]
+            guard case .send(let next, let nextDestination) = readiness(of: request, atHead: false, in: context),
+                  next === channel, case .datagram(let data) = request.kind else { break }
+            batch.spareOutgoing.append((data, nextDestination), to: &outgoing)
         }
-        let outcome = eventLoop.datagramBatch.send(channel.fd, count: count) { index in
-            let request = sendQueue[index]
-            guard case .datagram(let data) = request.kind else { return (Data(), nil) }
-            if index == 0 { return (data, destination) }
-            if case .address(let address) = request.destination { return (data, address) }
-            return (data, nil)
-        }
+        let outcome = batch.send(channel.fd, outgoing)
+        batch.spareOutgoing.giveBack(&outgoing)
         if outcome != .wouldBlock, (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0 {
             // The first send bound the descriptor to a port of the kernel's choosing.
             refreshLocalAddresses()
@@ -127,7 +129,8 @@ extension UDPSocket {
             guard peer == nil else {
                 return .fail(.badConfig("Cannot send data to a specific address on a connected socket."))
             }
-            guard address.family == .inet ? options.isIPv4Enabled : (address.family == .inet6 && options.isIPv6Enabled) else {
+            let family = address.family
+            guard family == .inet ? options.isIPv4Enabled : (family == .inet6 && options.isIPv6Enabled) else {
                 return .fail(.badConfig("cannot send to \(address): its family is disabled or not IP"))
             }
             if case .datagram(let data) = request.kind, data.count > Int(options.maxSendBufferSize) {
@@ -136,8 +139,8 @@ extension UDPSocket {
             if atHead {
                 do { try ensureChannels() } catch { return .fail(error) }
             }
-            guard let channel = channel(address.family) else {
-                return atHead ? .fail(.badConfig("the socket has no \(address.family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)")) : .wait
+            guard let channel = channel(family) else {
+                return atHead ? .fail(.badConfig("the socket has no \(family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)")) : .wait
             }
             return filtered(request, channel: channel, destination: address, filterAddress: address, filter: filter, atHead: atHead)
         }

@@ -78,12 +78,13 @@ extension UDPSocket {
     /// Puts `request` on the queue on the loop and resolves its host name if it has one. Called on the
     /// loop (a send from a delegate callback without a delegate queue: an echo, say), it queues inline,
     /// with no task or closure per datagram.
-    func enqueue(_ request: UDPSendRequest, resolvingPort port: UInt16 = 0) {
+    func enqueue(_ request: consuming UDPSendRequest, resolvingPort port: UInt16 = 0) {
         guard eventLoop.inEventLoop else {
             if case .datagram = request.kind, shared.withLock({ $0.closingAfterSends }) {
                 emit(.notSent(tag: request.tag, .disconnecting))
                 return
             }
+            let request = copy request
             eventLoop.execute { [self] in append(request, resolvingPort: port, closingChecked: true) }
             return
         }
@@ -92,7 +93,7 @@ extension UDPSocket {
 
     /// The loop side of ``enqueue(_:resolvingPort:)``: refuses a datagram after ``closeAfterSending()``
     /// unless the caller checked that already, binds implicitly, queues and schedules a flush.
-    private func append(_ request: UDPSendRequest, resolvingPort port: UInt16, closingChecked: Bool) {
+    private func append(_ request: consuming UDPSendRequest, resolvingPort port: UInt16, closingChecked: Bool) {
         var request = request
         if case .datagram = request.kind {
             let (closing, bound) = shared.withLock { ($0.closingAfterSends, $0.isBound) }
