@@ -85,7 +85,7 @@ extension UDPSocket {
             // Every sent entry leaves the queue before the first callback, which may close the socket.
             var tags: [Int] = []
             for _ in 0..<count { eventLoop.spareTagArrays.append(sendQueue.removeFirst().tag, to: &tags) }
-            for tag in tags { emit(.sent(tag: tag)) }
+            for tag in tags { emitOnLoop(.sent(tag: tag)) }
             eventLoop.spareTagArrays.giveBack(&tags)
         case .wouldBlock:
             channel.writeBlocked = true

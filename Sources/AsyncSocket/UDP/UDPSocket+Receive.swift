@@ -130,7 +130,7 @@ extension UDPSocket {
     private func deliver(_ arrival: Arrival, filter: ReceiveFilterSetting?) {
         guard let filter else {
             if receiveMode == .once { receiveMode = .off }
-            emit(.received(arrival.data, from: arrival.sender, context: nil))
+            emitOnLoop(.received(arrival.data, from: arrival.sender, context: nil))
             return
         }
         let run: @Sendable () -> (Bool, UnsafeTransfer<(any Sendable)?>) = {
