@@ -1,6 +1,6 @@
 import Foundation
 
-/// socket-bench's logic (the executable only forwards its arguments here): LP4 echo and raw echo servers on
+/// socket-bench's logic (the executable only forwards its arguments here): LP4, raw and UDP echo servers on
 /// our own stack, and load-generating clients (ping-pong, pipeline, bulk, idle) that verify every echoed byte.
 /// docs/BENCHMARKS.md has the commands and the figures.
 ///
@@ -10,6 +10,7 @@ public enum SocketBench {
     /// The usage text printed for `--help` and for bad arguments.
     public static let usage = """
         usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+               socket-bench server udp [--host H] [--port P]
                socket-bench client pingpong|pipeline|bulk|idle [options]   (socket-bench client --help)
         """
 

@@ -86,11 +86,7 @@ extension UDPSocket {
     /// queue, else on the delegate queue.
     func emit(_ event: UDPDelegateEvent) {
         if eventLoop.inEventLoop {
-            guard let queue = delegateQueueOnLoop else {
-                if let delegate = delegateOnLoop { deliver(event, to: delegate) }
-                return
-            }
-            queue.async { [self] in withCurrentDelegate { if let delegate = $0 { deliver(event, to: delegate) } } }
+            emitOnLoop(event)
         } else {
             guard let queue = shared.withLock({ $0.delegateQueue }) else {
                 onLoop { [self] in emit(event) }
@@ -98,6 +94,17 @@ extension UDPSocket {
             }
             queue.async { [self] in withCurrentDelegate { if let delegate = $0 { deliver(event, to: delegate) } } }
         }
+    }
+
+    /// ``emit(_:)`` from code that runs on the loop thread only (the per-datagram paths of receiving
+    /// and sending): no thread check.
+    func emitOnLoop(_ event: UDPDelegateEvent) {
+        eventLoop.assertInEventLoop()
+        guard let queue = delegateQueueOnLoop else {
+            if let delegate = delegateOnLoop { deliver(event, to: delegate) }
+            return
+        }
+        queue.async { [self] in withCurrentDelegate { if let delegate = $0 { deliver(event, to: delegate) } } }
     }
 
     private func withCurrentDelegate(_ body: ((any UDPSocketDelegate)?) -> Void) {

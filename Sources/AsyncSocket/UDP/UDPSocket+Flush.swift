@@ -13,6 +13,21 @@ extension UDPSocket {
         case send(DatagramChannel, SocketAddress?)
     }
 
+    /// What ``readiness(of:atHead:in:)`` reads from the shared state: taken once per batch, under one lock.
+    private struct SendContext {
+        var options: Options
+        /// The connected peer, if connected.
+        var peer: SocketAddress?
+        var filter: SendFilterSetting?
+    }
+
+    private func sendContext() -> SendContext {
+        shared.withLock { shared in
+            SendContext(options: shared.options, peer: shared.connectStage == .connected ? shared.connectedAddress : nil,
+                        filter: shared.sendFilter)
+        }
+    }
+
     /// Sends what the queue holds, in order, until it is empty, a send would block, or the head waits
     /// (for a name, a filter, a connect's resolution). Datagrams for the same descriptor go out up to
     /// ``DatagramBatch/capacity`` per `sendmmsg(2)`. A failed datagram fails alone. Loop thread only.
@@ -21,7 +36,8 @@ extension UDPSocket {
         let life = generation
         while life == generation, let head = sendQueue.first {
             armSendTimer()
-            switch readiness(of: head, atHead: true) {
+            let context = sendContext()
+            switch readiness(of: head, atHead: true, in: context) {
             case .wait:
                 return
             case .fail(let error):
@@ -31,7 +47,7 @@ extension UDPSocket {
                 performConnect(to: address)
             case .send(let channel, let destination):
                 guard !channel.writeBlocked else { return }
-                sendBatch(on: channel, first: destination)
+                sendBatch(on: channel, first: destination, in: context)
                 if channel.writeBlocked { return }
             }
         }
@@ -40,28 +56,37 @@ extension UDPSocket {
         if sendQueue.isEmpty && closesAfterSends { close(error: nil) }
     }
 
-    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call.
-    private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?) {
-        var destinations = [destination]
-        while destinations.count < DatagramBatch.capacity && destinations.count < sendQueue.count {
-            guard case .send(let next, let nextDestination) = readiness(of: sendQueue[destinations.count], atHead: false),
-                  next === channel else { break }
-            destinations.append(nextDestination)
+    /// Sends the head datagram and the ready ones behind it for the same descriptor in one call. Each
+    /// queued entry is looked at once (its payload and destination go in an array lent by the loop), and
+    /// the tags of the sent ones go in another: nothing is allocated per batch.
+    private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?, in context: SendContext) {
+        let batch = eventLoop.datagramBatch
+        var outgoing: [DatagramBatch.Outgoing] = []
+        let head = sendQueue.withFirst { request -> Data in
+            if case .datagram(let data) = request.kind { return data }
+            return Data()
+        } ?? Data()
+        batch.spareOutgoing.append((head, destination), to: &outgoing)
+        let limit = min(DatagramBatch.capacity, sendQueue.count)
+        while outgoing.count < limit {
+            let request = sendQueue[outgoing.count]
+            guard case .send(let next, let nextDestination) = readiness(of: request, atHead: false, in: context),
+                  next === channel, case .datagram(let data) = request.kind else { break }
+            batch.spareOutgoing.append((data, nextDestination), to: &outgoing)
         }
-        let outcome = eventLoop.datagramBatch.send(channel.fd, count: destinations.count, scratch: eventLoop.scratch) { index in
-            guard case .datagram(let data) = sendQueue[index].kind else { return (Data(), destinations[index]) }
-            return (data, destinations[index])
-        }
+        let outcome = batch.send(channel.fd, outgoing)
+        batch.spareOutgoing.giveBack(&outgoing)
         if outcome != .wouldBlock, (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0 {
             // The first send bound the descriptor to a port of the kernel's choosing.
             refreshLocalAddresses()
         }
         switch outcome {
         case .sent(let count):
+            // Every sent entry leaves the queue before the first callback, which may close the socket.
             var tags: [Int] = []
-            tags.reserveCapacity(count)
-            for _ in 0..<count { tags.append(sendQueue.removeFirst().tag) }
-            for tag in tags { emit(.sent(tag: tag)) }
+            for _ in 0..<count { eventLoop.spareTagArrays.append(sendQueue.removeFirst().tag, to: &tags) }
+            for tag in tags { emitOnLoop(.sent(tag: tag)) }
+            eventLoop.spareTagArrays.giveBack(&tags)
         case .wouldBlock:
             channel.writeBlocked = true
             updateInterest()
@@ -83,11 +108,9 @@ extension UDPSocket {
 
     /// What `request` needs now. At the head, a filter may run (or start) and descriptors may be made;
     /// behind the head nothing with side effects happens, and anything not plainly ready waits.
-    private func readiness(of request: UDPSendRequest, atHead: Bool) -> Readiness {
+    private func readiness(of request: UDPSendRequest, atHead: Bool, in context: SendContext) -> Readiness {
         if request.isFiltering { return .wait }
-        let (options, peer, filter) = shared.withLock { shared in
-            (shared.options, shared.connectStage == .connected ? shared.connectedAddress : nil, shared.sendFilter)
-        }
+        let (options, peer, filter) = (context.options, context.peer, context.filter)
         let destination: SocketAddress?
         switch request.destination {
         case .resolving: return .wait
@@ -106,7 +129,8 @@ extension UDPSocket {
             guard peer == nil else {
                 return .fail(.badConfig("Cannot send data to a specific address on a connected socket."))
             }
-            guard address.family == .inet ? options.isIPv4Enabled : (address.family == .inet6 && options.isIPv6Enabled) else {
+            let family = address.family
+            guard family == .inet ? options.isIPv4Enabled : (family == .inet6 && options.isIPv6Enabled) else {
                 return .fail(.badConfig("cannot send to \(address): its family is disabled or not IP"))
             }
             if case .datagram(let data) = request.kind, data.count > Int(options.maxSendBufferSize) {
@@ -115,8 +139,8 @@ extension UDPSocket {
             if atHead {
                 do { try ensureChannels() } catch { return .fail(error) }
             }
-            guard let channel = channel(address.family) else {
-                return atHead ? .fail(.badConfig("the socket has no \(address.family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)")) : .wait
+            guard let channel = channel(family) else {
+                return atHead ? .fail(.badConfig("the socket has no \(family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)")) : .wait
             }
             return filtered(request, channel: channel, destination: address, filterAddress: address, filter: filter, atHead: atHead)
         }

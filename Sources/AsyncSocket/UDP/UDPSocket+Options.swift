@@ -82,14 +82,14 @@ extension UDPSocket {
     /// The largest IPv4 datagram received whole, in bytes (GCDAsyncUdpSocket's `maxReceiveIPv4BufferSize`).
     /// Default 65,535 (`UINT16_MAX`, the most an IPv4 UDP datagram can hold, as in GCDAsyncUdpSocket).
     /// A longer datagram is reported as ``SocketError/datagramTruncated(size:maxReceiveSize:)`` and
-    /// discarded. No memory is held per socket for it: datagrams land in the loop's shared buffer.
+    /// discarded. No memory is held per socket for it: datagrams land in the loop's shared receive buffer.
     public var maxReceiveIPv4BufferSize: UInt16 {
         get { get(\.maxReceiveIPv4BufferSize) }
         set { set(\.maxReceiveIPv4BufferSize, newValue) }
     }
 
     /// The largest IPv6 datagram received whole, in bytes (GCDAsyncUdpSocket's `maxReceiveIPv6BufferSize`).
-    /// Default 65,535. Values over the loop's shared buffer (``EventLoop``'s 256 KiB) act as 256 KiB:
+    /// Default 65,535. Values over 256 KiB act as 256 KiB (and take fewer datagrams per `recvmmsg(2)`):
     /// only IPv6 jumbograms, which loopback and Ethernet never carry, are longer.
     public var maxReceiveIPv6BufferSize: UInt32 {
         get { get(\.maxReceiveIPv6BufferSize) }

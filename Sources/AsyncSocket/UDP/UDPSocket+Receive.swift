@@ -15,7 +15,7 @@ extension UDPSocket {
     }
 
     /// One datagram read from the kernel, copied out of the loop's shared buffer.
-    private struct Arrival {
+    struct Arrival {
         var data: Data
         var sender: SocketAddress
         /// The full length of a datagram longer than the receive size, else `nil`.
@@ -83,18 +83,21 @@ extension UDPSocket {
             return
         }
         let options = shared.withLock { $0.options }
-        let scratch = eventLoop.scratch
+        let batch = eventLoop.datagramBatch
+        let scratch = batch.receiveBuffer
         let maxSize = channel.family == .inet ? Int(options.maxReceiveIPv4BufferSize)
-            : Int(min(options.maxReceiveIPv6BufferSize, UInt32(scratch.count)))
+            : Int(min(options.maxReceiveIPv6BufferSize, UInt32(EventLoop.scratchBytes)))
         var arrivals: [Arrival] = []
         let family = channel.family
         do {
-            let received = try eventLoop.datagramBatch.receive(
+            let received = try batch.receive(
                 channel.fd, count: receiveMode == .once ? 1 : min(max(1, receiveBatchLimit), DatagramBatch.capacity), slotBytes: maxSize, scratch: scratch
             ) { bytes, sender, fullLength, truncated in
                 let from = sender ?? .any(family, port: 0)
-                arrivals.append(truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
-                                          : Arrival(data: Data(bytes), sender: from, truncatedLength: nil))
+                batch.spareArrivals.append(
+                    truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
+                              : Arrival(data: Data(bytes), sender: from, truncatedLength: nil),
+                    to: &arrivals)
             }
             guard received != nil else { return }
         } catch {
@@ -103,12 +106,21 @@ extension UDPSocket {
             return
         }
         let filter = shared.withLock { $0.receiveFilter }
+        deliveringReads = true
         for arrival in arrivals {
             if let length = arrival.truncatedLength {
                 emit(.notReceived(from: arrival.sender, .datagramTruncated(size: length, maxReceiveSize: maxSize)))
                 continue
             }
             deliver(arrival, filter: filter)
+        }
+        // The array is lent by the loop for this pass (no allocation per batch); a callback above that
+        // made another socket of the loop read borrowed another one.
+        batch.spareArrivals.giveBack(&arrivals)
+        deliveringReads = false
+        if flushAfterReads {
+            flushAfterReads = false
+            flushSends()
         }
         updateInterest()
     }
@@ -118,7 +130,7 @@ extension UDPSocket {
     private func deliver(_ arrival: Arrival, filter: ReceiveFilterSetting?) {
         guard let filter else {
             if receiveMode == .once { receiveMode = .off }
-            emit(.received(arrival.data, from: arrival.sender, context: nil))
+            emitOnLoop(.received(arrival.data, from: arrival.sender, context: nil))
             return
         }
         let run: @Sendable () -> (Bool, UnsafeTransfer<(any Sendable)?>) = {

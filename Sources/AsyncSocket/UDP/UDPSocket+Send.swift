@@ -75,32 +75,49 @@ extension UDPSocket {
         shared.withLock { $0.sendFilter = filter.map { SendFilterSetting(filter: $0, queue: queue, isAsynchronous: isAsynchronous) } }
     }
 
-    /// Puts `request` on the queue on the loop and resolves its host name if it has one.
-    func enqueue(_ request: UDPSendRequest, resolvingPort port: UInt16 = 0) {
-        onLoop { [self] in
-            // Checked on the loop, in the order the calls were made: a send asked for before
-            // closeAfterSending() is sent even when its task runs after the call returned.
-            if case .datagram = request.kind, closesAfterSends {
+    /// Puts `request` on the queue on the loop and resolves its host name if it has one. Called on the
+    /// loop (a send from a delegate callback without a delegate queue: an echo, say), it queues inline,
+    /// with no task or closure per datagram.
+    func enqueue(_ request: consuming UDPSendRequest, resolvingPort port: UInt16 = 0) {
+        guard eventLoop.inEventLoop else {
+            let request = copy request
+            eventLoop.execute { [self] in append(request, resolvingPort: port) }
+            return
+        }
+        append(request, resolvingPort: port)
+    }
+
+    /// The loop side of ``enqueue(_:resolvingPort:)``: refuses a datagram after ``closeAfterSending()``
+    /// (checked on the loop, in the order the calls were made: a send asked for before that call is
+    /// sent even when its task runs after the call returned), binds implicitly, queues and schedules a
+    /// flush.
+    private func append(_ request: consuming UDPSendRequest, resolvingPort port: UInt16) {
+        var request = request
+        if case .datagram = request.kind {
+            if closesAfterSends {
                 emit(.notSent(tag: request.tag, .disconnecting))
                 return
             }
-            nextRequestID &+= 1
-            var request = request
-            request.id = nextRequestID
-            let id = request.id
-            if case .datagram = request.kind, case .resolving = request.destination {
+            let bound = shared.withLock { $0.isBound }
+            switch request.destination {
+            case .resolving, .address:
                 // A send to an address binds the socket implicitly, as in GCDAsyncUdpSocket: it may
                 // receive from now on (on the port the kernel picks at the first send).
-                try? ensureChannels()
-                if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
-            } else if case .datagram = request.kind, case .address = request.destination {
-                try? ensureChannels()
-                if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
+                if !bound || channels.isEmpty {
+                    try? ensureChannels()
+                    if !channels.isEmpty && !shared.withLock({ $0.isBound }) { didBind() }
+                }
+            case .peer, .failed:
+                break
             }
-            sendQueue.append(request)
-            if case .resolving(let host) = request.destination { resolve(host, port: port, for: id) }
-            scheduleFlush()
         }
+        nextRequestID &+= 1
+        request.id = nextRequestID
+        let id = request.id
+        let host: String? = if case .resolving(let host) = request.destination { host } else { nil }
+        sendQueue.append(request)
+        if let host { resolve(host, port: port, for: id) }
+        scheduleFlush()
     }
 
     /// Resolves `host` off the loop and sets the destination of the queued entry `id`.
@@ -139,9 +156,15 @@ extension UDPSocket {
         return .success(first)
     }
 
-    /// Flushes the queue soon, as a loop task, so sends queued together go out together.
+    /// Flushes the queue soon, as a loop task, so sends queued together go out together; while a batch
+    /// of received datagrams is being delivered on the loop, at the end of that batch instead (the
+    /// echoes of a batch go out in one `sendmmsg(2)` with no task per batch).
     func scheduleFlush() {
         guard !flushScheduled else { return }
+        if deliveringReads {
+            flushAfterReads = true
+            return
+        }
         flushScheduled = true
         eventLoop.execute { [self] in
             flushScheduled = false

@@ -83,6 +83,11 @@ public final class UDPSocket: @unchecked Sendable {
     /// closes once the queue is empty. Set in loop order (not when the call is made), so sends asked for
     /// before the call, whose loop tasks may still be pending, are sent first.
     @exclusivity(unchecked) var closesAfterSends = false
+    /// ``channelReadable(_:)`` is handing a batch of datagrams to the delegate: a flush asked for now
+    /// runs at the end of the batch instead of as a loop task (``flushAfterReads``).
+    @exclusivity(unchecked) var deliveringReads = false
+    /// Sends were queued while ``deliveringReads``: flush them when the batch is delivered.
+    @exclusivity(unchecked) var flushAfterReads = false
     @exclusivity(unchecked) var nextRequestID: UInt64 = 0
     /// Counts the socket's lives (bumped by every close), so late answers (a name resolved, a filter's
     /// verdict) for a closed life are recognised and dropped.

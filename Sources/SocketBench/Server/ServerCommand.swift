@@ -13,6 +13,8 @@ import Darwin
 /// `--workers N` starts N worker processes of this same command, each listening on the port with
 /// `SO_REUSEPORT` (so the kernel spreads connections over them), and waits for them: a way past the
 /// per-process open-file limit. SIGTERM or SIGINT to the parent stops the workers too.
+///
+/// `socket-bench server udp …` is the UDP echo instead (``UDPServerCommand``).
 enum ServerCommand {
     struct Options: Equatable {
         var mode = EchoServer.Mode.lp4
@@ -28,6 +30,7 @@ enum ServerCommand {
 
     static let usage = """
         usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+               socket-bench server udp [--host H] [--port P]   (socket-bench server udp --help)
           lp4              LP4 echo (4-byte big-endian length + bytes); each read's run of whole frames in one write
           lp4-per-frame    LP4 echo, one callback and one write per frame
           raw              every byte echoed as it arrives
@@ -44,7 +47,7 @@ enum ServerCommand {
         var options = Options()
         var scanner = ArgumentScanner(arguments)
         guard let modeName = scanner.next(), let mode = EchoServer.Mode(rawValue: modeName) else {
-            throw ArgumentError("the first argument must be a mode: lp4, lp4-per-frame or raw")
+            throw ArgumentError("the first argument must be a mode: lp4, lp4-per-frame, raw (or udp)")
         }
         options.mode = mode
         while let argument = scanner.next() {
@@ -62,6 +65,7 @@ enum ServerCommand {
     }
 
     static func run(arguments: [String]) -> Int32 {
+        if arguments.first == "udp" { return UDPServerCommand.run(arguments: Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             Output.say(usage)
             return 0
