@@ -39,7 +39,10 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var timers = TimerHeap()
     @exclusivity(unchecked) private var timerSequence: UInt64 = 0
     @exclusivity(unchecked) private var registrations: [Registration] = []
-    private var threadID = pthread_self()
+    /// The loop's thread: set once, by that thread, before the initializer returns (it waits for it),
+    /// and only read after that, from any thread. Read on every ``inEventLoop`` check, so it skips the
+    /// compiler's dynamic exclusivity check.
+    @exclusivity(unchecked) private var threadID = pthread_self()
     private let stopped = DispatchSemaphore(value: 0)
 
     /// A read buffer shared by the sockets of this loop: each readable event reads into it once, so an
