@@ -169,31 +169,48 @@ import TestSupport
         let loops = EventLoopGroup(numberOfThreads: 1, name: "discovery")
         defer { loops.shutdown() }
         let group = Self.uniqueGroup()
-        // A fake server: a plain member of the group that answers the first query three times.
-        let fake = RecordedUDPSocket("fake", group: loops)
-        fake.socket.isIPv6Enabled = false
-        try fake.socket.bind(toPort: 0)
-        try fake.socket.joinMulticastGroup(group, onInterface: "127.0.0.1")
-        try fake.socket.beginReceiving()
-        let port = fake.socket.localPort
+        // A fake server: a plain member of the group that answers the first query three times, at once
+        // on its loop thread (answered from the test's task, the answers once came after the client's
+        // one-second window, when the suite kept the task waiting for a thread).
+        let fake = FakeResponder()
+        let socket = UDPSocket(delegate: fake, delegateQueue: nil, group: loops)
+        socket.isIPv6Enabled = false
+        try socket.bind(toPort: 0)
+        try socket.joinMulticastGroup(group, onInterface: "127.0.0.1")
+        try socket.beginReceiving()
+        defer { socket.close() }
+        let port = socket.localPort
 
-        let search = Task { try await DiscoveryClient.discover(Self.search(group, port, timeout: .seconds(1)), group: loops) }
-        guard case .received(let data, let from, _) = try await fake.next() else {
-            Issue.record("no query arrived")
-            return
-        }
-        let query = try DiscoveryQuery(decoding: data)
-        #expect(query.serverName.isEmpty)
-        fake.socket.send(Data("nonsense".utf8), to: from, withTimeout: 5, tag: 1)
-        fake.socket.send(DiscoveryAnswer(nonce: query.nonce &+ 1, port: 4000, onlineUsers: 0, host: "", serverName: "stale").encoded,
-                         to: from, withTimeout: 5, tag: 2)
-        fake.socket.send(DiscoveryAnswer(nonce: query.nonce, port: 4001, onlineUsers: 7, host: "", serverName: "fake").encoded,
-                         to: from, withTimeout: 5, tag: 3)
-        let found = try await search.value
+        let found = try await DiscoveryClient.discover(Self.search(group, port, timeout: .seconds(1)), group: loops)
+        let queries = try await fake.queries.next(1)
+        #expect(queries.map(\.serverName) == [""])
         // An empty host means the answer's source address.
         #expect(found.servers == [DiscoveredServer(name: "fake", host: "127.0.0.1", port: 4001, onlineUsers: 7,
                                                    answeredFrom: try #require(SocketAddress(ipAddress: "127.0.0.1", port: port)))])
         #expect(found.ignoredDatagrams == 2)
+    }
+
+    /// Answers the first discovery query it receives with a datagram that is no answer, an answer with
+    /// the wrong nonce and a good one (`fake`, port 4001, 7 online), from the socket's loop thread.
+    final class FakeResponder: UDPSocketDelegate, Sendable {
+        let queries = EventRecorder<DiscoveryQuery>()
+        private let answered = LockedValue(false)
+
+        func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress,
+                       withFilterContext filterContext: (any Sendable)?) {
+            guard let query = try? DiscoveryQuery(decoding: data) else { return }
+            let first = answered.withLock { answered in
+                defer { answered = true }
+                return !answered
+            }
+            guard first else { return }
+            queries.record(query)
+            sock.send(Data("nonsense".utf8), to: address, withTimeout: 5, tag: 1)
+            sock.send(DiscoveryAnswer(nonce: query.nonce &+ 1, port: 4000, onlineUsers: 0, host: "", serverName: "stale").encoded,
+                      to: address, withTimeout: 5, tag: 2)
+            sock.send(DiscoveryAnswer(nonce: query.nonce, port: 4001, onlineUsers: 7, host: "", serverName: "fake").encoded,
+                      to: address, withTimeout: 5, tag: 3)
+        }
     }
 
     /// A socket that sends IPv4 multicast from 127.0.0.1 with TTL 0.
