@@ -57,8 +57,7 @@ struct AsyncEffects {
 final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     struct State {
         // Connecting.
-        var connect: AsyncWaiter<ConnectedAddresses>?
-        var connectStarted = false
+        var connect = PendingConnect<ConnectedAddresses>()
 
         // Ending.
         /// The error every call throws once the connection has ended (set by `socketDidDisconnect`).
@@ -117,34 +116,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// Starts the connect with `start` and waits for its outcome. Cancellation abandons the connect
     /// (``TCPSocket/disconnect()``) and throws `CancellationError`.
     func connect(_ start: (TCPSocket) throws(SocketError) -> Void) async throws -> ConnectedAddresses {
-        try Task.checkCancellation()
-        let waiter = AsyncWaiter<ConnectedAddresses>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                // The connect starts under the lock, so a cancellation that sees `connectStarted` is
-                // ordered after it on the loop. `connect` only queues work for the loop thread, which is
-                // not this one, so no callback can need the lock meanwhile.
-                let failure = state.withLock { state -> (any Error)? in
-                    if waiter.cancelled { return CancellationError() }
-                    do {
-                        try start(socket)
-                    } catch {
-                        return error
-                    }
-                    waiter.continuation = continuation
-                    state.connect = waiter
-                    state.connectStarted = true
-                    return nil
-                }
-                if let failure { continuation.resume(throwing: failure) }
-            }
-        } onCancel: {
-            let abandon = state.withLock { state -> Bool in
-                waiter.cancelled = true
-                return state.connectStarted && state.connect === waiter
-            }
-            if abandon { socket.disconnect() }
-        }
+        try await state.awaitConnect(\.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.disconnect() })
     }
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
@@ -159,9 +131,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         // On the loop thread, inline: the socket cannot have disconnected since it connected.
         let addresses = ConnectedAddresses(local: sock.localAddress, remote: sock.connectedAddress)
         locked { state, effects in
-            guard let waiter = state.connect, !waiter.cancelled else { return }  // a cancel's disconnect follows
-            state.connect = nil
-            if let continuation = waiter.take() {
+            // After a cancellation, the abandoning disconnect resumes the task.
+            if let continuation = state.connect.takeForOutcome() {
                 effects.append { continuation.resume(returning: addresses) }
             }
         }
@@ -402,12 +373,11 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
         locked { state, effects in
-            if let waiter = state.connect {
+            if let (continuation, cancelled) = state.connect.takeAtEnd() {
                 // The connect failed, or was abandoned by cancellation.
-                state.connect = nil
                 state.ended = err ?? .connectionClosed
-                if let continuation = waiter.take() {
-                    let error: any Error = waiter.cancelled ? CancellationError() : (err ?? SocketError.connectionClosed)
+                if let continuation {
+                    let error: any Error = cancelled ? CancellationError() : (err ?? SocketError.connectionClosed)
                     effects.append { continuation.resume(throwing: error) }
                 }
                 return

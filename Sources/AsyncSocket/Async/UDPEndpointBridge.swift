@@ -55,8 +55,7 @@ struct DatagramQueue {
 /// Sends map one to one onto the socket's sends, tagged with their number.
 final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
     struct State {
-        var connect: AsyncWaiter<SocketAddress>?
-        var connectStarted = false
+        var connect = PendingConnect<SocketAddress>()
 
         var buffer = DatagramQueue()
         /// The most datagrams the buffer has held at once (for tests).
@@ -120,31 +119,7 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
     /// Starts the connect with `start` and waits for its outcome. Cancellation closes the socket
     /// (abandoning the connect) and throws `CancellationError`.
     func connect(_ start: (UDPSocket) throws(SocketError) -> Void) async throws -> SocketAddress {
-        try Task.checkCancellation()
-        let waiter = AsyncWaiter<SocketAddress>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let failure = state.withLock { state -> (any Error)? in
-                    if waiter.cancelled { return CancellationError() }
-                    do {
-                        try start(socket)
-                    } catch {
-                        return error
-                    }
-                    waiter.continuation = continuation
-                    state.connect = waiter
-                    state.connectStarted = true
-                    return nil
-                }
-                if let failure { continuation.resume(throwing: failure) }
-            }
-        } onCancel: {
-            let abandon = state.withLock { state -> Bool in
-                waiter.cancelled = true
-                return state.connectStarted && state.connect === waiter
-            }
-            if abandon { socket.close() }
-        }
+        try await state.awaitConnect(\.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.close() })
     }
 
     func udpSocket(_ sock: UDPSocket, didConnectToAddress address: SocketAddress) {
@@ -157,9 +132,8 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
 
     private func connectEnded(_ outcome: Result<SocketAddress, SocketError>) {
         locked { state, effects in
-            guard let waiter = state.connect, !waiter.cancelled else { return }  // a cancel's close follows
-            state.connect = nil
-            if let continuation = waiter.take() {
+            // After a cancellation, the abandoning close resumes the task.
+            if let continuation = state.connect.takeForOutcome() {
                 effects.append { continuation.resume(with: outcome) }
             }
         }
@@ -353,11 +327,10 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
 
     func udpSocketDidClose(_ sock: UDPSocket, withError err: SocketError?) {
         locked { state, effects in
-            if let waiter = state.connect {
+            if let (continuation, cancelled) = state.connect.takeAtEnd() {
                 // The connect was abandoned by cancellation, or the socket failed while connecting.
-                state.connect = nil
-                if let continuation = waiter.take() {
-                    let error: any Error = waiter.cancelled ? CancellationError() : (err ?? SocketError.connectionClosed)
+                if let continuation {
+                    let error: any Error = cancelled ? CancellationError() : (err ?? SocketError.connectionClosed)
                     effects.append { continuation.resume(throwing: error) }
                 }
             }
