@@ -162,11 +162,12 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
                 finish()
                 return
             }
+            // The window runs on the sockets' event loop's clock (a test's ManualClock drives it), and
+            // is set before the first query goes out.
+            let loop = loops.next()
+            loop.scheduleTask(in: configuration.timeout / 2) { [self] in queue.async { [self] in sendQueries(tag: 1) } }
+            loop.scheduleTask(in: configuration.timeout) { [self] in queue.async { [self] in finish() } }
             sendQueries(tag: 0)
-            queue.asyncAfter(deadline: .now() + (configuration.timeout / 2).dispatchInterval) { [self] in
-                sendQueries(tag: 1)
-            }
-            queue.asyncAfter(deadline: .now() + configuration.timeout.dispatchInterval) { [self] in finish() }
         }
     }
 
