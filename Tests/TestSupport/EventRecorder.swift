@@ -68,6 +68,10 @@ public final class EventRecorder<Event: Sendable>: Sendable {
                 expired?.resume(returning: nil)
             }
         }
+        // The event came through the continuation, whose hand-over ThreadSanitizer cannot see: taking the
+        // lock once orders everything the recording thread did before it recorded (creating an accepted
+        // socket, say) before what this task does next, for ThreadSanitizer as for the hardware.
+        state.withLock { _ in }
         guard let event else {
             throw WaitTimedOut(description: "no event within \(limit); recorded so far: \(all)")
         }
