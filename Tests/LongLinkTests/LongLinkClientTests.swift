@@ -103,7 +103,9 @@ import TestSupport
         #expect(try await harness.serverEvents.next(2) == ["opened", "received hello again"])
         #expect(try await harness.clientEvents.next() == "received echo: hello again")
         first.stop()
-        #expect(try await harness.clientEvents.next(4) == [
+        // Taken first, so a failure shows what arrived (an awaited expression's value is not printed).
+        let afterStop = try await harness.clientEvents.next(4)
+        #expect(afterStop == [
             "disconnected (by server)",
             "reconnect attempt 1 in 0 s",
             "connect failed: connect: Connection refused (errno 111)",
@@ -322,6 +324,8 @@ import TestSupport
         // 30 s up (the heartbeat, 180 s, has not even gone out): healthy.
         await harness.clock.advance(by: .seconds(30))
         server.stop()
-        #expect(try await harness.clientEvents.next(4) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+        // Taken first, so a failure shows what arrived (an awaited expression's value is not printed).
+        let afterStop = try await harness.clientEvents.next(4)
+        #expect(afterStop == ["disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
     }
 }
