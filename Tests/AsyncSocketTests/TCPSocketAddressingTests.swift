@@ -72,6 +72,25 @@ import TestSupport
                 == .disconnected(.badParam("the interface has no IPv6 address for [::1]:\(pair.port)")))
     }
 
+    /// Regression: a reconnect to a stopped test server on an ephemeral port was, about 1 run in 30,
+    /// "connected" — the kernel gave the client that very port as its own, and TCP's simultaneous open
+    /// connected the socket to itself. Binding the client to the port it connects to makes that happen
+    /// every time; with no listener there it must be refused, on both APIs, and the port must not be
+    /// left in TIME_WAIT (the async connect binds the same port again, without `SO_REUSEADDR`).
+    @Test func aConnectThatReachesItselfIsRefused() async throws {
+        let port = unusedLoopbackPort()
+        let delegate = RecordingDelegate()
+        let client = TCPSocket(delegate: delegate, delegateQueue: nil)
+        try client.connect(toHost: "127.0.0.1", onPort: port, viaInterface: "127.0.0.1:\(port)", withTimeout: 5)
+        #expect(try await delegate.events.next() == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)))
+
+        var options = TCPConnection.Options()
+        options.localInterface = "127.0.0.1:\(port)"
+        await #expect(throws: SocketError.connectionRefused(operation: "connect", errno: ECONNREFUSED)) {
+            _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, options: options)
+        }
+    }
+
     @Test func happyEyeballsOrderInterleavesTheFamiliesPreferredFirst() throws {
         let v4 = try ["10.0.0.1", "10.0.0.2", "10.0.0.3"].map { try #require(SocketAddress(ipAddress: $0, port: 1)) }
         let v6 = try ["fd00::1", "fd00::2"].map { try #require(SocketAddress(ipAddress: $0, port: 1)) }

@@ -141,6 +141,11 @@ public final class ReservedLoopbackPort: Sendable {
     }
 
     /// Frees the port (closes the bound socket). Idempotent.
+    ///
+    /// The port may stay bound for a moment after this returns: a child process being started by
+    /// another test at the same time (`posix_spawn`) holds a copy of every descriptor until its `exec`
+    /// closes the close-on-exec ones. A test that binds the port in this process should rather reserve
+    /// it with `sharedWithServer` and release it once its server is bound.
     public func release() {
         fd.withLock { fd in
             if fd >= 0 { close(fd) }

@@ -273,7 +273,13 @@ final class ConnectionAttempts: @unchecked Sendable {
 
     /// An attempt's descriptor turned writable: it connected or failed.
     fileprivate func finished(_ attempt: Attempt) {
-        let code = (try? Posix.getOption(attempt.fd, level: SOL_SOCKET, name: SO_ERROR)) ?? EIO
+        var code = (try? Posix.getOption(attempt.fd, level: SOL_SOCKET, name: SO_ERROR)) ?? EIO
+        if code == 0 && Self.isConnectedToItself(attempt.fd) {
+            // Closed with a reset, so the port is not held in TIME_WAIT for a server about to bind it.
+            var abort = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(attempt.fd, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+            code = ECONNREFUSED
+        }
         running.removeAll { $0 === attempt }
         owner.eventLoop.deregister(attempt.fd)
         guard code == 0 else {
@@ -285,6 +291,16 @@ final class ConnectionAttempts: @unchecked Sendable {
         }
         cancel()
         owner.connectionSucceeded(attempt.fd, to: attempt.address)
+    }
+
+    /// True when a TCP socket's local and remote addresses are the same. A connect to a port on this
+    /// host where nothing listens can pick that very port as its own (the kernel's ephemeral range
+    /// includes it) and then "connect" to itself through TCP's simultaneous open (RFC 793 §3.4): no
+    /// server is there, so it is reported as refused, as Go's `net` package does (`selfConnect`).
+    private static func isConnectedToItself(_ fd: Int32) -> Bool {
+        guard let local = SocketAddress.read(fd, getsockname), local.family != .unix,
+              let remote = SocketAddress.read(fd, getpeername) else { return false }
+        return local == remote
     }
 
     /// Stops every attempt still running; nothing more is reported.
