@@ -1,4 +1,4 @@
-import AsyncSocket
+@testable import AsyncSocket
 import Dispatch
 import Foundation
 import Glibc
@@ -17,6 +17,32 @@ import TestSupport
         guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
         #expect(error == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
         #expect(client.isDisconnected)
+    }
+
+    /// Regression: a LongLink client reconnecting at once to a stopped server was "connected", then
+    /// reset, about 1 run in 30 — a child process being spawned by another test held a copy of the
+    /// listening descriptor, so closing ours did not stop the listening. A `dup` stands in for the
+    /// child's copy here.
+    @Test func aStoppedListenerRefusesConnectsEvenWhileACopyOfItsDescriptorLives() async throws {
+        let delegate = RecordingDelegate()
+        let server = TCPSocket(delegate: delegate, delegateQueue: nil)
+        try server.accept(onInterface: "127.0.0.1", port: 0)
+        let port = server.localPort
+        let listening = try #require((0..<Int32(4096)).first { fd in
+            var accepting: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0 && accepting == 1
+                && SocketAddress.read(fd, getsockname)?.port == port
+        })
+        let copy = dup(listening)
+        defer { close(copy) }
+        server.disconnect()
+        #expect(try await delegate.events.next() == .disconnected(nil))
+
+        let clientDelegate = RecordingDelegate()
+        let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
+        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        #expect(try await clientDelegate.events.next() == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)))
     }
 
     @Test func userDisconnectReportsNilAndThePeerSeesClosedByPeer() async throws {

@@ -240,9 +240,15 @@ final class Listener: Selectable, @unchecked Sendable {
         resume = loop.scheduleTask(in: delay) { [self] in try? loop.setInterest(fd, [.read]) }
     }
 
+    /// Stops listening at once, then closes the descriptor. `shutdown(2)` first, because `close(2)`
+    /// only drops this process's reference: while another copy of the descriptor lives (a child
+    /// process being started holds one from `fork`/`posix_spawn` until its `exec`), the kernel would
+    /// go on completing handshakes into the backlog and reset them afterwards, so a client reconnecting
+    /// at once was "connected", then reset, instead of refused.
     func close() {
         resume?.cancel()
         acceptor.owner.eventLoop.deregister(fd)
+        _ = shutdown(fd, Int32(SHUT_RDWR))
         Posix.close(fd)
     }
 }
