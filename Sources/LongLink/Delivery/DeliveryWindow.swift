@@ -91,7 +91,8 @@ public struct DeliveryWindow: Sendable {
         guard room > 0 else { return nil }
         let pending = tracks.filter { $0.value.head > $0.value.sent }.keys.sorted()
         guard !pending.isEmpty else { return nil }
-        let conversation = pending.first { lastServed.map { last in $0 > last } ?? true } ?? pending[0]
+        // The first after the one served last, wrapping round.
+        let conversation = lastServed.flatMap { last in pending.first { $0 > last } } ?? pending[0]
         guard let track = tracks[conversation] else { return nil }
         let limit = Int(clamping: min(UInt64(room), track.head - track.sent))
         return Fetch(conversation: conversation, after: track.sent, limit: limit)
