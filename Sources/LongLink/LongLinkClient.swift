@@ -241,7 +241,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     private func scheduleReconnect() {
-        let exhausted = schedule.isExhausted
+        let exhausted = schedule.shouldReportUnavailable
         // Keeping on trying stops when the app asked to close after sending: nothing more to wait for.
         let next = exhausted && closeWhenDrained ? nil : schedule.next()
         guard let (attempt, delay) = next else {

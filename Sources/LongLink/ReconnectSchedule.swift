@@ -118,9 +118,11 @@ public struct ReconnectSchedule: Sendable {
     /// The base delay (before jitter) of every attempt of ``growth``, in order.
     public var delays: [Duration] { (0..<maxAttempts).compactMap { growthDelay(ofAttempt: $0 + 1) } }
 
-    /// True once every attempt of ``growth`` has been handed out: the moment to report the server
-    /// unavailable (once; with ``ReconnectPolicy/keepTrying(cap:)`` attempts go on after it).
-    public var isExhausted: Bool { attempts >= maxAttempts }
+    /// True when every attempt of ``growth`` has been handed out and none after it: the one moment to
+    /// report the server unavailable (with ``ReconnectPolicy/keepTrying(cap:)`` the attempts go on, and
+    /// this is false again after the next ``next()``; with ``ReconnectPolicy/giveUp`` ``next()`` returns
+    /// `nil` from here on).
+    public var shouldReportUnavailable: Bool { attempts == maxAttempts }
 
     /// The base delay (before jitter) of attempt `attempt` (from 1), or `nil` when there is no such
     /// attempt (below 1, or beyond ``maxAttempts`` with ``ReconnectPolicy/giveUp``).
@@ -158,7 +160,7 @@ public struct ReconnectSchedule: Sendable {
     /// The next attempt's number (from 1) and the delay before it (base delay plus jitter), or `nil`
     /// when every attempt has been used (``ReconnectPolicy/giveUp``) and the server should be reported
     /// unavailable. With ``ReconnectPolicy/keepTrying(cap:)`` it never returns `nil`; check
-    /// ``isExhausted`` before calling it to know when the growth's attempts have run out.
+    /// ``shouldReportUnavailable`` before calling it to know when the growth's attempts have run out.
     public mutating func next() -> (attempt: Int, delay: Duration)? {
         guard let base = baseDelay(ofAttempt: attempts + 1) else { return nil }
         attempts += 1

@@ -123,11 +123,11 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
         var delays: [Duration] = []
         var exhaustedBefore: [Bool] = []
         for _ in 0..<9 {
-            exhaustedBefore.append(schedule.isExhausted)
+            exhaustedBefore.append(schedule.shouldReportUnavailable)
             delays.append(schedule.next()!.delay)
         }
         #expect(delays == [0, 2, 4, 8, 16, 32, 60, 60, 60].map { Duration.seconds($0) })
-        #expect(exhaustedBefore == [false, false, false, true, true, true, true, true, true])
+        #expect(exhaustedBefore == [false, false, false, true, false, false, false, false, false])
         #expect(schedule.attempts == 9)
         #expect(ReconnectPolicy.defaultCap == .seconds(60))
     }
@@ -149,7 +149,7 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
         #expect((1...5).map { schedule.baseDelay(ofAttempt: $0) } == [0, 2, 4, 5, 5].map { Duration.seconds($0) })
         var none = ReconnectSchedule(delays: [], jitter: .zero)
         none.policy = .keepTrying()
-        #expect(none.isExhausted)
+        #expect(none.shouldReportUnavailable)
         #expect(none.next()! == (1, .seconds(2)))
     }
 
@@ -157,8 +157,9 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
         var schedule = ReconnectSchedule(random: fixedRandom([0]))
         #expect(schedule.policy == .giveUp)
         for _ in 0..<3 { _ = schedule.next() }
-        #expect(schedule.isExhausted)
+        #expect(schedule.shouldReportUnavailable)
         #expect(schedule.next() == nil)
+        #expect(schedule.shouldReportUnavailable)
         #expect(schedule.baseDelay(ofAttempt: 4) == nil)
     }
 

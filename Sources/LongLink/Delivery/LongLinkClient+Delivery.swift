@@ -77,4 +77,20 @@ public struct DeliveryStatus: Sendable, Equatable {
     public var storeFailures: Int
     /// The last store error's text, if any.
     public var lastStoreError: String?
+
+    /// A status with these values (for comparing, or for a stand-in link in an app's tests).
+    public init(
+        outboxCount: Int, inFlight: Int, nextID: UInt64, positions: DeliveryPositions, resends: Int,
+        duplicatesDropped: Int, gapsDropped: Int, storeFailures: Int, lastStoreError: String?
+    ) {
+        self.outboxCount = outboxCount
+        self.inFlight = inFlight
+        self.nextID = nextID
+        self.positions = positions
+        self.resends = resends
+        self.duplicatesDropped = duplicatesDropped
+        self.gapsDropped = gapsDropped
+        self.storeFailures = storeFailures
+        self.lastStoreError = lastStoreError
+    }
 }
