@@ -17,6 +17,33 @@ import SocketFraming
 /// link.send(.broadcast(text: "hi"))        // queued until connected
 /// ```
 ///
+/// **Reliable delivery** (issue 11), with a ``ReliableLinkCodec`` and a ``DeliveryStateStore``:
+///
+/// ```swift
+/// let store = InMemoryDeliveryStateStore()        // or a store that persists to disk
+/// let link = try LongLinkClient(codec: codec, configuration: .init(host: "chat.example", port: 7000),
+///                               store: store, eventQueue: .main) { event in
+///     switch event {
+///     case .stored(let id, _): print("✓ \(id)")  // durable on the server; left the outbox
+///     case .received(let message): show(message)  // each delivery once, in order
+///     default: print(event)
+///     }
+/// }
+/// link.greetingBuilder = { positions in codec.login(name: "ann", positions: positions) }
+/// link.connect()
+/// let id = link.send(message)                     // persisted before send returns; resent until stored
+/// ```
+///
+/// Every numbered message stays in the outbox (bounded by ``Configuration/outboxLimit``, 10,000) until
+/// the server answers stored or refused; on every connect the greeting (built from the positions) goes
+/// first, then the unanswered messages in id order, then new ones, at most
+/// ``Configuration/unacknowledgedWindow`` (256) unanswered at a time. Deliveries are passed on once and
+/// in order per conversation; duplicates are dropped and acknowledged again; an early delivery (a gap)
+/// is dropped and the link reconnects so the server resends from the position. Acknowledgements are
+/// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
+/// brought), written after the positions have been handed to the store. Such a link keeps trying to
+/// reconnect by default (``ReconnectPolicy/keepTrying(cap:)``, 60 s cap).
+///
 /// Threading: methods may be called from any thread. All state lives on one event loop; events reach
 /// `onEvent` on `eventQueue` (or on that loop's thread when `eventQueue` is `nil`), in order.
 ///
@@ -24,10 +51,12 @@ import SocketFraming
 /// or a protocol error) and after a failed first connect, the link retries on the
 /// ``Configuration/reconnectSchedule`` (by default 0 s, 2 s, 4 s, each plus a random jitter in
 /// [0 s, 1 s)), reporting each attempt and its outcome, and reports ``Event/serverUnavailable`` when the
-/// attempts are used up. The schedule starts over only once a connection has stayed up for
-/// ``Configuration/linkHealthyAfter`` (by default one heartbeat interval); a connection that drops
-/// sooner continues the schedule, so a server that accepts and at once closes (even after sending a
-/// message) cannot drive the link into a tight reconnect loop.
+/// attempts are used up; then it stops, or with ``ReconnectPolicy/keepTrying(cap:)`` goes on retrying
+/// with doubling delays (8 s, 16 s, 32 s, then 60 s, each plus jitter) until the app disconnects. The
+/// schedule starts over only once a connection has stayed up for ``Configuration/linkHealthyAfter`` (by
+/// default one heartbeat interval); a connection that drops sooner continues the schedule, so a server
+/// that accepts and at once closes (even after sending a message) cannot drive the link into a tight
+/// reconnect loop.
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle
@@ -151,6 +180,12 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// and then disconnects by the user's choice. While the link is still connecting or waiting to
     /// reconnect, that happens after the next connect; if the server turns out to be unavailable,
     /// queued messages fail with ``SendFailure/linkClosed``. Messages sent afterwards are not sent.
+    ///
+    /// With reliable delivery it also waits (within the same ``Configuration/drainTimeout``) until every
+    /// numbered message has been stored or refused; numbered messages still unanswered when it closes,
+    /// or given to ``send(_:)`` afterwards, stay in the outbox and its store for a later connect (they
+    /// never fail with ``SendFailure/linkClosed``). With ``ReconnectPolicy/keepTrying(cap:)``, a link
+    /// asked to close after sending stops retrying when it reports ``Event/serverUnavailable``.
     public func disconnectAfterSending() {
         onLoop { [self] in
             closeWhenDrained = true

@@ -41,11 +41,13 @@ public struct DeliveryState: Sendable, Equatable {
 /// ``InMemoryDeliveryStateStore`` keeps the state in memory (tests, or an app that needs no
 /// persistence); IMChat's SQLite client store keeps it in a file.
 ///
-/// The link calls these methods on its event loop, one at a time, except that
-/// ``enqueue(id:frame:)`` runs inside ``LongLinkClient/send(_:)`` on the caller's thread while the loop
-/// waits for it (so the message is on disk when `send` returns). A method that throws leaves the state
-/// as it was; the link reports the failure (``LongLinkClient/SendFailure/storeFailed(_:)`` for an
-/// enqueue) and goes on with its state in memory.
+/// The link calls these methods on its event loop, one at a time (``load()`` in its initializer, on the
+/// caller's thread). ``enqueue(id:frame:)`` runs before ``LongLinkClient/send(_:)`` returns (`send` waits
+/// for the loop), so a message the app handed over is persisted when `send` returns. Removals and
+/// positions are written once per loop pass, before the acknowledgements they allow are sent. A method
+/// that throws should leave the state as it was; the link reports a failed enqueue as
+/// ``LongLinkClient/SendFailure/storeFailed(_:)`` (the message is not sent) and counts other failures in
+/// ``DeliveryStatus/storeFailures``, going on with its state in memory.
 public protocol DeliveryStateStore: Sendable {
     /// Everything persisted: the next id to assign, the outbox (oldest first) and the positions.
     /// Called once, when the link is created.

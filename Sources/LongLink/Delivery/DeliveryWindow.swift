@@ -30,8 +30,12 @@ public struct DeliveryWindow: Sendable {
         public var after: UInt64
         /// The most messages in the page. At least 1.
         public var limit: Int
-        /// The last sequence the page covers: `after + limit`.
-        public var through: UInt64 { after + UInt64(limit) }
+        /// The last sequence the page covers: `after + limit` (a negative limit counts as 0; at most
+        /// `UInt64.max`).
+        public var through: UInt64 {
+            let (sum, overflow) = after.addingReportingOverflow(UInt64(max(limit, 0)))
+            return overflow ? .max : sum
+        }
 
         /// A page of `limit` messages of `conversation` after sequence `after`.
         public init(conversation: String, after: UInt64, limit: Int) {

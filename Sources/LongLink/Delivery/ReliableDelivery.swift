@@ -59,7 +59,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     private(set) var storeFailures = 0
     private(set) var lastStoreError: String?
 
-    /// A driver continuing from `state` (loaded from `store`).
+    /// A driver continuing from `state` (loaded from `store`); outbox entries are taken in id order, a
+    /// repeated id once.
     /// - Throws: ``DeliveryStoreError/undecodableEntry(id:reason:)`` when an outbox entry's frame does
     ///   not decode to a message numbered with its id.
     init<Codec: ReliableLinkCodec>(
@@ -73,7 +74,7 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
             encode: { try codec.encode($0) })
         self.store = store
         var entries: [Outbox<Message>.Entry] = []
-        for stored in state.outbox.sorted(by: { $0.id < $1.id }) {
+        for stored in state.outbox.sorted(by: { $0.id < $1.id }) where stored.id != entries.last?.id {
             let message = try Self.decode(stored, with: codec)
             entries.append(.init(id: stored.id, frame: stored.frame, message: message))
         }

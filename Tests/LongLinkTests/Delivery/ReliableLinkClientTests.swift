@@ -293,3 +293,30 @@ import TestSupport
         #expect(client.deliveryStatus == nil)
     }
 }
+
+/// The class comment's reliable-delivery example, on the test codec.
+@Suite struct ReliableLinkDocumentationTests {
+    @Test func classCommentExampleRuns() async throws {
+        let harness = LinkHarness()
+        let server = try DeliveryTestServer(harness: harness)
+        defer { server.stop() }
+        let shown = EventRecorder<String>()
+        let store = InMemoryDeliveryStateStore()
+        let link = try LongLinkClient(codec: NumberedTextCodec(), configuration: .init(host: "127.0.0.1", port: server.port),
+                                      store: store, group: harness.group, eventQueue: harness.clientQueue) { event in
+            switch event {
+            case .stored(let id, _): shown.record("✓ \(id)")
+            case .received(let message): shown.record(message)
+            default: break
+            }
+        }
+        defer { link.disconnect() }
+        link.greetingBuilder = { positions in NumberedTextCodec.login(positions) }
+        link.connect()
+        let id = link.send("hi")
+        #expect(id == 1)
+        #expect(try await shown.next() == "✓ 1")
+        server.append("hello", to: "room")
+        #expect(try await shown.next() == "deliver room 1 hello")
+    }
+}
