@@ -108,7 +108,7 @@ extension LinkHarness {
     /// every connect (so each drop is followed by "reconnect attempt 1 in 0 s") unless `configure`
     /// says otherwise.
     func makeReliableClient(
-        port: UInt16, store: InMemoryDeliveryStateStore,
+        port: UInt16, store: any DeliveryStateStore,
         configure: (inout LongLinkClient<NumberedTextCodec>.Configuration) -> Void = { _ in }
     ) throws -> LongLinkClient<NumberedTextCodec> {
         var configuration = LongLinkClient<NumberedTextCodec>.Configuration(host: "127.0.0.1", port: port)
