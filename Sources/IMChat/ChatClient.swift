@@ -118,6 +118,8 @@ private final class Presenter: @unchecked Sendable {
             handle(message)
         case .sendFailed(let message, let reason):
             output("! not sent (\(reason)): \(message.description.terminalSafe)")
+        case .stored, .refused:
+            break  // reliable delivery only; this link is plain
         }
     }
 

@@ -29,6 +29,15 @@ extension LongLinkClient {
             get { reconnectSchedule.delays }
             set { reconnectSchedule.growth = .fixed(newValue) }
         }
+        /// What follows the last attempt of ``reconnectSchedule``: ``ReconnectPolicy/giveUp`` (report
+        /// ``Event/serverUnavailable`` and stop) or ``ReconnectPolicy/keepTrying(cap:)`` (report
+        /// ``Event/serverUnavailable`` once, then keep retrying with doubling delays, at most `cap` plus
+        /// jitter, each announced by ``Event/reconnecting(attempt:delay:)``, until the app calls
+        /// ``LongLinkClient/disconnect()``). Replaces the schedule's own ``ReconnectSchedule/policy``.
+        /// `nil` (the default) chooses by the kind of link: the schedule's policy (``ReconnectPolicy/giveUp``
+        /// unless set) for a plain link, `.keepTrying(cap: 60 s)` for a link with reliable delivery
+        /// (issue 11: "reconnect never gives up on its own").
+        public var reconnectPolicy: ReconnectPolicy?
         /// How long a connection must stay up before it counts as healthy and the reconnect schedule
         /// starts over (the next unrequested drop retries from attempt 1). A connection that drops
         /// sooner continues the schedule: a server that accepts, sends a message and closes is
@@ -40,6 +49,14 @@ extension LongLinkClient {
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000
+        /// Reliable delivery only: the most messages the outbox holds (sent or waiting, not yet stored by
+        /// the server). Beyond this, ``LongLinkClient/send(_:)`` fails with ``SendFailure/outboxFull``.
+        /// Default 10,000 messages (issue 11's bound).
+        public var outboxLimit = 10_000
+        /// Reliable delivery only: the most outbox messages written on one connection and not yet
+        /// answered by the server; the others wait for answers. This also bounds the resend burst after a
+        /// reconnect. Default 256 messages (issue 11's bound).
+        public var unacknowledgedWindow = 256
         /// Bytes that may wait in the socket to be written. Beyond this (the server or the network is
         /// slower than the app), new messages wait in the offline queue until half of it has drained.
         /// Default 4 MiB.
@@ -67,6 +84,10 @@ extension LongLinkClient {
         case heartbeatTimeout
         /// The server sent bytes that are not a valid frame or message.
         case protocolError(String)
+        /// Reliable delivery: a delivery numbered `received` came in `conversation` while `expected` was
+        /// due. It was not passed on; the link reconnects, and the next greeting's positions make the
+        /// server resend from `expected`.
+        case deliveryGap(conversation: String, expected: UInt64, received: UInt64)
 
         public var description: String {
             switch self {
@@ -75,6 +96,8 @@ extension LongLinkClient {
             case .network(let error): return "by network: \(error)"
             case .heartbeatTimeout: return "heartbeat timeout"
             case .protocolError(let why): return "protocol error: \(why)"
+            case .deliveryGap(let conversation, let expected, let received):
+                return "delivery gap in \(conversation): expected \(expected), received \(received)"
             }
         }
     }
@@ -87,12 +110,19 @@ extension LongLinkClient {
         case encodingFailed(String)
         /// The link stopped for good (server unavailable, or disconnected after sending) with the message unsent.
         case linkClosed
+        /// Reliable delivery: the outbox already holds ``Configuration/outboxLimit`` messages.
+        case outboxFull
+        /// Reliable delivery: the ``DeliveryStateStore`` could not persist the message; carries its
+        /// error text. The message is not sent.
+        case storeFailed(String)
 
         public var description: String {
             switch self {
             case .queueFull: return "offline queue full"
             case .encodingFailed(let why): return "cannot encode: \(why)"
             case .linkClosed: return "link closed"
+            case .outboxFull: return "outbox full"
+            case .storeFailed(let why): return "cannot persist: \(why)"
             }
         }
     }
@@ -108,10 +138,20 @@ extension LongLinkClient {
         /// Attempt number `attempt` (from 1) will start after `delay`: the schedule's base delay plus
         /// its jitter (``ReconnectSchedule``); by default attempt 2 waits at least 2 s and less than 3 s.
         case reconnecting(attempt: Int, delay: Duration)
-        /// Every reconnect attempt failed; the link stops until ``LongLinkClient/connect()`` is called again.
+        /// The reconnect schedule's attempts all failed. With ``ReconnectPolicy/giveUp`` the link stops
+        /// until ``LongLinkClient/connect()`` is called again; with ``ReconnectPolicy/keepTrying(cap:)``
+        /// (reported once per outage) a ``reconnecting(attempt:delay:)`` follows and retrying goes on.
         case serverUnavailable
-        /// A message from the server (never a heartbeat acknowledgement).
+        /// A message from the server (never a heartbeat acknowledgement). With reliable delivery each
+        /// delivery arrives once, in order per conversation (duplicates and early ones are not passed on),
+        /// and the codec's ``DeliveryRole/stored(id:)`` answers are reported as ``stored(id:_:)`` instead.
         case received(Codec.Message)
+        /// Reliable delivery: the server has stored the message numbered `id` (as sent, with its id), or
+        /// found it already stored; it has left the outbox and will not be resent.
+        case stored(id: UInt64, Codec.Message)
+        /// Reliable delivery: the server refused the message numbered `id` for good (its answer arrived
+        /// just before as ``received(_:)``); it has left the outbox and will not be resent.
+        case refused(id: UInt64, Codec.Message)
         /// `message` will not be sent, for `reason`.
         case sendFailed(Codec.Message, SendFailure)
 
@@ -125,6 +165,8 @@ extension LongLinkClient {
             case .reconnecting(let attempt, let delay): return "reconnect attempt \(attempt) in \(delay.secondsText) s"
             case .serverUnavailable: return "server unavailable"
             case .received(let message): return "received \(message)"
+            case .stored(let id, let message): return "stored #\(id): \(message)"
+            case .refused(let id, let message): return "refused #\(id): \(message)"
             case .sendFailed(let message, let reason): return "send failed (\(reason)): \(message)"
             }
         }

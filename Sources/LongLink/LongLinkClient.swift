@@ -17,6 +17,33 @@ import SocketFraming
 /// link.send(.broadcast(text: "hi"))        // queued until connected
 /// ```
 ///
+/// **Reliable delivery** (issue 11), with a ``ReliableLinkCodec`` and a ``DeliveryStateStore``:
+///
+/// ```swift
+/// let store = InMemoryDeliveryStateStore()        // or a store that persists to disk
+/// let link = try LongLinkClient(codec: codec, configuration: .init(host: "chat.example", port: 7000),
+///                               store: store, eventQueue: .main) { event in
+///     switch event {
+///     case .stored(let id, _): print("✓ \(id)")  // durable on the server; left the outbox
+///     case .received(let message): show(message)  // each delivery once, in order
+///     default: print(event)
+///     }
+/// }
+/// link.greetingBuilder = { positions in codec.login(name: "ann", positions: positions) }
+/// link.connect()
+/// let id = link.send(message)                     // persisted before send returns; resent until stored
+/// ```
+///
+/// Every numbered message stays in the outbox (bounded by ``Configuration/outboxLimit``, 10,000) until
+/// the server answers stored or refused; on every connect the greeting (built from the positions) goes
+/// first, then the unanswered messages in id order, then new ones, at most
+/// ``Configuration/unacknowledgedWindow`` (256) unanswered at a time. Deliveries are passed on once and
+/// in order per conversation; duplicates are dropped and acknowledged again; an early delivery (a gap)
+/// is dropped and the link reconnects so the server resends from the position. Acknowledgements are
+/// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
+/// brought), written after the positions have been handed to the store. Such a link keeps trying to
+/// reconnect by default (``ReconnectPolicy/keepTrying(cap:)``, 60 s cap).
+///
 /// Threading: methods may be called from any thread. All state lives on one event loop; events reach
 /// `onEvent` on `eventQueue` (or on that loop's thread when `eventQueue` is `nil`), in order.
 ///
@@ -24,10 +51,12 @@ import SocketFraming
 /// or a protocol error) and after a failed first connect, the link retries on the
 /// ``Configuration/reconnectSchedule`` (by default 0 s, 2 s, 4 s, each plus a random jitter in
 /// [0 s, 1 s)), reporting each attempt and its outcome, and reports ``Event/serverUnavailable`` when the
-/// attempts are used up. The schedule starts over only once a connection has stayed up for
-/// ``Configuration/linkHealthyAfter`` (by default one heartbeat interval); a connection that drops
-/// sooner continues the schedule, so a server that accepts and at once closes (even after sending a
-/// message) cannot drive the link into a tight reconnect loop.
+/// attempts are used up; then it stops, or with ``ReconnectPolicy/keepTrying(cap:)`` goes on retrying
+/// with doubling delays (8 s, 16 s, 32 s, then 60 s, each plus jitter) until the app disconnects. The
+/// schedule starts over only once a connection has stayed up for ``Configuration/linkHealthyAfter`` (by
+/// default one heartbeat interval); a connection that drops sooner continues the schedule, so a server
+/// that accepts and at once closes (even after sending a message) cannot drive the link into a tight
+/// reconnect loop.
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle
@@ -46,6 +75,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private let events: EventSink<Event>
     private let socketCallbacks = SocketCallbacks()
     private let greetingStorage = LockedValue<Codec.Message?>(nil)
+    /// Reliable delivery's state when the link was made with a ``DeliveryStateStore``; `nil` for a
+    /// plain link, which then behaves exactly as before reliable delivery existed.
+    let delivery: ReliableDelivery<Codec.Message>?
 
     // Loop-confined state.
     private var phase = Phase.idle
@@ -81,19 +113,34 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     ///   - group: the loops the link's sockets and timers run on.
     ///   - eventQueue: where `onEvent` runs; `nil` runs it on the link's event-loop thread.
     ///   - onEvent: receives every ``Event`` in order.
-    public init(
+    public convenience init(
         codec: Codec,
         configuration: Configuration,
         group: EventLoopGroup = .shared,
         eventQueue: DispatchQueue?,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
+        self.init(codec: codec, configuration: configuration, delivery: nil, group: group, eventQueue: eventQueue,
+                  onEvent: onEvent)
+    }
+
+    init(
+        codec: Codec,
+        configuration: Configuration,
+        delivery: ReliableDelivery<Codec.Message>?,
+        group: EventLoopGroup,
+        eventQueue: DispatchQueue?,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
         self.codec = codec
         self.configuration = configuration
+        self.delivery = delivery
         self.group = group
         self.loop = group.next()
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.schedule = configuration.reconnectSchedule
+        schedule.policy = configuration.reconnectPolicy
+            ?? (delivery != nil ? .keepTrying() : configuration.reconnectSchedule.policy)
         wire(socketCallbacks)
     }
 
@@ -133,6 +180,12 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// and then disconnects by the user's choice. While the link is still connecting or waiting to
     /// reconnect, that happens after the next connect; if the server turns out to be unavailable,
     /// queued messages fail with ``SendFailure/linkClosed``. Messages sent afterwards are not sent.
+    ///
+    /// With reliable delivery it also waits (within the same ``Configuration/drainTimeout``) until every
+    /// numbered message has been stored or refused; numbered messages still unanswered when it closes,
+    /// or given to ``send(_:)`` afterwards, stay in the outbox and its store for a later connect (they
+    /// never fail with ``SendFailure/linkClosed``). With ``ReconnectPolicy/keepTrying(cap:)``, a link
+    /// asked to close after sending stops retrying when it reports ``Event/serverUnavailable``.
     public func disconnectAfterSending() {
         onLoop { [self] in
             closeWhenDrained = true
@@ -153,16 +206,52 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Sends `message` now if connected, otherwise queues it (up to
     /// ``Configuration/offlineQueueLimit``) for the next connection. Messages go out in the order given.
     /// Failure is reported as ``Event/sendFailed(_:_:)``.
-    public func send(_ message: Codec.Message) {
-        onLoop { [self] in
-            if phase == .connected && !closeWhenDrained && !sendPaused {
-                write(message)
-            } else if outbox.count >= configuration.offlineQueueLimit {
-                emit(.sendFailed(message, .queueFull))
-            } else {
-                outbox.append(message)
-            }
+    ///
+    /// With reliable delivery (a link made with a ``DeliveryStateStore``), a message the codec numbers
+    /// (``ReliableLinkCodec/id(of:)``) instead gets the next client id, is persisted through the store
+    /// and joins the outbox before this returns (it waits for the link's loop: do not call it from
+    /// another event loop's thread that this link's loop may be waiting for). It goes out when the
+    /// window has room, is resent after every reconnect until the server stores or refuses it
+    /// (``Event/stored(id:_:)``, ``Event/refused(id:_:)``), and is never dropped for being offline;
+    /// beyond ``Configuration/outboxLimit`` it fails with ``SendFailure/outboxFull``.
+    ///
+    /// - Returns: the client id given to `message`, or `nil` when it is not numbered (a plain link, a
+    ///   message the codec does not number) or was not accepted (the failure is reported as an event).
+    @discardableResult
+    public func send(_ message: Codec.Message) -> UInt64? {
+        if let delivery {
+            return loop.runAndWait { [self] in sendReliably(message, delivery) }
         }
+        onLoop { [self] in sendPlain(message) }
+        return nil
+    }
+
+    private func sendPlain(_ message: Codec.Message) {
+        if phase == .connected && !closeWhenDrained && !sendPaused {
+            write(message)
+        } else if outbox.count >= configuration.offlineQueueLimit {
+            emit(.sendFailed(message, .queueFull))
+        } else {
+            outbox.append(message)
+        }
+    }
+
+    private func sendReliably(_ message: Codec.Message, _ delivery: ReliableDelivery<Codec.Message>) -> UInt64? {
+        switch delivery.admit(message) {
+        case .unnumbered:
+            sendPlain(message)
+            return nil
+        case .admitted(let id):
+            pumpOutbox()
+            return id
+        case .outboxFull:
+            emit(.sendFailed(message, .outboxFull))
+        case .encodingFailed(let why):
+            emit(.sendFailed(message, .encodingFailed(why)))
+        case .storeFailed(let why):
+            emit(.sendFailed(message, .storeFailed(why)))
+        }
+        return nil
     }
 
     // MARK: Connecting
@@ -187,12 +276,17 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     private func scheduleReconnect() {
-        guard let (attempt, delay) = schedule.next() else {
+        let exhausted = schedule.shouldReportUnavailable
+        // Keeping on trying stops when the app asked to close after sending: nothing more to wait for.
+        let next = exhausted && closeWhenDrained ? nil : schedule.next()
+        guard let (attempt, delay) = next else {
             phase = .unavailable
             emit(.serverUnavailable)
             if closeWhenDrained { failOutbox() }
             return
         }
+        // Keeping on trying: said once, when the schedule's own attempts have run out.
+        if exhausted { emit(.serverUnavailable) }
         phase = .waitingToReconnect
         reconnectTimer = loop.scheduleTask(in: delay) { [self] in
             reconnectTimer = nil
@@ -208,7 +302,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         heartbeatsSent = 0
         acksReceived = 0
         sendPaused = false
-        if let greeting { writeControl(greeting) }
+        if let greeting = delivery?.greeting() ?? greeting { writeControl(greeting) }
+        // Reliable delivery: the unacknowledged messages first, in id order, as the window allows.
+        pumpOutbox()
         let queued = outbox
         outbox.removeAll()
         for message in queued { write(message) }
@@ -250,6 +346,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Sends what is queued and a final heartbeat; closes when it is acknowledged or the drain times out.
     private func startDrain() {
         guard drainTarget == nil, phase == .connected else { return }
+        pumpOutbox()
         let queued = outbox
         outbox.removeAll()
         for message in queued { write(message) }
@@ -263,12 +360,22 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         drainTimer = nil
         drainTarget = nil
         guard phase == .connected, let socket else { return }
+        flushDelivery()
         dropReason = .byUser
         socket.disconnectAfterWriting()
     }
 
+    /// Closes after sending once the final heartbeat is acknowledged and, with reliable delivery, the
+    /// outbox is empty (every message stored or refused).
+    private func finishDrainIfDone() {
+        guard let drainTarget, acksReceived >= drainTarget, delivery?.outbox.isEmpty ?? true else { return }
+        finishDrain()
+    }
+
     /// Cancels timers and drops the socket without reporting anything; keeps unsent messages queued.
     private func stop() {
+        flushDelivery()
+        delivery?.connectionEnded()
         reconnectTimer?.cancel()
         reconnectTimer = nil
         stopHeartbeat()
@@ -371,7 +478,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             ackTimer?.cancel()
             ackTimer = nil
             acksReceived += 1
-            if let drainTarget, acksReceived >= drainTarget { finishDrain() }
+            finishDrainIfDone()
+        } else if let delivery {
+            receivedReliably(message, delivery)
         } else {
             emit(.received(message))
         }
@@ -382,6 +491,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         socket = nil
         stopHeartbeat()
         requeueInflight()
+        delivery?.connectionEnded()
         guard wasConnected else {
             // A connect attempt failed.
             connectFailed(error ?? .connectTimeout)
@@ -404,7 +514,66 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
+    // MARK: Reliable delivery
+
+    /// Writes the outbox messages the window lets out (after the greeting, on a connection whose socket
+    /// has room).
+    private func pumpOutbox() {
+        guard let delivery, phase == .connected, !sendPaused, let socket else { return }
+        while let frame = delivery.nextFrame() {
+            socket.write(frame, withTimeout: -1, tag: LongLinkClient.controlTag)
+        }
+    }
+
+    /// One message from the server on a reliable link: outbox answers, deliveries (passed on once, in
+    /// order), anything else passed on.
+    private func receivedReliably(_ message: Codec.Message, _ delivery: ReliableDelivery<Codec.Message>) {
+        switch delivery.classify(message) {
+        case .other, .deliver:
+            emit(.received(message))
+        case .stored(let id, let sent):
+            emit(.stored(id: id, sent))
+            pumpOutbox()
+            finishDrainIfDone()
+        case .refused(let id, let sent):
+            emit(.received(message))
+            if let sent {
+                emit(.refused(id: id, sent))
+                pumpOutbox()
+                finishDrainIfDone()
+            }
+        case .drop:
+            break
+        case .gap(let conversation, let expected, let received):
+            // Not passed on; the next login's positions make the server resend from the gap.
+            drop(.deliveryGap(conversation: conversation, expected: expected, received: received))
+        }
+        scheduleDeliveryFlush()
+    }
+
+    /// Queues one flush for the end of this loop pass (after the frames read in it): one store update
+    /// and at most one acknowledgement per conversation, however many deliveries arrived.
+    private func scheduleDeliveryFlush() {
+        guard let delivery, !delivery.flushScheduled, delivery.needsFlush else { return }
+        delivery.flushScheduled = true
+        loop.execute { [self] in flushDelivery() }
+    }
+
+    /// Persists outbox removals and positions, then writes the acknowledgements owed (only on a
+    /// connection; a later greeting carries the positions anyway).
+    private func flushDelivery() {
+        guard let delivery, delivery.needsFlush || delivery.flushScheduled else { return }
+        let acknowledgements = delivery.flush()
+        guard phase == .connected, dropReason == nil else { return }
+        for acknowledgement in acknowledgements { writeControl(acknowledgement) }
+    }
+
     // MARK: Plumbing
+
+    /// Runs `body` on the link's loop and returns its result (inline when already there).
+    func onLoopAndWait<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
+        loop.runAndWait(body)
+    }
 
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
         if loop.inEventLoop { body() } else { loop.execute(body) }
@@ -442,6 +611,7 @@ extension LongLinkClient {
     /// The socket caught up: send what waited in the outbox meanwhile.
     private func resumeSending() {
         sendPaused = false
+        pumpOutbox()
         guard phase == .connected, !closeWhenDrained else { return }
         let queued = outbox
         outbox.removeAll()

@@ -17,6 +17,17 @@
 /// exponential (``Growth/exponential(base:factor:cap:attempts:)``: `base`, `base × factor`,
 /// `base × factor²`, …, never more than `cap`).
 ///
+/// **After the attempts.** ``policy`` says what follows the last of ``growth``'s attempts:
+/// ``ReconnectPolicy/giveUp`` (the default and the articles' behaviour: ``next()`` returns `nil`) or
+/// ``ReconnectPolicy/keepTrying(cap:)``: attempts go on forever, each base delay twice the one before
+/// (starting from the last base delay of ``growth``, or 1 s if that was shorter), never more than
+/// `cap` (default 60 s), each plus the jitter:
+///
+/// ```
+/// keepTrying(cap: 60 s), articles' growth:  0  2  4 │ 8  16  32  60  60  60 …   (s, each + jitter)
+///                                           growth  │ continued: ×2, capped
+/// ```
+///
 /// **Starting over.** ``reset()`` starts the attempts over. ``LongLinkClient`` calls it only once a
 /// connection has proven healthy (``LongLinkClient/Configuration/linkHealthyAfter``), so a server that
 /// accepts and at once closes walks the client through the schedule to "server unavailable" instead
@@ -43,6 +54,9 @@ public struct ReconnectSchedule: Sendable {
     /// once per attempt by ``next()`` on the caller's thread. Default ``systemRandom``; tests inject
     /// fixed values to get exact delays. Values outside [0, 1) are clamped into it.
     public var random: @Sendable () -> Double
+    /// What follows the last attempt of ``growth``. Default ``ReconnectPolicy/giveUp``.
+    /// (``LongLinkClient`` sets it from ``LongLinkClient/Configuration/reconnectPolicy``.)
+    public var policy: ReconnectPolicy = .giveUp
     /// Attempts handed out since the last ``reset()``.
     public private(set) var attempts = 0
 
@@ -92,7 +106,8 @@ public struct ReconnectSchedule: Sendable {
                           jitter: jitter, random: random)
     }
 
-    /// How many attempts the schedule allows before the server counts as unavailable.
+    /// How many attempts ``growth`` makes before the server counts as unavailable (with
+    /// ``ReconnectPolicy/keepTrying(cap:)``, the attempts after them continue the schedule).
     public var maxAttempts: Int {
         switch growth {
         case .fixed(let delays): return delays.count
@@ -100,11 +115,33 @@ public struct ReconnectSchedule: Sendable {
         }
     }
 
-    /// The base delay (before jitter) of every attempt, in order.
-    public var delays: [Duration] { (0..<maxAttempts).map { baseDelay(ofAttempt: $0 + 1)! } }
+    /// The base delay (before jitter) of every attempt of ``growth``, in order.
+    public var delays: [Duration] { (0..<maxAttempts).compactMap { growthDelay(ofAttempt: $0 + 1) } }
 
-    /// The base delay (before jitter) of attempt `attempt` (from 1), or `nil` beyond ``maxAttempts``.
+    /// True when every attempt of ``growth`` has been handed out and none after it: the one moment to
+    /// report the server unavailable (with ``ReconnectPolicy/keepTrying(cap:)`` the attempts go on, and
+    /// this is false again after the next ``next()``; with ``ReconnectPolicy/giveUp`` ``next()`` returns
+    /// `nil` from here on).
+    public var shouldReportUnavailable: Bool { attempts == maxAttempts }
+
+    /// The base delay (before jitter) of attempt `attempt` (from 1), or `nil` when there is no such
+    /// attempt (below 1, or beyond ``maxAttempts`` with ``ReconnectPolicy/giveUp``).
     public func baseDelay(ofAttempt attempt: Int) -> Duration? {
+        guard attempt > maxAttempts else { return growthDelay(ofAttempt: attempt) }
+        guard case .keepTrying(let cap) = policy else { return nil }
+        // Doubling from the last base delay of the growth (at least 1 s), capped.
+        let last = maxAttempts > 0 ? growthDelay(ofAttempt: maxAttempts) ?? .zero : .zero
+        let capNanoseconds = max(cap.nanoseconds, 0)
+        var nanoseconds = max(last.nanoseconds, 1_000_000_000)
+        for _ in 0..<(attempt - maxAttempts) {
+            if nanoseconds >= capNanoseconds - nanoseconds { return .nanoseconds(capNanoseconds) }
+            nanoseconds *= 2
+        }
+        return .nanoseconds(min(nanoseconds, capNanoseconds))
+    }
+
+    /// The base delay of attempt `attempt` (from 1) of ``growth``, or `nil` outside 1...``maxAttempts``.
+    private func growthDelay(ofAttempt attempt: Int) -> Duration? {
         guard attempt >= 1, attempt <= maxAttempts else { return nil }
         switch growth {
         case .fixed(let delays):
@@ -121,7 +158,9 @@ public struct ReconnectSchedule: Sendable {
     }
 
     /// The next attempt's number (from 1) and the delay before it (base delay plus jitter), or `nil`
-    /// when every attempt has been used and the server should be reported unavailable.
+    /// when every attempt has been used (``ReconnectPolicy/giveUp``) and the server should be reported
+    /// unavailable. With ``ReconnectPolicy/keepTrying(cap:)`` it never returns `nil`; check
+    /// ``shouldReportUnavailable`` before calling it to know when the growth's attempts have run out.
     public mutating func next() -> (attempt: Int, delay: Duration)? {
         guard let base = baseDelay(ofAttempt: attempts + 1) else { return nil }
         attempts += 1
@@ -140,6 +179,19 @@ public struct ReconnectSchedule: Sendable {
         let offset = min(Int64((Double(spread) * fraction).rounded(.down)), spread - 1)
         return .nanoseconds(offset)
     }
+}
+
+/// What a ``ReconnectSchedule`` does once its growth's attempts (by default the articles' three) have
+/// failed.
+public enum ReconnectPolicy: Sendable, Equatable {
+    /// Stop: the server is unavailable until the app connects again (the articles' behaviour).
+    case giveUp
+    /// Keep trying forever: each further base delay twice the one before (from the growth's last, or
+    /// 1 s if that was shorter), at most `cap` (default ``defaultCap``, 60 s), plus the schedule's jitter.
+    case keepTrying(cap: Duration = ReconnectPolicy.defaultCap)
+
+    /// The default cap of ``keepTrying(cap:)``: 60 s (issue 11: "capped delays (default cap 60 s)").
+    public static let defaultCap: Duration = .seconds(60)
 }
 
 extension Duration {

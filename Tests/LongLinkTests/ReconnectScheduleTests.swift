@@ -115,3 +115,60 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
         #expect(configuration.reconnectSchedule.jitter == .seconds(3))
     }
 }
+
+@Suite struct ReconnectPolicyTests {
+    @Test func keepTryingDoublesFromTheLastDelayUpToTheCap() {
+        var schedule = ReconnectSchedule(jitter: .zero)
+        schedule.policy = .keepTrying()
+        var delays: [Duration] = []
+        var exhaustedBefore: [Bool] = []
+        for _ in 0..<9 {
+            exhaustedBefore.append(schedule.shouldReportUnavailable)
+            delays.append(schedule.next()!.delay)
+        }
+        #expect(delays == [0, 2, 4, 8, 16, 32, 60, 60, 60].map { Duration.seconds($0) })
+        #expect(exhaustedBefore == [false, false, false, true, false, false, false, false, false])
+        #expect(schedule.attempts == 9)
+        #expect(ReconnectPolicy.defaultCap == .seconds(60))
+    }
+
+    @Test func keepTryingAddsTheJitterToEveryDelay() {
+        var schedule = ReconnectSchedule(random: fixedRandom([0.5, 0.5, 0.5, 0.25, 0.999]))
+        schedule.policy = .keepTrying(cap: .seconds(10))
+        #expect(schedule.next()! == (1, .milliseconds(500)))
+        #expect(schedule.next()! == (2, .milliseconds(2500)))
+        #expect(schedule.next()! == (3, .milliseconds(4500)))
+        #expect(schedule.next()! == (4, .milliseconds(8250)))
+        #expect(schedule.next()! == (5, .milliseconds(10_999)))
+        #expect(schedule.baseDelay(ofAttempt: 1_000_000) == .seconds(10))
+    }
+
+    @Test func keepTryingAfterShortDelaysStartsDoublingFromOneSecond() {
+        var schedule = ReconnectSchedule(delays: [.zero], jitter: .zero)
+        schedule.policy = .keepTrying(cap: .seconds(5))
+        #expect((1...5).map { schedule.baseDelay(ofAttempt: $0) } == [0, 2, 4, 5, 5].map { Duration.seconds($0) })
+        var none = ReconnectSchedule(delays: [], jitter: .zero)
+        none.policy = .keepTrying()
+        #expect(none.shouldReportUnavailable)
+        #expect(none.next()! == (1, .seconds(2)))
+    }
+
+    @Test func giveUpIsTheDefaultAndStopsAfterTheGrowth() {
+        var schedule = ReconnectSchedule(random: fixedRandom([0]))
+        #expect(schedule.policy == .giveUp)
+        for _ in 0..<3 { _ = schedule.next() }
+        #expect(schedule.shouldReportUnavailable)
+        #expect(schedule.next() == nil)
+        #expect(schedule.shouldReportUnavailable)
+        #expect(schedule.baseDelay(ofAttempt: 4) == nil)
+    }
+
+    @Test func configurationLeavesThePolicyToTheKindOfLink() {
+        var configuration = LongLinkClient<TextCodec>.Configuration(host: "127.0.0.1", port: 1)
+        #expect(configuration.reconnectPolicy == nil)
+        #expect(configuration.outboxLimit == 10_000)
+        #expect(configuration.unacknowledgedWindow == 256)
+        configuration.reconnectPolicy = .keepTrying(cap: .seconds(30))
+        #expect(configuration.reconnectPolicy == .keepTrying(cap: .seconds(30)))
+    }
+}

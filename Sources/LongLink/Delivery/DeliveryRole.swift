@@ -1,0 +1,15 @@
+/// What a ``ReliableLinkCodec`` says about a message arriving at the client (server → client), so that
+/// ``LongLinkClient`` can keep its outbox and its receive positions without knowing the protocol.
+public enum DeliveryRole: Sendable, Equatable {
+    /// The server stored my message `id` durably (or found it already stored: a resend it
+    /// de-duplicated). The message leaves the outbox.
+    case stored(id: UInt64)
+    /// The server refused my message `id` for good (an error that names the id). The message leaves the
+    /// outbox; it is not resent.
+    case refused(id: UInt64)
+    /// A delivery numbered `sequence` (from 1, without gaps) in `conversation` (the protocol's text form
+    /// of a conversation id), to pass on once and acknowledge.
+    case delivery(conversation: String, sequence: UInt64)
+    /// Anything else: passed to the app as it is.
+    case other
+}

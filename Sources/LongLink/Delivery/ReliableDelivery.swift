@@ -1,0 +1,217 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+
+/// The reliable-delivery half of a ``LongLinkClient``: its ``Outbox``, its ``ReceiveTracker`` and its
+/// ``DeliveryStateStore``, with the codec's numbering functions. The client calls it on its event loop
+/// only (loop-confined state); it decides, the client does the I/O.
+final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
+    /// A ``ReliableLinkCodec``'s methods, captured where the codec's type is known.
+    struct Operations: Sendable {
+        let number: @Sendable (Message, UInt64) -> Message
+        let id: @Sendable (Message) -> UInt64?
+        let role: @Sendable (Message) -> DeliveryRole
+        let acknowledgement: @Sendable (String, UInt64) -> Message
+        let encode: @Sendable (Message) throws -> Data
+    }
+
+    /// The outcome of offering a message to the outbox.
+    enum Admission {
+        /// The codec does not number it: send it as a plain link does.
+        case unnumbered
+        /// Persisted and queued with this id.
+        case admitted(UInt64)
+        /// The outbox is at its limit.
+        case outboxFull
+        /// The codec could not encode it.
+        case encodingFailed(String)
+        /// The store could not persist it.
+        case storeFailed(String)
+    }
+
+    /// What an arriving message means.
+    enum Incoming {
+        /// Not about delivery: pass it on.
+        case other
+        /// The server stored outbox message `id`.
+        case stored(id: UInt64, Message)
+        /// The server refused outbox message `id` (`nil`: not in the outbox); pass the answer on too.
+        case refused(id: UInt64, Message?)
+        /// A delivery to pass on.
+        case deliver
+        /// A delivery to drop: a duplicate, or an answer for a message no longer in the outbox.
+        case drop
+        /// A delivery that came early: `expected` was due in `conversation`, `received` came.
+        case gap(conversation: String, expected: UInt64, received: UInt64)
+    }
+
+    let operations: Operations
+    let store: any DeliveryStateStore
+    /// The app's greeting builder (any thread may set it).
+    let greetingBuilder = LockedValue<(@Sendable (DeliveryPositions) -> Message)?>(nil)
+
+    // Loop-confined.
+    private(set) var outbox: Outbox<Message>
+    private(set) var tracker: ReceiveTracker
+    private var pendingRemovals: [UInt64] = []
+    /// True while a flush is queued on the loop for the current pass.
+    var flushScheduled = false
+    private(set) var storeFailures = 0
+    private(set) var lastStoreError: String?
+
+    /// A driver continuing from `state` (loaded from `store`); outbox entries are taken in id order, a
+    /// repeated id once.
+    /// - Throws: ``DeliveryStoreError/undecodableEntry(id:reason:)`` when an outbox entry's frame does
+    ///   not decode to a message numbered with its id.
+    init<Codec: ReliableLinkCodec>(
+        codec: Codec, store: any DeliveryStateStore, state: DeliveryState, limit: Int, window: Int
+    ) throws(DeliveryStoreError) where Codec.Message == Message {
+        operations = Operations(
+            number: { codec.message($0, numbered: $1) },
+            id: { codec.id(of: $0) },
+            role: { codec.role(of: $0) },
+            acknowledgement: { codec.acknowledgement(conversation: $0, upTo: $1) },
+            encode: { try codec.encode($0) })
+        self.store = store
+        var entries: [Outbox<Message>.Entry] = []
+        for stored in state.outbox.sorted(by: { $0.id < $1.id }) where stored.id != entries.last?.id {
+            let message = try Self.decode(stored, with: codec)
+            entries.append(.init(id: stored.id, frame: stored.frame, message: message))
+        }
+        outbox = Outbox(nextID: state.nextID, entries: entries, limit: max(limit, 1), window: max(window, 1))
+        tracker = ReceiveTracker(positions: state.positions)
+    }
+
+    /// The message in a persisted entry: its frame decoded with a fresh decoder, checked to carry its id.
+    private static func decode<Codec: ReliableLinkCodec>(
+        _ entry: OutboxEntry, with codec: Codec
+    ) throws(DeliveryStoreError) -> Message where Codec.Message == Message {
+        var decoder = codec.makeDecoder()
+        var buffer = FrameBuffer()
+        buffer.append(entry.frame)
+        let message: Message
+        do {
+            guard let frame = try decoder.decode(&buffer), buffer.readableBytes == 0 else {
+                throw DeliveryStoreError.undecodableEntry(id: entry.id, reason: "not exactly one whole frame")
+            }
+            message = try codec.message(from: frame)
+        } catch let error as DeliveryStoreError {
+            throw error
+        } catch {
+            throw .undecodableEntry(id: entry.id, reason: "\(error)")
+        }
+        guard codec.id(of: message) == entry.id else {
+            throw .undecodableEntry(id: entry.id, reason: "carries id \(codec.id(of: message).map(String.init) ?? "none")")
+        }
+        return message
+    }
+
+    // MARK: Sending
+
+    /// Numbers, encodes, persists and queues `message`, unless the codec does not number it.
+    func admit(_ message: Message) -> Admission {
+        let id = outbox.nextID
+        let numbered = operations.number(message, id)
+        guard operations.id(numbered) == id else { return .unnumbered }
+        guard !outbox.isFull else { return .outboxFull }
+        let frame: Data
+        do {
+            frame = try operations.encode(numbered)
+        } catch {
+            return .encodingFailed("\(error)")
+        }
+        do {
+            try store.enqueue(id: id, frame: frame)
+        } catch {
+            noteStoreFailure(error)
+            return .storeFailed("\(error)")
+        }
+        do {
+            try outbox.append(id: id, frame: frame, message: numbered)
+        } catch {
+            return .outboxFull  // checked above; kept for the typed throw
+        }
+        return .admitted(id)
+    }
+
+    /// The greeting for a new connection, built from the positions; `nil` without a builder.
+    func greeting() -> Message? {
+        greetingBuilder.withLock { $0 }.map { $0(tracker.positions) }
+    }
+
+    /// The next outbox frame the window lets out on this connection.
+    func nextFrame() -> Data? { outbox.nextToSend()?.frame }
+
+    /// The connection ended: everything unacknowledged is resent on the next one.
+    func connectionEnded() { outbox.rewind() }
+
+    // MARK: Receiving
+
+    /// What `message` means; updates the outbox and the positions. Removals and positions reach the
+    /// store at the next ``flush()``.
+    func classify(_ message: Message) -> Incoming {
+        switch operations.role(message) {
+        case .other:
+            return .other
+        case .stored(let id):
+            guard let entry = outbox.acknowledge(id) else { return .drop }
+            pendingRemovals.append(id)
+            return .stored(id: id, entry.message)
+        case .refused(let id):
+            guard let entry = outbox.acknowledge(id) else { return .refused(id: id, nil) }
+            pendingRemovals.append(id)
+            return .refused(id: id, entry.message)
+        case .delivery(let conversation, let sequence):
+            switch tracker.receive(conversation: conversation, sequence: sequence) {
+            case .deliver: return .deliver
+            case .duplicate: return .drop
+            case .gap(let expected): return .gap(conversation: conversation, expected: expected, received: sequence)
+            }
+        }
+    }
+
+    /// True when a ``flush()`` has something to do.
+    var needsFlush: Bool { !pendingRemovals.isEmpty || tracker.owesAcknowledgements }
+
+    /// Brings the store up to date (removals, then changed positions) and returns the
+    /// acknowledgements owed, one per conversation. A store failure is counted; the state in memory
+    /// goes on.
+    func flush() -> [Message] {
+        flushScheduled = false
+        if !pendingRemovals.isEmpty {
+            do {
+                try store.remove(ids: pendingRemovals)
+            } catch {
+                noteStoreFailure(error)
+            }
+            pendingRemovals.removeAll()
+        }
+        let changed = tracker.takeChangedPositions()
+        if !changed.isEmpty {
+            do {
+                try store.setPositions(changed)
+            } catch {
+                noteStoreFailure(error)
+            }
+        }
+        return tracker.takeAcknowledgements().map { operations.acknowledgement($0.conversation, $0.sequence) }
+    }
+
+    private func noteStoreFailure(_ error: any Error) {
+        storeFailures += 1
+        lastStoreError = "\(error)"
+    }
+}
+
+/// A ``DeliveryStateStore``'s content that a reliable ``LongLinkClient`` cannot use.
+public enum DeliveryStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The outbox entry `id` does not decode, with the link's codec, to one message numbered `id`
+    /// (written by another protocol version, or damaged); `reason` says what went wrong.
+    case undecodableEntry(id: UInt64, reason: String)
+
+    public var description: String {
+        switch self {
+        case .undecodableEntry(let id, let reason): return "outbox entry #\(id) cannot be decoded: \(reason)"
+        }
+    }
+}
