@@ -140,8 +140,8 @@ private final class Presenter: @unchecked Sendable {
                 refusal = .loginRefused
                 link?.disconnect()
             }
-        case .login, .directMessage, .broadcast, .heartbeat, .heartbeatAck:
-            break
+        case .login, .directMessage, .broadcast, .heartbeat, .heartbeatAck, .v2:
+            break  // this client speaks version 1
         }
     }
 

@@ -1,5 +1,10 @@
 /// Every message of the chat protocol. On the wire each is one seven-byte-header frame (MISSION M3.4):
-/// version 1, the message's ``FunctionCode``, and a JSON body; see docs/PROTOCOL.md.
+/// the version, the message's ``FunctionCode``, and a JSON body; see docs/PROTOCOL.md.
+///
+/// The cases before ``v2(_:)`` are version 1 messages and travel with version field 1, exactly as
+/// before version 2 existed; ``v2(_:)`` carries a version 2 message (``ChatMessageV2``) and travels with
+/// version field 2. So the version is part of the value: a server answers each connection in the
+/// version of its login by sending that connection's kind of message, through one ``ChatCodec``.
 public enum ChatMessage: Sendable, Equatable {
     /// Client → server: log in as `name`. `resumeToken`, from an earlier ``loginAccepted(name:online:resumeToken:)``,
     /// lets a reconnecting client take its name back from its own stale session.
@@ -21,6 +26,16 @@ public enum ChatMessage: Sendable, Equatable {
     case heartbeatAck
     /// Server → client: a request failed.
     case error(code: ChatErrorCode, detail: String)
+    /// A message of version 2 of the protocol (numbered messages, acknowledgements, sequence numbers,
+    /// history): header version 2 and the version 2 body.
+    case v2(ChatMessageV2)
+
+    /// The protocol version this message travels in: ``ChatProtocolVersion/v2`` for ``v2(_:)``,
+    /// ``ChatProtocolVersion/v1`` for every other case.
+    public var version: ChatProtocolVersion {
+        if case .v2 = self { return .v2 }
+        return .v1
+    }
 
     /// The function code in the frame header of this message.
     public var functionCode: FunctionCode {
@@ -34,6 +49,7 @@ public enum ChatMessage: Sendable, Equatable {
         case .heartbeat: return .heartbeat
         case .heartbeatAck: return .heartbeatAck
         case .error: return .error
+        case .v2(let message): return message.functionCode
         }
     }
 }
@@ -49,6 +65,20 @@ public enum FunctionCode: UInt16, Sendable, CaseIterable {
     case heartbeat = 0x0020
     case heartbeatAck = 0x0021
     case error = 0x00F0
+    /// Version 2 only: the server stored a numbered message.
+    case stored = 0x0014
+    /// Version 2 only: the client received a conversation up to a sequence number.
+    case received = 0x0015
+    /// Version 2 only: the other user's client received a conversation up to a sequence number.
+    case receipt = 0x0016
+    /// Version 2 only: the client asks for the last messages of a conversation.
+    case historyRequest = 0x0017
+    /// Version 2 only: the last messages of a conversation.
+    case history = 0x0018
+
+    /// True for the codes that exist in version 2 only; a version 1 frame carrying one is refused with
+    /// ``ChatCodec/ProtocolError/unknownFunctionCode(_:)``.
+    public var isVersion2Only: Bool { rawValue >= 0x0014 && rawValue <= 0x0018 }
 }
 
 /// Why the server refused a request, as sent in an ``ChatMessage/error(code:detail:)`` body.
@@ -67,14 +97,28 @@ public enum ChatErrorCode: String, Sendable, Codable, Equatable {
     case replaced
     /// The request makes no sense: an empty text, or a message only the server sends.
     case badRequest
+    /// Version 2: the name is claimed with a password and the login carried none or another one.
+    case badPassword
+    /// Version 2: too many failed logins for this name or from this address; the error's `retryAfter`
+    /// says after how many seconds to try again.
+    case throttled
+    /// Version 2: the server cannot store messages now; the message named by the error's `id` was not
+    /// stored and stays with the client, which resends it after its next reconnect.
+    case storeUnavailable
+    /// Version 2: history, stored messages and receipts are for logins with a password; this session
+    /// is live only.
+    case historyUnavailable
+
+    /// True when a numbered message refused with this code can never succeed, so the client drops it
+    /// from its outbox (``unknownRecipient``, ``badRequest``); with any other code it stays there and
+    /// is resent after the next reconnect.
+    public var refusesForGood: Bool { self == .unknownRecipient || self == .badRequest }
 }
 
 extension ChatMessage: CustomStringConvertible {
     /// A one-line summary for logs and error lines; texts longer than 40 characters are shortened.
     public var description: String {
-        func short(_ text: String) -> String {
-            text.count <= 40 ? text.debugDescription : "\(String(text.prefix(40)).debugDescription)… (\(text.count) characters)"
-        }
+        let short = ChatMessage.short
         switch self {
         case .login(let name, _): return "login \(name)"
         case .loginAccepted(let name, _, let count, _): return "login accepted \(name), \(count) others online"
@@ -85,6 +129,12 @@ extension ChatMessage: CustomStringConvertible {
         case .heartbeat: return "heartbeat"
         case .heartbeatAck: return "heartbeat acknowledgement"
         case .error(let code, let detail): return "error \(code.rawValue): \(detail)"
+        case .v2(let message): return message.description
         }
+    }
+
+    /// `text` quoted, shortened to its first 40 characters (and its length) when longer.
+    static func short(_ text: String) -> String {
+        text.count <= 40 ? text.debugDescription : "\(String(text.prefix(40)).debugDescription)… (\(text.count) characters)"
     }
 }

@@ -130,6 +130,12 @@ final class Router: @unchecked Sendable {
     }
 
     func handle(_ message: ChatMessage, from session: Session) {
+        if case .v2(let message) = message {
+            // Version 2 decodes (issue 11) but is not served yet: answered in version 2.
+            session.send(.v2(.error(code: .badRequest, detail: "protocol version 2 is not served yet (\(message.functionCode))",
+                                    id: nil, retryAfter: nil)))
+            return
+        }
         if case .login(let name, let token) = message {
             login(name, token: token, session: session)
             return
@@ -155,7 +161,7 @@ final class Router: @unchecked Sendable {
                 return
             }
             send(.delivery(from: sender, text: text, isDirect: false), toAllBut: sender)
-        case .login, .heartbeat:
+        case .login, .heartbeat, .v2:
             break  // handled above and by the link layer
         case .loginAccepted, .delivery, .presence, .heartbeatAck, .error:
             session.send(.error(code: .badRequest, detail: "only the server sends \(message.functionCode)"))

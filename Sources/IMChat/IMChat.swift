@@ -1,5 +1,6 @@
 // IMChat: the instant-messaging showcase (MISSION M6) on LongLink: the chat protocol (`ChatMessage`,
-// `ChatCodec`, the seven-byte header with JSON bodies, docs/PROTOCOL.md), the routing server
+// `ChatMessageV2`, `ChatCodec`: the seven-byte header with JSON bodies, versions 1 and 2,
+// docs/PROTOCOL.md; version 2 is a `ReliableLinkCodec`), the routing server
 // (`ChatServer`) and the line-oriented client (`ChatClient`, `ChatCommand`) behind `im-server` and
 // `im-client`, which only parse flags and print; and LAN discovery over UDP multicast (`DiscoveryQuery`,
 // `DiscoveryAnswer`, `DiscoveryResponder` in the server, `DiscoveryClient`), so a client finds its server.

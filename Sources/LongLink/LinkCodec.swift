@@ -31,4 +31,13 @@ public protocol LinkCodec: Sendable {
     func isHeartbeat(_ message: Message) -> Bool
     /// True when `message` acknowledges a heartbeat.
     func isHeartbeatAck(_ message: Message) -> Bool
+    /// The server's answer to `heartbeat`, a message ``isHeartbeat(_:)`` accepted. A codec that speaks
+    /// several protocol versions answers in the heartbeat's version, so every frame a client gets is in
+    /// the version it speaks. Default: ``heartbeatAck``.
+    func heartbeatAck(answering heartbeat: Message) -> Message
+}
+
+extension LinkCodec {
+    /// ``heartbeatAck``, whatever the heartbeat: for codecs that speak one version.
+    public func heartbeatAck(answering heartbeat: Message) -> Message { heartbeatAck }
 }

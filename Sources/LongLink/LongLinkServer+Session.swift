@@ -107,7 +107,7 @@ extension LongLinkServer {
             if server.codec.isHeartbeat(message) {
                 // Through the event queue, so the acknowledgement follows the app's replies to the
                 // messages before the heartbeat.
-                server.afterEvents { [self] in send(server.codec.heartbeatAck) }
+                server.afterEvents { [self] in send(server.codec.heartbeatAck(answering: message)) }
             } else {
                 server.emit(.received(message, from: self))
             }

@@ -32,8 +32,8 @@ import Foundation
 /// - `.truncatedFrame(bufferedBytes:)` from `decodeLast` when the stream ends inside a frame.
 public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
     /// The versions accepted by default: `[1]`. Source article 003 defines the 2-byte version field without
-    /// fixing a value; 1 is the version this project's protocol sends (docs/PROTOCOL.md, `ChatCodec.version`)
-    /// and the one every example of the format in docs/FRAMING.md uses.
+    /// fixing a value; 1 is the first version of this project's chat protocol (docs/PROTOCOL.md; `ChatCodec`
+    /// passes `ChatCodec.versions`, 1 and 2) and the one every example of the format in docs/FRAMING.md uses.
     public static let defaultAcceptedVersions: Set<UInt16> = [1]
 
     /// The header versions (bytes 0–1, big-endian) this decoder accepts; any other throws

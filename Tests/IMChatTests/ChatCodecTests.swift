@@ -47,8 +47,8 @@ import TestSupport
     @Test func framesThatAreNotChatMessagesAreProtocolErrors() throws {
         let unknown = SevenByteHeaderFrame(version: 1, functionCode: 0x7777, body: Data("{}".utf8))
         #expect(throws: ChatCodec.ProtocolError.unknownFunctionCode(0x7777)) { try codec.message(from: unknown) }
-        let future = SevenByteHeaderFrame(version: 2, functionCode: 0x0011, body: Data("{}".utf8))
-        #expect(throws: ChatCodec.ProtocolError.unsupportedVersion(2)) { try codec.message(from: future) }
+        let future = SevenByteHeaderFrame(version: 3, functionCode: 0x0011, body: Data("{}".utf8))
+        #expect(throws: ChatCodec.ProtocolError.unsupportedVersion(3)) { try codec.message(from: future) }
         let broken = SevenByteHeaderFrame(version: 1, functionCode: 0x0011, body: Data("{\"txt\":1}".utf8))
         #expect {
             try codec.message(from: broken)
@@ -60,8 +60,8 @@ import TestSupport
 
     @Test func theDecoderAcceptsVersion1AndEveryFunctionCode() throws {
         let decoder = codec.makeDecoder()
-        #expect(decoder.acceptedVersions == [ChatCodec.version])
-        #expect(decoder.acceptedVersions == [1])
+        #expect(decoder.acceptedVersions == ChatCodec.versions)
+        #expect(decoder.acceptedVersions == [1, 2])
         for code in FunctionCode.allCases {
             var reader = FrameReader(decoder: codec.makeDecoder())
             reader.append(try SevenByteHeaderFrameEncoder().encode(

@@ -1,0 +1,72 @@
+extension ChatCodec {
+    /// Checks the bounds of a version 2 message (docs/PROTOCOL.md "Version 2", "Bounds"): ids and
+    /// sequence numbers 1 to ``maxExactInteger``, positions and `retryAfter` 0 to it, conversation ids
+    /// well formed, history limits and lengths 1 to ``maxHistoryLimit`` (a history may be empty), at most
+    /// ``maxPositions`` positions, a client instance of 32 lowercase hex digits, a password of 1 to
+    /// ``maxPasswordBytes`` bytes. Times are checked where they are converted (``BodiesV2``).
+    /// - Throws: a ``ProtocolError`` naming a value out of bounds.
+    static func check(_ message: ChatMessageV2) throws(ProtocolError) {
+        switch message {
+        case .login(_, let password, _, let client, let positions):
+            if let password {
+                let bytes = password.utf8.count
+                guard bytes >= 1, bytes <= maxPasswordBytes else { throw .invalidPasswordLength(bytes: bytes) }
+            }
+            guard isClientInstance(client) else { throw .invalidClientInstance(client) }
+            guard positions.count <= maxPositions else { throw .tooManyPositions(positions.count) }
+            for (conversation, position) in positions {
+                try checkConversation(conversation)
+                try checkNumber(position, key: "positions", from: 0)
+            }
+        case .directMessage(let id, _, _), .broadcast(let id, _):
+            try checkNumber(id, key: "id")
+        case .delivery(_, _, _, let conversation, let sequence, _):
+            try checkConversation(conversation)
+            if let sequence { try checkNumber(sequence, key: "seq") }
+        case .stored(let id, let conversation, let sequence):
+            try checkNumber(id, key: "id")
+            try checkConversation(conversation)
+            if let sequence { try checkNumber(sequence, key: "seq") }
+        case .received(let conversation, let upTo), .receipt(let conversation, let upTo, _):
+            try checkConversation(conversation)
+            try checkNumber(upTo, key: "seq")
+        case .historyRequest(let conversation, let limit):
+            try checkConversation(conversation)
+            guard limit >= 1, limit <= maxHistoryLimit else { throw .limitOutOfRange(limit) }
+        case .history(let conversation, let messages):
+            try checkConversation(conversation)
+            guard messages.count <= maxHistoryLimit else { throw .tooManyHistoryMessages(messages.count) }
+            for message in messages { try checkNumber(message.sequence, key: "seq") }
+        case .error(_, _, let id, let retryAfter):
+            if let id { try checkNumber(id, key: "id") }
+            if let retryAfter { try checkNumber(retryAfter, key: "retryAfter", from: 0) }
+        case .loginAccepted, .presence, .heartbeat, .heartbeatAck:
+            break
+        }
+    }
+
+    /// Throws unless `value` is `from` (default 1) to ``maxExactInteger``.
+    private static func checkNumber(_ value: UInt64, key: String, from lowest: UInt64 = 1) throws(ProtocolError) {
+        guard value >= lowest, value <= maxExactInteger else { throw .numberOutOfRange(key: key, value: value) }
+    }
+
+    private static func checkConversation(_ text: String) throws(ProtocolError) {
+        guard isConversation(text) else { throw .invalidConversation(text) }
+    }
+
+    /// True for a conversation id in its text form: `room`, or `direct:` then two user names (each valid
+    /// as ``ChatServer`` requires: 1 to 32 characters, no whitespace, control or formatting characters)
+    /// separated by one space. The order of the two names is the server's to check.
+    static func isConversation(_ text: String) -> Bool {
+        if text == "room" { return true }
+        guard text.hasPrefix("direct:") else { return false }
+        let names = text.dropFirst("direct:".count).split(separator: " ", omittingEmptySubsequences: false)
+        return names.count == 2 && names.allSatisfy { Router.isValid(String($0)) }
+    }
+
+    /// True for exactly ``clientInstanceLength`` (32) characters, each `0`–`9` or `a`–`f`.
+    static func isClientInstance(_ text: String) -> Bool {
+        text.utf8.count == clientInstanceLength
+            && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
+}
