@@ -27,13 +27,25 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // Debian's SQLite 3 (libsqlite3-dev), for the chat's durable stores; installed by scripts/setup.sh.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // Debian's libsodium (libsodium-dev), for Argon2id password hashes; installed by scripts/setup.sh.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket"]),
-        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
+        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "CSQLite", "CSodium"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.

@@ -1,0 +1,2 @@
+// Debian's libsodium (package libsodium-dev): https://doc.libsodium.org/password_hashing
+#include <sodium.h>

@@ -1,0 +1,47 @@
+import Foundation
+@testable import IMChat
+import Testing
+
+/// Runs `body` with a new empty directory, removed with everything in it afterwards.
+func withTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Result {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-store-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try body(directory)
+}
+
+/// The two ``MessageStore`` implementations, so one suite runs against both.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
+    case memory, sqlite
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with a new, empty store of this kind (SQLite: in a temporary directory, removed after).
+    func withStore<Result>(_ body: (any MessageStore) throws -> Result) throws -> Result {
+        switch self {
+        case .memory:
+            return try body(InMemoryMessageStore())
+        case .sqlite:
+            return try withTemporaryDirectory { directory in
+                let store = try SQLiteMessageStore(path: directory.appendingPathComponent("chat.sqlite").path)
+                defer { store.close() }
+                return try body(store)
+            }
+        }
+    }
+}
+
+/// A fixed time to store messages at: 2023-11-14 22:13:20 UTC.
+let storeEpoch = Date(timeIntervalSince1970: 1_700_000_000)
+
+extension NewMessage {
+    /// A message from `sender` in `conversation`, client instance "a…a" unless given, at `storeEpoch` + `seconds`.
+    static func make(
+        _ sender: String, in conversation: ConversationID, id: UInt64, text: String? = nil,
+        instance: String = String(repeating: "a", count: 32), seconds: Double = 0
+    ) -> NewMessage {
+        NewMessage(
+            conversation: conversation, sender: sender, text: text ?? "\(sender) #\(id)",
+            time: storeEpoch.addingTimeInterval(seconds), clientInstance: instance, clientID: id)
+    }
+}
