@@ -67,7 +67,7 @@ public final class InMemoryMessageStore: MessageStore {
     public func append(_ batch: [NewMessage]) throws -> [AppendOutcome] {
         try state.withLock { state in
             for message in batch {
-                try Self.check(message) { state.users[$0] != nil }
+                try message.check { state.users[$0] != nil }
             }
             return batch.map { message in
                 let key = ClientKey(sender: message.sender, clientInstance: message.clientInstance, clientID: message.clientID)
@@ -82,19 +82,6 @@ public final class InMemoryMessageStore: MessageStore {
                 return .stored(sequence: conversation.head)
             }
         }
-    }
-
-    /// The checks of ``MessageStore/append(_:)``, shared with ``SQLiteMessageStore`` through `userExists`.
-    static func check(_ message: NewMessage, userExists: (String) throws -> Bool) throws {
-        let conversation = message.conversation
-        guard conversation.isNormalized else { throw StoreError.invalidConversation(conversation) }
-        guard try userExists(message.sender) else { throw StoreError.unknownUser(message.sender) }
-        guard let (first, second) = conversation.members else { return }
-        guard conversation.hasMember(message.sender) else {
-            throw StoreError.notAMember(sender: message.sender, conversation: conversation)
-        }
-        let other = first == message.sender ? second : first
-        guard try userExists(other) else { throw StoreError.unknownUser(other) }
     }
 
     /// At most `limit` messages of `conversation` above `after`, ascending.

@@ -10,8 +10,9 @@ import CSodium
 /// keep verifying.
 ///
 /// Cost: with ``Limits/interactive`` (the default) each ``hash(_:)`` and ``verify(_:against:)`` takes
-/// 64 MiB of memory and tens of milliseconds of one core; call them off a queue that must stay
-/// responsive. Tests use ``Limits/minimum`` (8 KiB, one pass), which is fast and weak.
+/// 64 MiB of memory and about 0.1 s of one core (90 ms measured on the 2-core development box);
+/// call them off a queue that must stay responsive. ``Limits/moderate``: 256 MiB, about 0.6 s. Tests
+/// use ``Limits/minimum`` (8 KiB, one pass), which is fast and weak.
 ///
 /// Threading: a value type; every method may be called from any thread, concurrently (libsodium is
 /// thread-safe once `sodium_init` has run, which the first use does, once).

@@ -115,7 +115,7 @@ public final class SQLiteMessageStore: MessageStore {
                 var outcomes: [AppendOutcome] = []
                 outcomes.reserveCapacity(batch.count)
                 for message in batch {
-                    try InMemoryMessageStore.check(message, userExists: userExists)
+                    try message.check(userExists: userExists)
                     let clientKey: [SQLiteValue] = [.key(message.sender), .key(message.clientInstance), .integer(Int64(bitPattern: message.clientID))]
                     let original = try database.query(
                         "SELECT sequence FROM messages WHERE sender = ?1 AND client_instance = ?2 AND client_id = ?3", clientKey

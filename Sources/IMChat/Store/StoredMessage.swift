@@ -58,6 +58,21 @@ public struct NewMessage: Sendable, Equatable {
     }
 }
 
+extension NewMessage {
+    /// The checks every store makes in ``MessageStore/append(_:)``, `userExists` telling whether a
+    /// name is a user's.
+    /// - Throws: ``StoreError/invalidConversation(_:)``, ``StoreError/unknownUser(_:)``,
+    ///   ``StoreError/notAMember(sender:conversation:)``, and what `userExists` throws.
+    func check(userExists: (String) throws -> Bool) throws {
+        guard conversation.isNormalized else { throw StoreError.invalidConversation(conversation) }
+        guard try userExists(sender) else { throw StoreError.unknownUser(sender) }
+        guard let (first, second) = conversation.members else { return }
+        guard conversation.hasMember(sender) else { throw StoreError.notAMember(sender: sender, conversation: conversation) }
+        let other = first == sender ? second : first
+        guard try userExists(other) else { throw StoreError.unknownUser(other) }
+    }
+}
+
 /// What ``MessageStore/append(_:)`` did with one message.
 public enum AppendOutcome: Sendable, Equatable {
     /// Stored now, with this sequence in its conversation.
