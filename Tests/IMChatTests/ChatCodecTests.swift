@@ -23,7 +23,7 @@ import TestSupport
         .delivery(from: "ann", text: "hi", isDirect: true),
         .presence(name: "bob", online: false),
         .heartbeat, .heartbeatAck,
-        .error(code: .unknownRecipient, detail: "no user named zed is online"),
+        .error(code: .unknownRecipient, detail: "no user named zed has ever logged in"),
     ])
     func everyMessageSurvivesARoundTrip(_ message: ChatMessage) throws {
         #expect(try roundTrip(message) == message)

@@ -126,7 +126,7 @@ import TestSupport
         dan.finishInput()
         #expect(try await danOut.next(5) == [
             "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as dan; online: ann",
-            "! unknownRecipient: no user named nobody is online", "* disconnected (by user)", "finished quit",
+            "! unknownRecipient: no user named nobody has ever logged in", "* disconnected (by user)", "finished quit",
         ])
     }
 

@@ -64,7 +64,7 @@ final class ChatFixture: Sendable {
         defer { ann.finishInput() }
         _ = try await annOut.next(2)
         ann.handle(line: "/to zed are you there")
-        #expect(try await annOut.next() == "! unknownRecipient: no user named zed is online")
+        #expect(try await annOut.next() == "! unknownRecipient: no user named zed has ever logged in")
         let (_, imposterOut) = chat.client("ann")
         #expect(try await imposterOut.next(4) == [
             "* connected to 127.0.0.1:\(chat.server.port)",

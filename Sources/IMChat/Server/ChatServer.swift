@@ -1,0 +1,104 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import LongLink
+
+/// The instant-messaging server (MISSION M6): users log in by name, send to one user or to everyone,
+/// and receive what others send them, over long connections kept alive by heartbeats.
+///
+/// Routing state (who is logged in as what) lives on one serial queue, the queue the underlying
+/// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue:
+/// `login NAME from ADDRESS`, `resume NAME from ADDRESS`, `logout NAME (closed by client)` and
+/// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login).
+///
+/// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
+/// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
+public final class ChatServer: Sendable {
+    /// Longest user name accepted, in characters.
+    public static let maxNameLength = 32
+    /// Most names listed in a ``ChatMessage/loginAccepted(name:online:onlineCount:resumeToken:)``, so
+    /// the reply stays small however many users are online.
+    public static let maxOnlineListed = 100
+
+    private let queue = DispatchQueue(label: "IMChat.ChatServer")
+    private let link: LongLinkServer<ChatCodec>
+    private let router: Router
+    private let responder: DiscoveryResponder?
+
+    /// A server that will listen on `host` (nil = every interface) and `port` (0 = a free port) and
+    /// drop clients silent for `idleTimeout`; with a `discovery` configuration (default `nil`: none) it
+    /// answers discovery queries too, from the time it starts.
+    ///
+    /// - Parameters:
+    ///   - store: where every direct message and broadcast is kept before it is delivered or
+    ///     acknowledged, with users, password hashes and read positions. Default: in memory (lost when
+    ///     the process ends); `im-server` uses a ``SQLiteMessageStore`` file. Used on the server's queue.
+    ///   - passwordHasher: the Argon2id cost of new password hashes (default libsodium's interactive
+    ///     limits, 64 MiB and about 90 ms each); checks run off the server's queue, two at a time.
+    ///   - loginThrottle: how many wrong passwords lock a name or an address, and for how long
+    ///     (``LoginThrottle/Configuration``: by default 5 in 15 min lock for 30 s, doubling to 15 min).
+    public init(
+        host: String?,
+        port: UInt16,
+        idleTimeout: Duration = .seconds(360),
+        discovery: DiscoveryResponder.Configuration? = nil,
+        store: any MessageStore = InMemoryMessageStore(),
+        passwordHasher: PasswordHasher = PasswordHasher(),
+        loginThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(),
+        group: EventLoopGroup = .shared,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
+        configuration.idleTimeout = idleTimeout
+        let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
+                            queue: queue, log: log)
+        self.router = router
+        link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
+            router.handle(event)
+        }
+        router.link = link
+        // Answers are made on the routing queue, where the count of users may be read.
+        let queue = self.queue
+        responder = discovery.map { configuration in
+            DiscoveryResponder(configuration: configuration, queue: queue, group: group) { router.users.count }
+        }
+    }
+
+    /// Starts listening, then answering discovery (when configured), advertising the address listened on
+    /// as ``DiscoveryResponder/interfaces(forListeningOn:)`` says.
+    /// - Throws: ``SocketError`` (`EADDRINUSE`, for example); when discovery cannot start, the listener
+    ///   is stopped again.
+    public func start() throws(SocketError) {
+        try link.start()
+        guard let responder else { return }
+        let (interfaces, advertisedHost) = link.localAddress.map(DiscoveryResponder.interfaces(forListeningOn:))
+            ?? ([nil, "127.0.0.1"], "")
+        do {
+            try responder.start(advertisedHost: advertisedHost, tcpPort: link.port, interfaces: interfaces)
+        } catch {
+            link.stop()
+            throw error
+        }
+    }
+
+    /// The UDP port discovery is answered on, once started; `nil` without discovery.
+    public var discoveryPort: UInt16? { responder?.port }
+
+    /// What discovery has answered and ignored so far; `nil` without discovery.
+    public var discoveryStatistics: DiscoveryResponder.Statistics? { responder?.statistics }
+
+    /// The port listened on, once started.
+    public var port: UInt16 { link.port }
+
+    /// The address listened on, once started (`127.0.0.1:7777`, `[::1]:7777`).
+    public var localAddress: SocketAddress? { link.localAddress }
+
+    /// Stops listening and answering discovery, and closes every connection.
+    public func stop() {
+        responder?.stop()
+        link.stop()
+    }
+
+    /// Names of the users logged in now, sorted. Waits for the routing queue.
+    public var onlineUsers: [String] { queue.sync { router.users.keys.sorted() } }
+}

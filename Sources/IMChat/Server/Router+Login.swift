@@ -1,0 +1,176 @@
+import Dispatch
+import Foundation
+import LongLink
+
+/// Version 2 logins: names claimed with a password, checked off the routing queue, throttled per name
+/// and per address; a stored session's delivery window starts where its client says it is.
+extension Router {
+    /// What checking (or claiming) a password came to.
+    enum PasswordOutcome: Sendable {
+        case verified
+        case claimed(hash: String)
+        case wrong
+        case failed
+    }
+
+    func loginV2(_ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64], session: Session) {
+        func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
+            session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
+        }
+        guard self.name(of: session) == nil else {
+            refuse(.alreadyLoggedIn, "this connection is logged in already")
+            return
+        }
+        guard Router.isValid(name) else {
+            refuse(.invalidName, Router.nameRule)
+            return
+        }
+        let address = session.remoteAddress?.host ?? "?"
+        let record: UserRecord?
+        do {
+            record = try store.user(named: name)
+        } catch {
+            log("store error reading user \(name): \(error)")
+            refuse(.storeUnavailable, "the message store failed; try again later")
+            return
+        }
+        guard let password else {
+            if record?.passwordHash != nil {
+                log("refused login \(name) from \(address) (no password for a claimed name)")
+                refuse(.badPassword, "\(name) is claimed: log in with its password")
+                return
+            }
+            // Live only, as in version 1.
+            guard createIfNew(name, record: record, hash: nil, session: session) else { return }
+            admit(name, token: token, version: .v2, instance: instance, window: nil, password: nil, session: session)
+            return
+        }
+        if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
+            let seconds = UInt64(max(1, (Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+            log("refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))")
+            refuse(.throttled, "too many wrong passwords; try again in \(seconds) s", retryAfter: seconds)
+            return
+        }
+        // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits.
+        held[session.id] = []
+        let hasher = self.hasher
+        let existingHash = record?.passwordHash
+        let slots = hashingSlots
+        hashing.async { [self] in
+            slots.wait()
+            let outcome: PasswordOutcome
+            if let existingHash {
+                outcome = hasher.verify(password, against: existingHash) ? .verified : .wrong
+            } else if let hash = try? hasher.hash(password) {
+                outcome = .claimed(hash: hash)
+            } else {
+                outcome = .failed
+            }
+            slots.signal()
+            queue.async { [self] in
+                finishLogin(name, outcome: outcome, token: token, instance: instance, positions: positions, session: session)
+            }
+        }
+    }
+
+    private func finishLogin(_ name: String, outcome: PasswordOutcome, token: String?, instance: String,
+                             positions: [String: UInt64], session: Session) {
+        // Gone while its password was checked: nothing to answer.
+        guard let waiting = held.removeValue(forKey: session.id) else { return }
+        defer { for message in waiting { handle(message, from: session) } }
+        let address = session.remoteAddress?.host ?? "?"
+        func refuse(_ code: ChatErrorCode, _ detail: String) {
+            session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
+        }
+        switch outcome {
+        case .wrong:
+            throttle.recordFailure(name: name, address: address, now: .now)
+            log("refused login \(name) from \(address) (wrong password)")
+            refuse(.badPassword, "wrong password for \(name)")
+            return
+        case .failed:
+            log("refused login \(name) from \(address) (password hashing failed)")
+            refuse(.storeUnavailable, "the password could not be hashed; try again later")
+            return
+        case .verified:
+            throttle.recordSuccess(name: name)
+        case .claimed(let hash):
+            do {
+                // Read again: another connection may have claimed the name while this one hashed.
+                let record = try store.user(named: name)
+                if record?.passwordHash != nil {
+                    refuse(.nameTaken, "\(name) was claimed by another login just now")
+                    return
+                }
+                if record == nil {
+                    _ = try store.createUser(named: name, passwordHash: hash, at: Date())
+                } else {
+                    try store.setPasswordHash(hash, forUser: name)
+                }
+                log("claim \(name) from \(address)")
+            } catch {
+                log("store error claiming \(name): \(error)")
+                refuse(.storeUnavailable, "the message store failed; try again later")
+                return
+            }
+        }
+        do {
+            guard let record = try store.user(named: name) else { return }
+            let window = try deliveryWindow(for: record, positions: positions)
+            guard admit(name, token: token, version: .v2, instance: instance, window: window, password: nil, session: session) else { return }
+            sendReceipts(to: name)
+            pump(name)
+        } catch {
+            log("store error logging in \(name): \(error)")
+            refuse(.storeUnavailable, "the message store failed; try again later")
+        }
+    }
+
+    /// Creates the user of a first login; false (after answering) when the store fails.
+    func createIfNew(_ name: String, record: UserRecord?, hash: String?, session: Session) -> Bool {
+        guard record == nil else { return true }
+        do {
+            _ = try store.createUser(named: name, passwordHash: hash, at: Date())
+            return true
+        } catch {
+            log("store error creating user \(name): \(error)")
+            session.send(.v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
+            return false
+        }
+    }
+
+    /// The window of a stored session: every conversation of the user (the room and each direct
+    /// conversation it has), starting where the client says it is (`positions`), or where the server
+    /// last saw it acknowledge when the client does not say (a new installation); the room never before
+    /// the user's first login.
+    func deliveryWindow(for record: UserRecord, positions: [String: UInt64]) throws -> DeliveryWindow {
+        var conversations = try store.directConversations(of: record.name)
+        conversations.append(.room)
+        var starts: [String: UInt64] = [:]
+        var heads: [String: UInt64] = [:]
+        for conversation in conversations {
+            let key = conversation.description
+            let head = try store.head(of: conversation)
+            var start = try positions[key] ?? store.position(of: record.name, in: conversation)
+            if conversation == .room { start = max(start, record.roomStart) }
+            starts[key] = min(start, head)
+            heads[key] = head
+        }
+        var window = DeliveryWindow(positions: starts, limit: Router.deliveryWindow)
+        for (conversation, head) in heads { window.available(conversation: conversation, upTo: head) }
+        return window
+    }
+
+    /// At login: how far the other user of each direct conversation has received (✓✓ for what was sent
+    /// while this user was away).
+    func sendReceipts(to name: String) {
+        guard let user = users[name], user.window != nil,
+              let conversations = try? store.directConversations(of: name) else { return }
+        for conversation in conversations {
+            guard case .direct(let first, let second) = conversation else { continue }
+            let other = first == name ? second : first
+            guard other != name, let position = try? store.position(of: other, in: conversation), position > 0 else { continue }
+            user.session.send(.v2(.receipt(conversation: conversation.description, upTo: position, by: other)))
+        }
+    }
+}

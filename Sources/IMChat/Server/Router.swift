@@ -1,0 +1,228 @@
+import Dispatch
+import Foundation
+import LongLink
+
+/// Who is logged in, and what to do with each message (internal for tests). Unchecked: used on the
+/// server's queue only (`link` is set once, before the server starts).
+///
+/// Every direct message and broadcast, from clients of either version, is appended to its
+/// conversation's log in the ``MessageStore`` before it goes anywhere (``Router+Delivery``): stored
+/// sessions (version 2, logged in with a password) get it through their ``DeliveryWindow`` with its
+/// sequence number; live-only sessions (version 1, or version 2 without a password) get it at once,
+/// without one, if they are online.
+final class Router: @unchecked Sendable {
+    typealias Session = LongLinkServer<ChatCodec>.Session
+
+    struct User {
+        let session: Session
+        let resumeToken: String
+        let version: ChatProtocolVersion
+        /// The client instance of a version 2 login (the de-duplication key with the message ids).
+        let clientInstance: String
+        /// Delivery state of a stored session (version 2 with a password); nil for live-only sessions.
+        var window: DeliveryWindow?
+    }
+
+    let log: @Sendable (String) -> Void
+    weak var link: LongLinkServer<ChatCodec>?
+    let queue: DispatchQueue
+    let store: any MessageStore
+    let hasher: PasswordHasher
+    var throttle: LoginThrottle
+    /// Where passwords are hashed and checked (tens of milliseconds and 64 MiB each with the default
+    /// limits): never on the routing queue; at most two at once.
+    let hashing = DispatchQueue(label: "IMChat.ChatServer.passwords", attributes: .concurrent)
+    let hashingSlots = DispatchSemaphore(value: 2)
+    var users: [String: User] = [:]
+    /// Messages of sessions whose version 2 login is being checked (password hashing runs off the
+    /// queue), by session id, handled in order once it is decided. At most ``maxHeldMessages`` each.
+    var held: [Int: [ChatMessage]] = [:]
+    /// Messages waiting for the next group commit, and acknowledged positions waiting to be saved.
+    var pendingMessages: [PendingMessage] = []
+    var pendingPositions: [(user: String, conversation: ConversationID, sequence: UInt64)] = []
+    var flushScheduled = false
+    /// Numbers version 1 messages, which carry no id, for the store's de-duplication key.
+    var nextV1MessageID: UInt64 = 1
+    /// Distinguishes this process's version 1 messages from another run's in the store.
+    let v1Instance = "v1-" + UUID().uuidString.lowercased()
+
+    /// Most messages kept from a session while its login is being checked; more close the connection.
+    static let maxHeldMessages = 1_000
+
+    init(store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
+         log: @escaping @Sendable (String) -> Void) {
+        self.store = store
+        self.hasher = hasher
+        self.throttle = throttle
+        self.queue = queue
+        self.log = log
+    }
+
+    func name(of session: Session) -> String? { session.context as? String }
+
+    func handle(_ event: LongLinkServer<ChatCodec>.Event) {
+        switch event {
+        case .opened:
+            break
+        case .received(let message, let session):
+            if held[session.id] != nil {
+                hold(message, from: session)
+            } else {
+                handle(message, from: session)
+            }
+        case .closed(let session, let reason):
+            held[session.id] = nil
+            guard let name = name(of: session) else {
+                if reason != .byClient { log("drop \(session.remoteAddress?.description ?? "?") (\(reason))") }
+                return
+            }
+            guard users[name]?.session === session else { return }
+            users[name] = nil
+            log(reason == .byClient ? "logout \(name) (\(reason))" : "drop \(name) (\(reason))")
+            sendPresence(of: name, online: false)
+        }
+    }
+
+    func hold(_ message: ChatMessage, from session: Session) {
+        guard let count = held[session.id]?.count, count < Router.maxHeldMessages else {
+            log("drop \(session.remoteAddress?.description ?? "?") (over \(Router.maxHeldMessages) messages during its login)")
+            session.close()
+            return
+        }
+        held[session.id]?.append(message)
+    }
+
+    func handle(_ message: ChatMessage, from session: Session) {
+        switch message {
+        case .v2(let message):
+            handle(message, from: session)
+        case .login(let name, let token):
+            loginV1(name, token: token, session: session)
+        case .directMessage(let recipient, let text):
+            guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
+            submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: nil, session: session)
+        case .broadcast(let text):
+            guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
+            submit(.room, recipient: nil, text: text, from: sender, id: nil, session: session)
+        case .heartbeat:
+            break  // answered by the link layer
+        case .loginAccepted, .delivery, .presence, .heartbeatAck, .error:
+            session.send(.error(code: .badRequest, detail: "only the server sends \(message.functionCode)"))
+        }
+    }
+
+    func handle(_ message: ChatMessageV2, from session: Session) {
+        switch message {
+        case .login(let name, let password, let token, let instance, let positions):
+            loginV2(name, password: password, token: token, instance: instance, positions: positions, session: session)
+        case .directMessage(let id, let recipient, let text):
+            guard let sender = loggedIn(session, version: .v2, id: id) else { return }
+            submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: id, session: session)
+        case .broadcast(let id, let text):
+            guard let sender = loggedIn(session, version: .v2, id: id) else { return }
+            submit(.room, recipient: nil, text: text, from: sender, id: id, session: session)
+        case .received(let conversation, let upTo):
+            guard let name = loggedIn(session, version: .v2, id: nil) else { return }
+            acknowledge(conversation, upTo: upTo, by: name)
+        case .historyRequest(let conversation, let limit):
+            guard let name = loggedIn(session, version: .v2, id: nil) else { return }
+            sendHistory(of: conversation, limit: limit, to: name)
+        case .heartbeat:
+            break
+        case .loginAccepted, .delivery, .presence, .heartbeatAck, .stored, .receipt, .history, .error:
+            session.send(.v2(.error(code: .badRequest, detail: "only the server sends \(message.functionCode)", id: nil, retryAfter: nil)))
+        }
+    }
+
+    /// The name `session` is logged in as, or nil after answering `notLoggedIn` in `version`.
+    func loggedIn(_ session: Session, version: ChatProtocolVersion, id: UInt64?) -> String? {
+        if let name = name(of: session) { return name }
+        session.send(Router.error(.notLoggedIn, "log in first", id: id, version: version))
+        return nil
+    }
+
+    /// An error in `version`; `id` names the numbered message it answers (version 2 only).
+    static func error(_ code: ChatErrorCode, _ detail: String, id: UInt64?, version: ChatProtocolVersion, retryAfter: UInt64? = nil) -> ChatMessage {
+        version == .v1 ? .error(code: code, detail: detail) : .v2(.error(code: code, detail: detail, id: id, retryAfter: retryAfter))
+    }
+
+    func loginV1(_ name: String, token: String?, session: Session) {
+        guard self.name(of: session) == nil else {
+            session.send(.error(code: .alreadyLoggedIn, detail: "this connection is logged in already"))
+            return
+        }
+        guard Router.isValid(name) else {
+            session.send(.error(code: .invalidName, detail: Router.nameRule))
+            return
+        }
+        do {
+            let record = try store.user(named: name)
+            if record?.passwordHash != nil {
+                session.send(.error(code: .nameTaken, detail: "\(name) is claimed with a password (log in with protocol version 2)"))
+                return
+            }
+            // A user exists once it has logged in once: messages to it are kept from then on.
+            if record == nil { _ = try store.createUser(named: name, passwordHash: nil, at: Date()) }
+        } catch {
+            log("store error reading user \(name): \(error)")
+            session.send(.error(code: .nameTaken, detail: "\(name) cannot be checked now"))
+            return
+        }
+        admit(name, token: token, version: .v1, instance: v1Instance, window: nil, password: nil, session: session)
+    }
+
+    /// The name is valid and its password (if any) checked: takes it over from a stale session with the
+    /// right resume token, creates the user on its first login, answers `login accepted` and tells the others.
+    /// Returns false when the name is taken (answered `nameTaken`).
+    @discardableResult
+    func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
+               password: String?, session: Session) -> Bool {
+        let address = session.remoteAddress?.description ?? "?"
+        if let existing = users[name] {
+            guard let token, token == existing.resumeToken else {
+                session.send(Router.error(.nameTaken, "\(name) is already logged in", id: nil, version: version))
+                return false
+            }
+            // The same client again, over a new connection: its old session is stale.
+            existing.session.context = nil
+            existing.session.send(Router.error(.replaced, "logged in again from another connection", id: nil, version: existing.version))
+            existing.session.close()
+            log("resume \(name) from \(address)")
+        } else {
+            log("login \(name) from \(address)")
+        }
+        let resumeToken = token ?? UUID().uuidString
+        session.context = name
+        let isNew = users[name] == nil
+        users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window)
+        let others = users.keys.filter { $0 != name }.sorted()
+        let listed = Array(others.prefix(ChatServer.maxOnlineListed))
+        switch version {
+        case .v1:
+            session.send(.loginAccepted(name: name, online: listed, onlineCount: others.count, resumeToken: resumeToken))
+        case .v2:
+            session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: others.count, resumeToken: resumeToken,
+                                            stored: window != nil)))
+        }
+        if isNew { sendPresence(of: name, online: true) }
+        return true
+    }
+
+    /// Tells every other logged-in user, each in its version, that `name` came or went.
+    func sendPresence(of name: String, online: Bool) {
+        let others = users.lazy.filter { $0.key != name }.map(\.value)
+        link?.send(.presence(name: name, online: online), to: others.filter { $0.version == .v1 }.map(\.session))
+        link?.send(.v2(.presence(name: name, online: online)), to: others.filter { $0.version == .v2 }.map(\.session))
+    }
+
+    static let nameRule = "a name is 1 to \(ChatServer.maxNameLength) characters, no spaces"
+
+    /// 1 to 32 characters, none of them whitespace, control or invisible formatting (such as a
+    /// zero-width space), so names cannot be confused with one another.
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= ChatServer.maxNameLength
+            && !name.unicodeScalars.contains {
+                $0.properties.isWhitespace || [.control, .format].contains($0.properties.generalCategory)
+            }
+    }
+}
