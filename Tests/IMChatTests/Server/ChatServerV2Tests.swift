@@ -1,0 +1,247 @@
+import AsyncSocket
+import Foundation
+import IMChat
+import LongLink
+import Testing
+import TestSupport
+
+/// A version 2 client that says exactly what a test tells it (a plain LongLinkClient: no outbox, no
+/// automatic acknowledgements), recording what the server sends with delivery and history times zeroed.
+final class V2Peer: Sendable {
+    let received = EventRecorder<ChatMessage>()
+    let link: LongLinkClient<ChatCodec>
+
+    init(port: UInt16, group: EventLoopGroup) {
+        let received = self.received
+        link = LongLinkClient(codec: ChatCodec(version: .v2), configuration: .init(host: "127.0.0.1", port: port),
+                              group: group, eventQueue: nil) { event in
+            if case .received(let message) = event { received.record(V2Peer.timeless(message)) }
+        }
+        link.connect()
+    }
+
+    func send(_ message: ChatMessageV2) { link.send(.v2(message)) }
+
+    func login(_ name: String, password: String?, positions: [String: UInt64] = [:], token: String? = nil) {
+        send(.login(name: name, password: password, resumeToken: token, clientInstance: String(repeating: "ab", count: 16),
+                    positions: positions))
+    }
+
+    /// The next message, which must be a version 2 one.
+    func next() async throws -> ChatMessageV2? {
+        if case .v2(let message) = try await received.next() { return message }
+        return nil
+    }
+
+    func next(_ count: Int) async throws -> [ChatMessageV2?] {
+        try await received.next(count).map { if case .v2(let message) = $0 { message } else { nil } }
+    }
+
+    /// Logs in and returns the login's answer, skipping presence messages of others.
+    func loggedIn(_ name: String, password: String?, positions: [String: UInt64] = [:]) async throws -> ChatMessageV2? {
+        login(name, password: password, positions: positions)
+        let answer = try await received.first { if case .v2(.presence) = $0 { false } else { true } }
+        if case .v2(let message) = answer { return message }
+        return nil
+    }
+
+    static func timeless(_ message: ChatMessage) -> ChatMessage {
+        switch message {
+        case .v2(.delivery(let from, let text, let isDirect, let conversation, let sequence, _)):
+            return .v2(.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation, sequence: sequence,
+                                 time: Date(timeIntervalSince1970: 0)))
+        case .v2(.history(let conversation, let messages)):
+            return .v2(.history(conversation: conversation, messages: messages.map {
+                ChatHistoryEntry(sequence: $0.sequence, from: $0.from, text: $0.text, time: Date(timeIntervalSince1970: 0))
+            }))
+        default:
+            return message
+        }
+    }
+
+    deinit { link.disconnect() }
+}
+
+/// A chat server with a fast (weak) password hash, and version 2 peers on it.
+final class V2Fixture: Sendable {
+    let log = EventRecorder<String>()
+    let server: ChatServer
+    let group = EventLoopGroup(numberOfThreads: 1, name: "v2-fixture")
+
+    init(store: any MessageStore = InMemoryMessageStore()) throws {
+        let log = self.log
+        server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+                            group: group) { log.record($0) }
+        try server.start()
+    }
+
+    func peer() -> V2Peer { V2Peer(port: server.port, group: group) }
+
+    deinit {
+        server.stop()
+        group.shutdown()
+    }
+}
+
+func delivery(_ from: String, _ text: String, _ conversation: String, _ sequence: UInt64?) -> ChatMessageV2 {
+    .delivery(from: from, text: text, isDirect: conversation != "room", conversation: conversation, sequence: sequence,
+              time: Date(timeIntervalSince1970: 0))
+}
+
+func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (ChatMessageV2?) -> Bool {
+    { message in
+        guard case .loginAccepted(let acceptedName, let list, _, _, let isStored) = message else { return false }
+        return acceptedName == name && list == online && isStored == stored
+    }
+}
+
+@Suite struct ChatServerV2Tests {
+    @Test func aDirectMessageIsStoredAcknowledgedDeliveredWithItsSequenceAndReceipted() async throws {
+        let chat = try V2Fixture()
+        let ann = chat.peer(), bob = chat.peer()
+        #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
+        #expect(accepted("bob", online: ["ann"])(try await bob.loggedIn("bob", password: "bob's secret")))
+        #expect(try await ann.next() == .presence(name: "bob", online: true))
+        ann.send(.directMessage(id: 1, to: "bob", text: "hi bob"))
+        // The sender's own devices get the conversation too (after the acknowledgement).
+        #expect(try await ann.next(2) == [.stored(id: 1, conversation: "direct:ann bob", sequence: 1),
+                                          delivery("ann", "hi bob", "direct:ann bob", 1)])
+        #expect(try await bob.next() == delivery("ann", "hi bob", "direct:ann bob", 1))
+        bob.send(.received(conversation: "direct:ann bob", upTo: 1))
+        #expect(try await ann.next() == .receipt(conversation: "direct:ann bob", upTo: 1, by: "bob"))
+    }
+
+    @Test func aResentMessageIsStoredAndDeliveredOnce() async throws {
+        let chat = try V2Fixture()
+        let ann = chat.peer(), bob = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        _ = try await bob.loggedIn("bob", password: "b")
+        _ = try await ann.next()  // presence
+        ann.send(.directMessage(id: 7, to: "bob", text: "once"))
+        ann.send(.directMessage(id: 7, to: "bob", text: "once"))
+        ann.send(.directMessage(id: 8, to: "bob", text: "twice?"))
+        #expect(try await ann.next(5) == [
+            .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
+            delivery("ann", "once", "direct:ann bob", 1),
+            .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
+            .stored(id: 8, conversation: "direct:ann bob", sequence: 2),
+            delivery("ann", "twice?", "direct:ann bob", 2),
+        ])
+        #expect(try await bob.next(2) == [delivery("ann", "once", "direct:ann bob", 1), delivery("ann", "twice?", "direct:ann bob", 2)])
+    }
+
+    @Test func anOfflineUserGetsWhatWasStoredForItAtItsNextLoginInOrderFromItsPosition() async throws {
+        let chat = try V2Fixture()
+        let bob = chat.peer()
+        _ = try await bob.loggedIn("bob", password: "b")
+        bob.link.disconnect()
+        let ann = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        for id in 1...3 { ann.send(.directMessage(id: UInt64(id), to: "bob", text: "m\(id)")) }
+        ann.send(.broadcast(id: 4, text: "to all"))
+        _ = try await ann.next(8)
+        // bob comes back having received message 1 of the direct conversation on an earlier connection.
+        let again = chat.peer()
+        #expect(accepted("bob", online: ["ann"])(try await again.loggedIn("bob", password: "b", positions: ["direct:ann bob": 1])))
+        let backlog = try await again.next(3)
+        #expect(Set(backlog.compactMap { $0.map(String.init(describing:)) }) == Set([
+            delivery("ann", "m2", "direct:ann bob", 2), delivery("ann", "m3", "direct:ann bob", 3), delivery("ann", "to all", "room", 1),
+        ].map(String.init(describing:))))
+        // In order within each conversation.
+        #expect(backlog.filter { if case .delivery(_, _, true, _, _, _) = $0 { true } else { false } }
+                == [delivery("ann", "m2", "direct:ann bob", 2), delivery("ann", "m3", "direct:ann bob", 3)])
+    }
+
+    @Test func aClaimedNameIsRefusedToSquattersWhoNeverSeeItsMessages() async throws {
+        let chat = try V2Fixture()
+        let bob = chat.peer()
+        _ = try await bob.loggedIn("bob", password: "right")
+        bob.link.disconnect()
+        let ann = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        ann.send(.directMessage(id: 1, to: "bob", text: "for bob only"))
+        _ = try await ann.next(2)
+
+        let squatter = chat.peer()
+        #expect(try await squatter.loggedIn("bob", password: "wrong") == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
+        #expect(try await squatter.loggedIn("bob", password: nil) == .error(code: .badPassword, detail: "bob is claimed: log in with its password", id: nil, retryAfter: nil))
+        squatter.send(.historyRequest(conversation: "direct:ann bob", limit: 10))
+        #expect(try await squatter.next() == .error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil))
+        let v1 = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port), group: chat.group,
+                                eventQueue: nil) { event in if case .received(let message) = event { squatter.received.record(message) } }
+        defer { v1.disconnect() }
+        v1.connect()
+        v1.send(.login(name: "bob", resumeToken: nil))
+        #expect(try await squatter.received.next() == .error(code: .nameTaken, detail: "bob is claimed with a password (log in with protocol version 2)"))
+        #expect(chat.server.onlineUsers == ["ann"])
+    }
+
+    @Test func wrongPasswordsLockTheNameForThirtySecondsAfterFive() async throws {
+        let chat = try V2Fixture()
+        let bob = chat.peer()
+        _ = try await bob.loggedIn("bob", password: "right")
+        bob.link.disconnect()
+        let guesser = chat.peer()
+        for attempt in 1...5 {
+            #expect(try await guesser.loggedIn("bob", password: "guess \(attempt)") == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
+        }
+        let refused = try await guesser.loggedIn("bob", password: "right")
+        guard case .error(.throttled, _, nil, let retryAfter?) = refused else { Issue.record("not throttled: \(String(describing: refused))"); return }
+        #expect(retryAfter == 30)
+    }
+
+    @Test func historyIsServedToItsOwnerOnlyNewestLast() async throws {
+        let chat = try V2Fixture()
+        let ann = chat.peer(), carl = chat.peer(), live = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        _ = try await carl.loggedIn("carl", password: "c")
+        _ = try await ann.next()  // presence
+        for id in 1...3 { ann.send(.directMessage(id: UInt64(id), to: "carl", text: "h\(id)")) }
+        _ = try await ann.next(6)
+        ann.send(.historyRequest(conversation: "direct:ann carl", limit: 2))
+        #expect(try await ann.next() == .history(conversation: "direct:ann carl", messages: [
+            ChatHistoryEntry(sequence: 2, from: "ann", text: "h2", time: Date(timeIntervalSince1970: 0)),
+            ChatHistoryEntry(sequence: 3, from: "ann", text: "h3", time: Date(timeIntervalSince1970: 0)),
+        ]))
+        #expect(accepted("dan", online: ["ann", "carl"], stored: false)(try await live.loggedIn("dan", password: nil)))
+        live.send(.historyRequest(conversation: "room", limit: 5))
+        #expect(try await live.received.first { if case .v2(.error) = $0 { true } else { false } }
+                == .v2(.error(code: .historyUnavailable, detail: "history is kept only for names claimed with a password", id: nil, retryAfter: nil)))
+        ann.send(.historyRequest(conversation: "direct:carl dan", limit: 5))
+        #expect(try await ann.received.first { if case .v2(.error) = $0 { true } else { false } }
+                == .v2(.error(code: .badRequest, detail: "direct:carl dan is not a conversation of ann", id: nil, retryAfter: nil)))
+    }
+
+    @Test func errorsAnswerTheNumberedMessageTheyReferTo() async throws {
+        let chat = try V2Fixture()
+        let ann = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        ann.send(.directMessage(id: 41, to: "nobody", text: "hello?"))
+        ann.send(.broadcast(id: 42, text: "   "))
+        #expect(try await ann.next(2) == [
+            .error(code: .unknownRecipient, detail: "no user named nobody has ever logged in", id: 41, retryAfter: nil),
+            .error(code: .badRequest, detail: "empty message", id: 42, retryAfter: nil),
+        ])
+    }
+
+    @Test func aStoredMessageSurvivesTheServerOnTheSQLiteStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-v2-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("chat.sqlite").path
+        do {
+            let chat = try V2Fixture(store: try SQLiteMessageStore(path: path))
+            let bob = chat.peer()
+            _ = try await bob.loggedIn("bob", password: "b")
+            bob.link.disconnect()
+            let ann = chat.peer()
+            _ = try await ann.loggedIn("ann", password: "a")
+            ann.send(.directMessage(id: 1, to: "bob", text: "kept"))
+            #expect(try await ann.next() == .stored(id: 1, conversation: "direct:ann bob", sequence: 1))
+        }
+        let chat = try V2Fixture(store: try SQLiteMessageStore(path: path))
+        let bob = chat.peer()
+        #expect(accepted("bob")(try await bob.loggedIn("bob", password: "b")))
+        #expect(try await bob.next() == delivery("ann", "kept", "direct:ann bob", 1))
+    }
+}
