@@ -20,10 +20,38 @@ public struct ServerOptions: Equatable, Sendable {
     /// LAN discovery: answered by default (group 239.255.77.77, UDP port 7777, name `chat`); `nil`
     /// after `--no-discovery`. `--name`, `--discovery-group` and `--discovery-port` change it.
     public var discovery: DiscoveryResponder.Configuration? = DiscoveryResponder.Configuration()
+    /// Where messages, users, password hashes and read positions are kept (`--store FILE`): a SQLite
+    /// file, created when missing. Default ``defaultStore``, in the current directory;
+    /// ``memoryStore`` (`:memory:`) keeps them in memory only, lost when the server stops.
+    public var store = ServerOptions.defaultStore
+    /// How hard the store file is synced (`--store-sync normal|full`). Default `.normal`: survives a
+    /// crash or `kill -9` of the server; `.full` also survives a power loss (``SQLiteSynchronous``).
+    public var storeSync = SQLiteSynchronous.normal
 
-    /// The one-line synopsis printed for `--help` and with every usage error.
+    /// The store file used when `--store` is not given: `im-chat.sqlite` in the current directory.
+    public static let defaultStore = "im-chat.sqlite"
+    /// The `--store` value that keeps everything in memory.
+    public static let memoryStore = ":memory:"
+
+    /// The synopsis printed for `--help` and with every usage error.
     public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
-        + "[--no-discovery] [--discovery-group G] [--discovery-port P]"
+        + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
+        + "                 [--store FILE] [--store-sync normal|full]"
+
+    /// What each flag means and its default, printed by `--help` after ``usage``.
+    public static let help = """
+          --host H               interface to listen on (default 127.0.0.1; 0.0.0.0 or :: for every one)
+          --port P               TCP port (default 7777; 0 for any free port)
+          --idle-timeout S       drop a client silent for S seconds (default 360)
+          --store FILE           SQLite file keeping messages, users, password hashes and read positions
+                                 (default ./im-chat.sqlite; :memory: keeps them in memory only)
+          --store-sync MODE      normal (default): an acknowledged message survives a crash or kill -9 of
+                                 the server; full: it also survives a power loss (one fsync per commit)
+          --name NAME            server name in LAN discovery answers (default chat)
+          --no-discovery         do not answer LAN discovery
+          --discovery-group G    multicast group (default 239.255.77.77)
+          --discovery-port P     UDP port for discovery (default 7777)
+        """
 
     /// Parses the arguments after the program name.
     /// - Throws: ``UsageError``.
@@ -40,6 +68,15 @@ public struct ServerOptions: Equatable, Sendable {
             case "--no-discovery": discoveryOff = true
             case "--discovery-group": configuration.group = try parser.group(for: option)
             case "--discovery-port": configuration.port = try parser.port(for: option)
+            case "--store":
+                store = try parser.value(for: option)
+                guard !store.isEmpty else { throw UsageError(description: "--store needs a file name\n\(ServerOptions.usage)") }
+            case "--store-sync":
+                switch try parser.value(for: option) {
+                case "normal": storeSync = .normal
+                case "full": storeSync = .full
+                case let other: throw UsageError(description: "--store-sync: normal or full, not \(other)\n\(ServerOptions.usage)")
+                }
             default: throw parser.unknown(option)
             }
         }

@@ -9,6 +9,7 @@ func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").ut
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
     say(ServerOptions.usage)
+    say(ServerOptions.help)
     exit(0)
 }
 let options: ServerOptions
@@ -18,8 +19,16 @@ do {
     FileHandle.standardError.write(Data("im-server: \(error)\n".utf8))
     exit(64)
 }
+let store: any MessageStore
+do {
+    store = options.store == ServerOptions.memoryStore
+        ? InMemoryMessageStore() : try SQLiteMessageStore(path: options.store, synchronous: options.storeSync)
+} catch {
+    FileHandle.standardError.write(Data("im-server: cannot open the store \(options.store): \(error)\n".utf8))
+    exit(1)
+}
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery) { line in
+                        discovery: options.discovery, store: store) { line in
     say(line)
 }
 do {
@@ -28,7 +37,8 @@ do {
     FileHandle.standardError.write(Data("im-server: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
     exit(1)
 }
-say("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")")
+let storeDescription = options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)"
+say("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)") (messages kept \(storeDescription))")
 if let discovery = options.discovery, let port = server.discoveryPort {
     say("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }

@@ -126,6 +126,12 @@ import TestSupport
         #expect(set.host == "::1")
         #expect(set.port == 0)
         #expect(set.idleTimeout == .milliseconds(2500))
+        #expect(defaults.store == "im-chat.sqlite" && defaults.storeSync == .normal)
+        let stored = try ServerOptions(arguments: ["--store", "/tmp/x.sqlite", "--store-sync", "full"])
+        #expect(stored.store == "/tmp/x.sqlite" && stored.storeSync == .full)
+        #expect(throws: UsageError(description: "--store-sync: normal or full, not sometimes\n\(ServerOptions.usage)")) {
+            try ServerOptions(arguments: ["--store-sync", "sometimes"])
+        }
     }
 
     @Test func clientNeedsExactlyOneName() throws {

@@ -276,10 +276,10 @@ import TestSupport
     /// it says so and exits with status 1.
     @Test func theExecutablesFindEachOther() async throws {
         let group = Self.uniqueGroup()
-        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--name", "lobby", "--discovery-group", group, "--discovery-port", "0"])
+        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--store", ":memory:", "--name", "lobby", "--discovery-group", group, "--discovery-port", "0"])
         defer { server.stop() }
         let lines = try await server.lines.next(2)
-        let tcpPort = try #require(lines[0].split(separator: ":").last.map(String.init))
+        let tcpPort = try #require(lines[0].split(separator: ":").last?.split(separator: " ").first.map(String.init))
         #expect(lines[1].hasPrefix("im-server answering discovery on \(group):") && lines[1].hasSuffix(" as lobby"))
         let udpPort = try #require(lines[1].split(separator: ":").last?.split(separator: " ").first.map(String.init))
         let flags = ["--discover-group", group, "--discover-port", udpPort, "--discover-ttl", "0",

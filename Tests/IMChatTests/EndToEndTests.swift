@@ -5,11 +5,11 @@ import TestSupport
 @Suite struct EndToEndTests {
     @Test func twoClientsChatThroughTheServerExecutable() async throws {
         // Discovery off: it would bind UDP port 7777 of the machine (DiscoveryTests covers it on ports of its own).
-        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery"])
+        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery", "--store", ":memory:"])
         defer { server.stop() }
         let listening = try await server.lines.next()
-        #expect(listening.hasPrefix("im-server listening on 127.0.0.1:"))
-        let port = try #require(listening.split(separator: ":").last.map(String.init))
+        #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
+        let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
 
         let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port])
         defer { ann.stop() }
