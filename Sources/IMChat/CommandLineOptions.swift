@@ -27,6 +27,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// How hard the store file is synced (`--store-sync normal|full`). Default `.normal`: survives a
     /// crash or `kill -9` of the server; `.full` also survives a power loss (``SQLiteSynchronous``).
     public var storeSync = SQLiteSynchronous.normal
+    /// How long messages are kept (`--retain-messages N` per conversation, `--retain-days D`). Default:
+    /// everything.
+    public var retention = RetentionPolicy.keepEverything
 
     /// The store file used when `--store` is not given: `im-chat.sqlite` in the current directory.
     public static let defaultStore = "im-chat.sqlite"
@@ -36,7 +39,7 @@ public struct ServerOptions: Equatable, Sendable {
     /// The synopsis printed for `--help` and with every usage error.
     public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
-        + "                 [--store FILE] [--store-sync normal|full]"
+        + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -47,6 +50,8 @@ public struct ServerOptions: Equatable, Sendable {
                                  (default ./im-chat.sqlite; :memory: keeps them in memory only)
           --store-sync MODE      normal (default): an acknowledged message survives a crash or kill -9 of
                                  the server; full: it also survives a power loss (one fsync per commit)
+          --retain-messages N    keep only the newest N messages of each conversation (default: all)
+          --retain-days D        keep only the messages of the last D days (default: all)
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -77,6 +82,19 @@ public struct ServerOptions: Equatable, Sendable {
                 case "full": storeSync = .full
                 case let other: throw UsageError(description: "--store-sync: normal or full, not \(other)\n\(ServerOptions.usage)")
                 }
+            case "--retain-messages":
+                let text = try parser.value(for: option)
+                guard let count = Int(text), count >= 1 else {
+                    throw UsageError(description: "--retain-messages: not a positive whole number: \(text)\n\(ServerOptions.usage)")
+                }
+                retention = RetentionPolicy(maxMessagesPerConversation: count, maxAge: retention.maxAge)
+            case "--retain-days":
+                let text = try parser.value(for: option)
+                guard let days = Double(text), days > 0, days < 1e6 else {
+                    throw UsageError(description: "--retain-days: not a positive number of days: \(text)\n\(ServerOptions.usage)")
+                }
+                retention = RetentionPolicy(maxMessagesPerConversation: retention.maxMessagesPerConversation,
+                                            maxAge: .milliseconds(Int64((days * 86_400_000).rounded())))
             default: throw parser.unknown(option)
             }
         }

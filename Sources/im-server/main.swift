@@ -28,7 +28,7 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store) { line in
+                        discovery: options.discovery, store: store, retention: options.retention) { line in
     say(line)
 }
 do {

@@ -129,6 +129,9 @@ import TestSupport
         #expect(defaults.store == "im-chat.sqlite" && defaults.storeSync == .normal)
         let stored = try ServerOptions(arguments: ["--store", "/tmp/x.sqlite", "--store-sync", "full"])
         #expect(stored.store == "/tmp/x.sqlite" && stored.storeSync == .full)
+        #expect(defaults.retention == .keepEverything)
+        #expect(try ServerOptions(arguments: ["--retain-messages", "100", "--retain-days", "0.5"]).retention
+                == RetentionPolicy(maxMessagesPerConversation: 100, maxAge: .seconds(43_200)))
         #expect(throws: UsageError(description: "--store-sync: normal or full, not sometimes\n\(ServerOptions.usage)")) {
             try ServerOptions(arguments: ["--store-sync", "sometimes"])
         }

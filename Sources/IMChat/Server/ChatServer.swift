@@ -24,6 +24,11 @@ public final class ChatServer: Sendable {
     private let link: LongLinkServer<ChatCodec>
     private let router: Router
     private let responder: DiscoveryResponder?
+    private let retention: RetentionPolicy
+    private let retentionTimer = LockedValue<DispatchSourceTimer?>(nil)
+
+    /// How often the retention policy is applied while the server runs: every 10 minutes.
+    public static let retentionInterval: DispatchTimeInterval = .seconds(600)
 
     /// A server that will listen on `host` (nil = every interface) and `port` (0 = a free port) and
     /// drop clients silent for `idleTimeout`; with a `discovery` configuration (default `nil`: none) it
@@ -37,6 +42,8 @@ public final class ChatServer: Sendable {
     ///     limits, 64 MiB and about 90 ms each); checks run off the server's queue, two at a time.
     ///   - loginThrottle: how many wrong passwords lock a name or an address, and for how long
     ///     (``LoginThrottle/Configuration``: by default 5 in 15 min lock for 30 s, doubling to 15 min).
+    ///   - retention: which messages the store keeps; applied at ``start()`` and every
+    ///     ``retentionInterval``. Default: every message.
     public init(
         host: String?,
         port: UInt16,
@@ -45,6 +52,7 @@ public final class ChatServer: Sendable {
         store: any MessageStore = InMemoryMessageStore(),
         passwordHasher: PasswordHasher = PasswordHasher(),
         loginThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(),
+        retention: RetentionPolicy = .keepEverything,
         group: EventLoopGroup = .shared,
         log: @escaping @Sendable (String) -> Void
     ) {
@@ -53,6 +61,7 @@ public final class ChatServer: Sendable {
         let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
                             queue: queue, log: log)
         self.router = router
+        self.retention = retention
         link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
             router.handle(event)
         }
@@ -70,6 +79,15 @@ public final class ChatServer: Sendable {
     ///   is stopped again.
     public func start() throws(SocketError) {
         try link.start()
+        if retention != .keepEverything {
+            // Once before the first login can arrive, then on the interval.
+            queue.sync { router.applyRetention(retention) }
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + ChatServer.retentionInterval, repeating: ChatServer.retentionInterval)
+            timer.setEventHandler { [router, retention] in router.applyRetention(retention) }
+            timer.resume()
+            retentionTimer.withLock { $0 = timer }
+        }
         guard let responder else { return }
         let (interfaces, advertisedHost) = link.localAddress.map(DiscoveryResponder.interfaces(forListeningOn:))
             ?? ([nil, "127.0.0.1"], "")
@@ -95,6 +113,10 @@ public final class ChatServer: Sendable {
 
     /// Stops listening and answering discovery, and closes every connection.
     public func stop() {
+        retentionTimer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
         responder?.stop()
         link.stop()
     }

@@ -221,4 +221,14 @@ extension Router {
             refuse(.storeUnavailable, "the message store failed; try again later")
         }
     }
+
+    /// Removes what `policy` no longer keeps, and logs how many messages went.
+    func applyRetention(_ policy: RetentionPolicy) {
+        do {
+            let removed = try store.applyRetention(policy, now: Date())
+            if removed > 0 { log("retention removed \(removed) messages") }
+        } catch {
+            log("store error applying retention: \(error)")
+        }
+    }
 }

@@ -13,6 +13,11 @@
 /// a server begins a conversation where the user joined it or where its retained history starts, not
 /// necessarily at 1.
 ///
+/// The first delivery of a conversation on a connection is accepted even when it skips sequences:
+/// after a login that reported the position, the server sends from the position on, so what it skips
+/// it no longer has (its retention removed them). Counted in ``skipped``. A gap later on the same
+/// connection is a real gap (``Verdict/gap(expected:)``).
+///
 /// Acknowledgements are owed per conversation and collected by ``takeAcknowledgements()``: however many
 /// deliveries arrive in between, one acknowledgement per conversation, for its position then.
 public struct ReceiveTracker: Sendable {
@@ -33,6 +38,10 @@ public struct ReceiveTracker: Sendable {
     public private(set) var duplicates = 0
     /// Deliveries dropped because they came early (a gap before them), since creation.
     public private(set) var gaps = 0
+    /// Sequences skipped by a conversation's first delivery on a connection (no longer stored), since creation.
+    public private(set) var skipped: UInt64 = 0
+    /// Conversations that had a delivery on the current connection.
+    private var seenOnConnection: Set<String> = []
     /// Conversations owing an acknowledgement.
     private var owed: Set<String> = []
     /// Conversations whose position changed since ``takeChangedPositions()``.
@@ -52,7 +61,10 @@ public struct ReceiveTracker: Sendable {
             if position > 0 { owed.insert(conversation) }
             return .duplicate
         }
-        if position > 0 && sequence != position + 1 {
+        let isFirstOnConnection = seenOnConnection.insert(conversation).inserted
+        if position > 0 && sequence > position + 1 && isFirstOnConnection {
+            skipped += sequence - position - 1
+        } else if position > 0 && sequence != position + 1 {
             gaps += 1
             owed.insert(conversation)
             return .gap(expected: position + 1)
@@ -61,6 +73,12 @@ public struct ReceiveTracker: Sendable {
         owed.insert(conversation)
         changed.insert(conversation)
         return .deliver
+    }
+
+    /// The connection ended: the next one starts from the positions reported in its login, and its
+    /// first delivery of each conversation may skip what the server no longer has.
+    public mutating func connectionEnded() {
+        seenOnConnection.removeAll()
     }
 
     /// True when some conversation owes an acknowledgement.

@@ -143,7 +143,10 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     func nextFrame() -> Data? { outbox.nextToSend()?.frame }
 
     /// The connection ended: everything unacknowledged is resent on the next one.
-    func connectionEnded() { outbox.rewind() }
+    func connectionEnded() {
+        outbox.rewind()
+        tracker.connectionEnded()
+    }
 
     // MARK: Receiving
 

@@ -68,10 +68,10 @@ final class V2Fixture: Sendable {
     let server: ChatServer
     let group = EventLoopGroup(numberOfThreads: 1, name: "v2-fixture")
 
-    init(store: any MessageStore = InMemoryMessageStore()) throws {
+    init(store: any MessageStore = InMemoryMessageStore(), retention: RetentionPolicy = .keepEverything) throws {
         let log = self.log
         server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                            group: group) { log.record($0) }
+                            retention: retention, group: group) { log.record($0) }
         try server.start()
     }
 
@@ -243,5 +243,21 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         let bob = chat.peer()
         #expect(accepted("bob")(try await bob.loggedIn("bob", password: "b")))
         #expect(try await bob.next() == delivery("ann", "kept", "direct:ann bob", 1))
+    }
+
+    @Test func retentionKeepsTheNewestAndAReturningUserGetsWhatIsLeft() async throws {
+        let store = InMemoryMessageStore()
+        let hash = try PasswordHasher(limits: .minimum).hash("b")
+        _ = try store.createUser(named: "ann", passwordHash: nil, at: Date())
+        _ = try store.createUser(named: "bob", passwordHash: hash, at: Date())
+        _ = try store.append((1...5).map {
+            NewMessage(conversation: .init(between: "ann", and: "bob"), sender: "ann", text: "m\($0)", time: Date(),
+                       clientInstance: "x", clientID: UInt64($0))
+        })
+        let chat = try V2Fixture(store: store, retention: RetentionPolicy(maxMessagesPerConversation: 2))
+        #expect(try await chat.log.next() == "retention removed 3 messages")
+        let bob = chat.peer()
+        #expect(accepted("bob")(try await bob.loggedIn("bob", password: "b", positions: ["direct:ann bob": 1])))
+        #expect(try await bob.next(2) == [delivery("ann", "m4", "direct:ann bob", 4), delivery("ann", "m5", "direct:ann bob", 5)])
     }
 }
