@@ -42,7 +42,7 @@ extension Router {
             }
             // Live only, as in version 1.
             guard createIfNew(name, record: record, hash: nil, session: session) else { return }
-            admit(name, token: token, version: .v2, instance: instance, window: nil, password: nil, session: session)
+            admit(name, token: token, version: .v2, instance: instance, window: nil, session: session)
             return
         }
         if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
@@ -117,7 +117,7 @@ extension Router {
         do {
             guard let record = try store.user(named: name) else { return }
             let window = try deliveryWindow(for: record, positions: positions)
-            guard admit(name, token: token, version: .v2, instance: instance, window: window, password: nil, session: session) else { return }
+            guard admit(name, token: token, version: .v2, instance: instance, window: window, session: session) else { return }
             sendReceipts(to: name)
             pump(name)
         } catch {

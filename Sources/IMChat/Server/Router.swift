@@ -168,18 +168,20 @@ final class Router: @unchecked Sendable {
             session.send(.error(code: .nameTaken, detail: "\(name) cannot be checked now"))
             return
         }
-        admit(name, token: token, version: .v1, instance: v1Instance, window: nil, password: nil, session: session)
+        admit(name, token: token, version: .v1, instance: v1Instance, window: nil, session: session)
     }
 
-    /// The name is valid and its password (if any) checked: takes it over from a stale session with the
-    /// right resume token, creates the user on its first login, answers `login accepted` and tells the others.
+    /// The name is valid and its password (if any) checked: takes it over from an older session when
+    /// the login carries that session's resume token or the name's password (the older session gets
+    /// `replaced` and is closed), answers `login accepted` and tells the others.
     /// Returns false when the name is taken (answered `nameTaken`).
     @discardableResult
     func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
-               password: String?, session: Session) -> Bool {
+               session: Session) -> Bool {
         let address = session.remoteAddress?.description ?? "?"
         if let existing = users[name] {
-            guard let token, token == existing.resumeToken else {
+            // The resume token, or the password (a stored session), proves it is the same user.
+            guard window != nil || token == existing.resumeToken else {
                 session.send(Router.error(.nameTaken, "\(name) is already logged in", id: nil, version: version))
                 return false
             }

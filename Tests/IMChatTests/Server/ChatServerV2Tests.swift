@@ -260,4 +260,18 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         #expect(accepted("bob")(try await bob.loggedIn("bob", password: "b", positions: ["direct:ann bob": 1])))
         #expect(try await bob.next(2) == [delivery("ann", "m4", "direct:ann bob", 4), delivery("ann", "m5", "direct:ann bob", 5)])
     }
+
+    /// A client killed with `kill -9` and started again has lost its resume token; its password proves
+    /// it is the same user, so the new login takes over a session the server has not yet seen die.
+    @Test func thePasswordTakesTheNameOverFromAnOlderSessionOfTheSameUser() async throws {
+        let chat = try V2Fixture()
+        let first = chat.peer()
+        #expect(accepted("ann")(try await first.loggedIn("ann", password: "a")))
+        let second = chat.peer()
+        #expect(accepted("ann")(try await second.loggedIn("ann", password: "a")))
+        #expect(try await first.next() == .error(code: .replaced, detail: "logged in again from another connection", id: nil, retryAfter: nil))
+        let log = try await chat.log.next(3).map { $0.components(separatedBy: " from ")[0] }
+        #expect(log == ["claim ann", "login ann", "resume ann"])
+        #expect(chat.server.onlineUsers == ["ann"])
+    }
 }
