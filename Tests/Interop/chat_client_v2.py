@@ -25,7 +25,8 @@ K-th delivery shown (receive), before acknowledging it, and reconnects; --crash-
 with status 70 at the same point, without any goodbye (like kill -9: only what is in the state file survives).
 
 Exit statuses: 0 done; 1 usage or protocol error; 2 a message was refused for good; 3 badPassword;
-4 throttled; 5 server unavailable; 6 other login error; 70 --crash-after.
+4 throttled; 5 server unavailable; 6 other login error; 7 history refused (after its `error` line);
+70 --crash-after.
 """
 import argparse
 import errno
@@ -63,6 +64,12 @@ class LoginRefused(Exception):
     def __init__(self, code, detail, retry_after=None):
         super().__init__(f"{code}: {detail}")
         self.code, self.detail, self.retry_after = code, detail, retry_after
+
+
+class HistoryRefused(Exception):
+    def __init__(self, code, detail):
+        super().__init__(f"{code}: {detail}")
+        self.code, self.detail = code, detail
 
 
 class ServerUnavailable(Exception):
@@ -234,6 +241,7 @@ class ChatClientV2:
         self.unacked = {}        # conversation -> position to acknowledge at the end of this pass
         self.receipts = {}       # conversation -> (by -> highest seq)
         self.histories = []      # history answers not yet taken
+        self.errors = []         # (code, detail, id) of errors that answer no numbered message
         self.heartbeat_acks = 0
         self.last_sent = 0.0
         self.heartbeat_sent_at = None
@@ -306,6 +314,8 @@ class ChatClientV2:
                 deadline = time.monotonic() + 10
                 while self.heartbeat_acks == before and time.monotonic() < deadline:
                     self._pump(deadline - time.monotonic())
+                # Deliveries that came meanwhile are acknowledged too (nobody answers `received`).
+                self._flush_acks()
             except (OSError, ConnectionLost, ProtocolError):
                 pass
         self._close_socket()
@@ -352,10 +362,16 @@ class ChatClientV2:
         self._send(HISTORY_REQUEST, {"conversation": conversation, "limit": limit})
 
     def history(self, conversation, limit, timeout=10):
-        """The last `limit` messages of `conversation`: a list of (seq, from, text, time)."""
+        """The last `limit` messages of `conversation`: a list of (seq, from, text, time). Raises
+        HistoryRefused when an error without an id comes first (historyUnavailable, badRequest: the error
+        names no request, so the first such error is taken as the answer)."""
         self.request_history(conversation, limit)
+        errors_before = len(self.errors)
         deadline = time.monotonic() + timeout
         while True:
+            if len(self.errors) > errors_before:
+                code, detail, _ = self.errors[errors_before]
+                raise HistoryRefused(code, detail)
             for index, answer in enumerate(self.histories):
                 if answer["conversation"] == conversation:
                     del self.histories[index]
@@ -456,6 +472,8 @@ class ChatClientV2:
                 self._fill_window()
             else:
                 # Any other code: the message stays in the outbox and is resent after the next reconnect.
+                if id_ is None:
+                    self.errors.append((error_code, detail, id_))
                 self.on_error(error_code, detail, id_)
         elif code == STORED:
             id_ = require(body, "id", "id")
@@ -610,6 +628,8 @@ def main(argv=None):
     except LoginRefused as refusal:
         say("login refused", refusal.code, refusal.detail, *([f"retryAfter={refusal.retry_after}"] if refusal.retry_after is not None else []))
         return {"badPassword": 3, "throttled": 4}.get(refusal.code, 6)
+    except HistoryRefused as refusal:
+        return 7
     except ServerUnavailable as error:
         say(str(error))
         return 5
