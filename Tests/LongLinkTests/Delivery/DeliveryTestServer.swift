@@ -32,7 +32,9 @@ final class DeliveryTestServer: Sendable {
         server = LongLinkServer(codec: NumberedTextCodec(), configuration: configuration, group: harness.group,
                                 eventQueue: harness.serverQueue) { event in
             guard case .received(let message, let session) = event else { return }
-            received.record(message)
+            // Recorded after the answer is decided and sent: a test that waits for a message and then
+            // changes what the server does (answersStored) must not change its answer to that message.
+            defer { received.record(message) }
             if message.hasPrefix("#") {
                 let words = message.dropFirst().split(separator: " ", maxSplits: 1)
                 guard let id = words.first.flatMap({ UInt64($0) }) else { return }
