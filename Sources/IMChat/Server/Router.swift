@@ -93,6 +93,13 @@ final class Router: @unchecked Sendable {
     }
 
     func handle(_ message: ChatMessage, from session: Session) {
+        // One version per connection, the one its login used (heartbeats are answered in their own).
+        if let name = name(of: session), let version = users[name]?.version, message.version != version,
+           message != .heartbeat, message != .v2(.heartbeat) {
+            log("drop \(name) (protocol error: a version \(message.version.rawValue) message on a version \(version.rawValue) connection)")
+            session.close()
+            return
+        }
         switch message {
         case .v2(let message):
             handle(message, from: session)

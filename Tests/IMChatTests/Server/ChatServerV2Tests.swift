@@ -187,7 +187,9 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         }
         let refused = try await guesser.loggedIn("bob", password: "right")
         guard case .error(.throttled, _, nil, let retryAfter?) = refused else { Issue.record("not throttled: \(String(describing: refused))"); return }
-        #expect(retryAfter == 30)
+        // 30 s from the fifth failure, rounded up, on the wall clock: a loaded machine may take a second
+        // or more between that failure and this login. The exact figures are LoginThrottleTests' (virtual time).
+        #expect((20...30).contains(retryAfter), "retryAfter \(retryAfter)")
     }
 
     @Test func historyIsServedToItsOwnerOnlyNewestLast() async throws {
@@ -273,5 +275,15 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         let log = try await chat.log.next(3).map { $0.components(separatedBy: " from ")[0] }
         #expect(log == ["claim ann", "login ann", "resume ann"])
         #expect(chat.server.onlineUsers == ["ann"])
+    }
+
+    @Test func aVersion1MessageOnAVersion2ConnectionIsAProtocolError() async throws {
+        let chat = try V2Fixture()
+        let ann = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        ann.link.send(.directMessage(to: "ann", text: "v1 here"))
+        let lines = try await chat.log.next(4).map { $0.components(separatedBy: " from ")[0] }
+        #expect(lines == ["claim ann", "login ann", "drop ann (protocol error: a version 1 message on a version 2 connection)",
+                          "drop ann (closed by server)"])
     }
 }
