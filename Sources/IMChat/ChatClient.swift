@@ -2,6 +2,7 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import LongLink
+import SocketFraming
 
 /// The instant-messaging client behind `im-client`: logs in by name, turns typed lines
 /// (``ChatCommand``) into messages, and turns everything that happens (messages, receipts, presence,
@@ -122,6 +123,7 @@ public final class ChatClient: Sendable {
         self.queue = queue
         self.link = link
         self.presenter = presenter
+        queue.setSpecific(key: ChatClient.queueKey, value: true)
         presenter.link = link
         if version == .v1 { link.greeting = .login(name: name, resumeToken: nil) }
     }
@@ -130,8 +132,23 @@ public final class ChatClient: Sendable {
     /// an earlier run left in the outbox (they are resent after the login).
     public func start() {
         let status = link.deliveryStatus
-        queue.async { [presenter] in presenter.starting(status) }
+        let earlier = earlierOutbox()
+        queue.async { [presenter] in presenter.starting(status, earlier: earlier) }
         link.connect()
+    }
+
+    /// The messages in the outbox file when the client was made (an earlier run's), decoded; entries
+    /// that do not decode are left out (the link refuses to start with those anyway).
+    private func earlierOutbox() -> [(id: UInt64, message: ChatMessage)] {
+        guard let state, let entries = try? state.deliveryStore.load().outbox else { return [] }
+        let codec = ChatCodec(version: .v2)
+        return entries.compactMap { entry in
+            var decoder = codec.makeDecoder()
+            var buffer = FrameBuffer()
+            buffer.append(entry.frame)
+            guard let frame = try? decoder.decode(&buffer), let message = try? codec.message(from: frame) else { return nil }
+            return (entry.id, message)
+        }
     }
 
     /// Acts on one typed line. Lines after `/quit` or ``finishInput()`` are ignored. Version 2: a
@@ -150,7 +167,7 @@ public final class ChatClient: Sendable {
     }
 
     /// The input has ended (end of file, or `/quit`): send what is queued and wait for the server's
-    /// answers. Version 2: the session ends (status 0) once the outbox is empty, every message stored
+    /// answers. Returns once the wait has started (it waits for the client's queue). Version 2: the session ends (status 0) once the outbox is empty, every message stored
     /// or refused, or (status 1) when ``Configuration/wait`` passes without any being stored; the
     /// messages left stay in the outbox for the next start. Version 1: waits briefly for the server's
     /// replies (errors included), then disconnects cleanly.
@@ -160,15 +177,27 @@ public final class ChatClient: Sendable {
             return !ended
         }
         guard first else { return }
-        queue.async { [presenter] in presenter.inputEnded() }
+        onQueueAndWait { [presenter] in presenter.inputEnded() }
     }
+
+    /// Runs `body` on the client's queue and waits for it (inline when already there).
+    private func onQueueAndWait(_ body: () -> Void) {
+        if DispatchQueue.getSpecific(key: ChatClient.queueKey) != nil {
+            body()
+        } else {
+            queue.sync(execute: body)
+        }
+    }
+
+    /// Marks the clients' queues, so a call made on one runs inline instead of waiting for itself.
+    private static let queueKey = DispatchSpecificKey<Bool>()
 
     /// Stops at once, as if the process were killed: disconnects without waiting and closes the files
     /// (what the server has not stored stays in the outbox). `onFinish` is not called; no more lines
-    /// are written. Waits for the client's queue: do not call it from `output` or `onFinish`.
+    /// are written. Waits for the client's queue (inline when called on it).
     public func stop() {
         inputEnded.withLock { $0 = true }
-        queue.sync { presenter.abandon() }
+        onQueueAndWait { presenter.abandon() }
         link.disconnect()
         state?.close()
     }

@@ -41,6 +41,10 @@ final class ChatPresenter: @unchecked Sendable {
     private var shownEarly: Set<UInt64> = []
     /// The `stored` answer just passed on, for the ``LongLinkClient/Event/stored(id:_:)`` that follows.
     private var lastAnswer: (id: UInt64, sequence: UInt64?)?
+    /// Own messages in the outbox (this run's and an earlier run's) by id: their conversation and
+    /// text, to recognise them when the server delivers them back before answering `stored` (after a
+    /// restart, the login's backlog comes before the answers to the resent messages).
+    private var unanswered: [UInt64: (conversation: String, text: String)] = [:]
     private var sentLogFailed = false
 
     init(
@@ -65,10 +69,12 @@ final class ChatPresenter: @unchecked Sendable {
         output(line)
     }
 
-    /// Before connecting: version 2 counts what an earlier run left in the outbox.
-    func starting(_ status: DeliveryStatus?) {
+    /// Before connecting: version 2 counts what an earlier run left in the outbox (`earlier`: those
+    /// messages, by id).
+    func starting(_ status: DeliveryStatus?, earlier: [(id: UInt64, message: ChatMessage)]) {
         guard let status else { return }
         firstNewID = status.nextID
+        for (id, message) in earlier { remember(id, message) }
         if status.outboxCount > 0 {
             say("* \(Self.messages(status.outboxCount)) from an earlier run in the outbox; sent once logged in")
         }
@@ -78,6 +84,7 @@ final class ChatPresenter: @unchecked Sendable {
     func accepted(id: UInt64, message: ChatMessage) {
         if shownEarly.remove(id) != nil { return }
         announced.insert(id)
+        remember(id, message)
         if let line = lines.accepted(id: id, message) { say(line) }
     }
 
@@ -145,12 +152,14 @@ final class ChatPresenter: @unchecked Sendable {
             handle(message)
         case .stored(let id, let sent):
             announceEarly(id, sent)
+            unanswered[id] = nil
             let live = lastAnswer?.id == id && lastAnswer?.sequence == nil
             lastAnswer = nil
             say(lines.stored(id: id, live: live))
             progressed()
         case .refused(let id, let sent):
             announceEarly(id, sent)
+            unanswered[id] = nil
             say(lines.refused(id: id))
             progressed()
         case .sendFailed(let message, let reason):
@@ -202,7 +211,7 @@ final class ChatPresenter: @unchecked Sendable {
             finishIfDone()
         case .delivery(let from, let text, let isDirect, let conversation, let sequence, _):
             if from == lines.me, let sequence, conversation != "direct:\(from) \(from)",
-               isOwn(conversation: conversation, sequence: sequence) {
+               isOwn(conversation: conversation, sequence: sequence, text: text) {
                 return  // my own message, already shown with its id
             }
             say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation))
@@ -249,11 +258,33 @@ final class ChatPresenter: @unchecked Sendable {
         if let line = lines.accepted(id: id, sent) { say(line) }
     }
 
-    private func isOwn(conversation: String, sequence: UInt64) -> Bool {
-        (useSentLog { try $0.id(conversation: conversation, sequence: sequence) } ?? nil) != nil
+    /// Whether my delivery numbered `sequence` of `conversation` is one of this client's messages:
+    /// recorded from a `stored` answer, or, before its answer, the oldest unanswered message with this
+    /// conversation and text (then recorded at once, for receipts). A message of another client of
+    /// mine with the same text as an unanswered one of this client is taken for it.
+    private func isOwn(conversation: String, sequence: UInt64, text: String) -> Bool {
+        if (useSentLog({ try $0.id(conversation: conversation, sequence: sequence) }) ?? nil) != nil { return true }
+        let match = unanswered.filter { $0.value.conversation == conversation && $0.value.text == text }.keys.min()
+        guard let id = match else { return false }
+        unanswered[id] = nil
+        useSentLog { try $0.record(id: id, conversation: conversation, sequence: sequence) }
+        return true
+    }
+
+    /// Keeps own message `id` in ``unanswered`` until the server answers it.
+    private func remember(_ id: UInt64, _ message: ChatMessage) {
+        switch message {
+        case .directMessage(let to, let text), .v2(.directMessage(_, let to, let text)):
+            unanswered[id] = (ConversationID(between: lines.me, and: to).description, text)
+        case .broadcast(let text), .v2(.broadcast(_, let text)):
+            unanswered[id] = ("room", text)
+        default:
+            break
+        }
     }
 
     /// Runs `body` on the sent-message log; a failure is shown once and read as "nothing".
+    @discardableResult
     private func useSentLog<Result>(_ body: (SentMessageLog) throws -> Result) -> Result? {
         guard let sentLog else { return nil }
         do {
