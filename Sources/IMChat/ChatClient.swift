@@ -211,9 +211,12 @@ public final class ChatClient: Sendable {
             link.send(message)
             return
         }
-        // Shown once the id is known; the presenter shows it earlier if the answer comes first.
-        guard let id = link.send(message) else { return }
-        queue.async { [presenter] in presenter.accepted(id: id, message: message) }
+        // Sent from the client's queue, so the link's answer (an event queued behind) cannot be shown
+        // before the message itself. The link never waits for this queue.
+        onQueueAndWait { [link, presenter] in
+            guard let id = link.send(message) else { return }
+            presenter.accepted(id: id, message: message)
+        }
     }
 
     private func requestHistory(with other: String?, limit: Int) {

@@ -13,7 +13,7 @@ import Darwin
 ///   (``SQLiteDeliveryStateStore``);
 /// - `STEM.sent.sqlite`: where the server stored each own message, and the receipts shown
 ///   (``SentMessageLog``);
-/// - `STEM.lock`: held with `flock(2)` while a client uses the files, so a second client for the same
+/// - `STEM.lock`: locked (fcntl(2) record lock) while a client uses the files, so a second client for the same
 ///   name and server (which would share the client instance and so the message ids) is refused with
 ///   ``ChatClientStateError/inUse(path:)`` instead of having its messages taken for duplicates.
 ///
@@ -27,7 +27,7 @@ public final class ChatClientState: Sendable {
     /// The lock file's path.
     public let lockPath: String
     /// The locked descriptor (closed, and so unlocked, by ``close()`` or when released).
-    private let lock: LockedValue<Int32>
+    private let lockDescriptor: LockedValue<Int32>
 
     /// Opens (creating them if needed) the files for `name` on `host`:`port` in `directory`.
     /// - Throws: ``ChatClientStateError`` when the directory cannot be made or another client holds the
@@ -42,22 +42,45 @@ public final class ChatClientState: Sendable {
         }
         let stem = (directory as NSString).appendingPathComponent(Self.fileStem(name: name, host: host, port: port))
         lockPath = stem + ".lock"
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw ChatClientStateError.cannotCreate(path: lockPath, reason: String(cString: strerror(errno)))
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            closeDescriptor(descriptor)
-            throw ChatClientStateError.inUse(path: lockPath)
-        }
-        lock = LockedValue(descriptor)
+        let descriptor = try Self.lock(lockPath)
+        lockDescriptor = LockedValue(descriptor)
         do {
             deliveryStore = try SQLiteDeliveryStateStore(path: stem + ".sqlite")
             sentLog = try SentMessageLog(path: stem + ".sent.sqlite")
         } catch {
-            closeDescriptor(descriptor)
+            Self.unlock(lockPath, descriptor)
             throw error
         }
+    }
+
+    /// Lock files held by this process. A POSIX record lock (fcntl(2) `F_SETLK`) keeps other processes
+    /// out, and is not inherited by children (unlike flock(2), whose lock a child being spawned holds
+    /// until its exec); it does not exclude this process itself, which this set does.
+    private static let heldHere = LockedValue<Set<String>>([])
+
+    /// Opens and write-locks `path`; returns its descriptor.
+    private static func lock(_ path: String) throws -> Int32 {
+        guard heldHere.withLock({ $0.insert(path).inserted }) else { throw ChatClientStateError.inUse(path: path) }
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = heldHere.withLock { $0.remove(path) }
+            throw ChatClientStateError.cannotCreate(path: path, reason: reason)
+        }
+        var whole = flock()
+        whole.l_type = Int16(F_WRLCK)
+        whole.l_whence = Int16(SEEK_SET)
+        guard fcntl(descriptor, F_SETLK, &whole) == 0 else {
+            unlock(path, descriptor)
+            throw ChatClientStateError.inUse(path: path)
+        }
+        return descriptor
+    }
+
+    /// Closes the lock file's descriptor (which releases the record lock) and forgets it.
+    private static func unlock(_ path: String, _ descriptor: Int32) {
+        closeDescriptor(descriptor)
+        _ = heldHere.withLock { $0.remove(path) }
     }
 
     deinit { close() }
@@ -66,8 +89,8 @@ public final class ChatClientState: Sendable {
     public func close() {
         deliveryStore.close()
         sentLog.close()
-        lock.withLock { descriptor in
-            if descriptor >= 0 { closeDescriptor(descriptor) }
+        lockDescriptor.withLock { descriptor in
+            if descriptor >= 0 { Self.unlock(lockPath, descriptor) }
             descriptor = -1
         }
     }

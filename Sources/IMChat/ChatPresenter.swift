@@ -33,12 +33,6 @@ final class ChatPresenter: @unchecked Sendable {
     /// Input ended and the outbox is empty: closing after the last answers.
     private var draining = false
     private var waitTimer: Scheduled?
-    /// Ids from here on were given in this run (lower ones come from an earlier run's outbox).
-    private var firstNewID: UInt64 = 1
-    /// Own messages shown as accepted and not yet answered.
-    private var announced: Set<UInt64> = []
-    /// Own messages shown when their answer came before ``accepted(id:message:)`` did.
-    private var shownEarly: Set<UInt64> = []
     /// The `stored` answer just passed on, for the ``LongLinkClient/Event/stored(id:_:)`` that follows.
     private var lastAnswer: (id: UInt64, sequence: UInt64?)?
     /// Own messages in the outbox (this run's and an earlier run's) by id: their conversation and
@@ -73,17 +67,14 @@ final class ChatPresenter: @unchecked Sendable {
     /// messages, by id).
     func starting(_ status: DeliveryStatus?, earlier: [(id: UInt64, message: ChatMessage)]) {
         guard let status else { return }
-        firstNewID = status.nextID
         for (id, message) in earlier { remember(id, message) }
         if status.outboxCount > 0 {
             say("* \(Self.messages(status.outboxCount)) from an earlier run in the outbox; sent once logged in")
         }
     }
 
-    /// Own message `id` is in the outbox.
+    /// Own message `id` is in the outbox (called before any answer to it is handled).
     func accepted(id: UInt64, message: ChatMessage) {
-        if shownEarly.remove(id) != nil { return }
-        announced.insert(id)
         remember(id, message)
         if let line = lines.accepted(id: id, message) { say(line) }
     }
@@ -150,15 +141,13 @@ final class ChatPresenter: @unchecked Sendable {
             }
         case .received(let message):
             handle(message)
-        case .stored(let id, let sent):
-            announceEarly(id, sent)
+        case .stored(let id, _):
             unanswered[id] = nil
             let live = lastAnswer?.id == id && lastAnswer?.sequence == nil
             lastAnswer = nil
             say(lines.stored(id: id, live: live))
             progressed()
-        case .refused(let id, let sent):
-            announceEarly(id, sent)
+        case .refused(let id, _):
             unanswered[id] = nil
             say(lines.refused(id: id))
             progressed()
@@ -250,13 +239,6 @@ final class ChatPresenter: @unchecked Sendable {
     }
 
     // MARK: Own messages
-
-    /// Shows own message `id` as accepted now if its answer came before ``accepted(id:message:)``.
-    private func announceEarly(_ id: UInt64, _ sent: ChatMessage) {
-        if announced.remove(id) != nil || id < firstNewID { return }
-        shownEarly.insert(id)
-        if let line = lines.accepted(id: id, sent) { say(line) }
-    }
 
     /// Whether my delivery numbered `sequence` of `conversation` is one of this client's messages:
     /// recorded from a `stored` answer, or, before its answer, the oldest unanswered message with this
