@@ -110,30 +110,31 @@ public struct ClientOptions: Equatable, Sendable {
                                   is in the outbox (restarted at each message stored; default 30)
           --discover ...          find the server by LAN discovery (see docs/PROTOCOL.md)
 
-        Lines printed (protocol 2). In a terminal:
-          #17 → bob: hi                 your message, accepted into the outbox as #17
-          #18 → everyone: hi all        the same for a message to everyone
-          ✓ #17 stored                  the server has stored #17 (it will not be lost)
-          ✓ #17 passed on (live only)   without a password: passed to those online, not stored
-          ✓✓ #17 received by bob        bob's client has received #17
-          ✗ #17 refused                 the server refused #17 for good (the line before says why)
-        In a pipe (standard input or output not a terminal), the same events as plain words:
-          accepted #17 to bob: hi       accepted #18 broadcast: hi all
-          stored #17                    passed #17
-          received #17 by bob           refused #17
-          history direct:ann bob: 2 messages
-          history direct:ann bob #5 1700000000123 bob: hi    (sequence, time in ms since 1970, sender)
-        Both:
+        Lines printed (protocol 2), in a terminal / in a pipe (standard input or output not a terminal):
+          #17 → bob: hi                 / accepted #17 to bob: hi      your message, in the outbox as #17
+          #18 → everyone: hi all        / accepted #18 broadcast: hi all
+          ✓ #17 stored                  / stored #17       the server has stored #17: it will not be lost
+          ✓ #17 passed on (live only)   / passed #17       no password: passed to those online, not stored
+          ✓✓ #17 received by bob        / received #17 by bob          bob's client has received #17
+          ✗ #17 refused                 / refused #17      refused for good (the line before says why)
+          you (another device) → bob: hi / you to bob: hi  your own message, sent by another client of yours
+          you (another device): hi all  / you broadcast: hi all
+          * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
+            #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
+                                          (sequence number, time in ms since 1970, sender: text)
+        The same in both:
           bob (direct): hi              a direct message from bob
           bob: hi all                   a message from bob to everyone
-          you (another device) → bob: hi     (pipe: you to bob: hi) your own message, sent from another client
-          you (another device): hi all       (pipe: you broadcast: hi all)
           ! CODE: detail                an error; ! CODE for #17: detail when it answers #17
-          * ...                         connection news: connected, logged in, joined, left, disconnected,
-                                        reconnect attempt N in S s, outbox counts
-        Exit status: 0 once every message is stored (or after /quit with an empty outbox); 1 when the
-        server could not be reached within --wait (the line before says how many messages stay in the
-        outbox, for the next start); 2 when the server refused the name or password; 64 for bad flags.
+          ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
+          * ...                         connection news: connected, logged in, joined, left,
+                                        disconnected, reconnect attempt N in S s (a terminal adds
+                                        the clock time), messages left in the outbox
+        Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
+        --wait passed without the server storing any (the line before says how many messages stay in
+        the outbox, for the next start); 2 when the server refused the name or password; 3 when the
+        data directory cannot be used (another im-client uses it for this name and server, say);
+        64 for bad flags or an unreadable password file.
         """
 
     /// Parses the arguments after the program name.
