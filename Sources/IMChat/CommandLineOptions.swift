@@ -103,9 +103,10 @@ public struct ServerOptions: Equatable, Sendable {
     }
 }
 
-/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS]`, or with `--discover` instead of
-/// `--host`/`--port`: `[--discover-timeout S] [--discover-group G] [--discover-port P] [--discover-ttl N]
-/// [--discover-name NAME] [--discover-interface I]…`.
+/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2] [--password-file FILE]
+/// [--data-dir DIR] [--wait SECONDS]`, or with `--discover` instead of `--host`/`--port`:
+/// `[--discover-timeout S] [--discover-group G] [--discover-port P] [--discover-ttl N]
+/// [--discover-name NAME] [--discover-interface I]…`. ``help`` explains them all.
 public struct ClientOptions: Equatable, Sendable {
     /// The user name to log in with.
     public var name: String
@@ -121,11 +122,75 @@ public struct ClientOptions: Equatable, Sendable {
     /// (0–255, default 1), `--discover-name` (only that server), `--discover-interface` (repeatable;
     /// `default` for the routed interface; replaces the default list 127.0.0.1 + routed).
     public var discovery: DiscoveryClient.Configuration?
+    /// The chat protocol version to speak (`--protocol 1` or `2`). Default ``ChatProtocolVersion/v2``:
+    /// numbered messages kept in an outbox until stored, receipts, history. Version 1 is live only.
+    public var protocolVersion: ChatProtocolVersion = .v2
+    /// `--password-file FILE`: the password is the file's first line. `nil` (the default): in a
+    /// terminal, `im-client` asks for it without echo (an empty answer logs in without one); otherwise
+    /// it logs in without a password (live only). Version 2 only.
+    public var passwordFile: String?
+    /// `--data-dir DIR`: where the outbox, positions and receipts are kept (``ChatClientState``).
+    /// `nil` (the default) means ``ChatClientState/defaultDirectory(environment:)``:
+    /// `$XDG_DATA_HOME/im-client`, or `~/.local/share/im-client`. Version 2 only.
+    public var dataDirectory: String?
+    /// `--wait SECONDS`: once input has ended (end of file or `/quit`), how long to wait for the server
+    /// to store the messages still in the outbox (restarted whenever one is stored) before exiting
+    /// with status 1. Default 30 s.
+    public var wait: Duration = .seconds(30)
 
-    /// The synopsis printed for `--help` and with every usage error.
-    public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS]\n"
+    /// The synopsis printed with every usage error.
+    public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
+        + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
-        + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [--heartbeat SECONDS]"
+        + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [other flags as above]"
+
+    /// The text printed for `--help`: the synopsis, every flag with its default, and the lines the
+    /// client prints (the same in a terminal and in a pipe, except where marked).
+    public static let help = usage + """
+
+
+        Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N], /help,
+        /quit; any other line goes to everyone.
+
+          --host H, --port P      the server (default 127.0.0.1, \(defaultChatPort))
+          --heartbeat SECONDS     seconds between heartbeats (default 180)
+          --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
+          --password-file FILE    the password is the first line of FILE; without it a terminal asks
+                                  (empty: none) and a pipe logs in without one (live only: nothing is
+                                  stored for you, no history, no receipts)
+          --data-dir DIR          where the outbox, positions and receipts are kept, one file set per
+                                  name and server (default $XDG_DATA_HOME/im-client, or
+                                  ~/.local/share/im-client; created with mode 0700)
+          --wait SECONDS          after the input ends, how long to wait for the server to store what
+                                  is in the outbox (restarted at each message stored; default 30)
+          --discover ...          find the server by LAN discovery (see docs/PROTOCOL.md)
+
+        Lines printed (protocol 2), in a terminal / in a pipe (standard input or output not a terminal):
+          #17 → bob: hi                 / accepted #17 to bob: hi      your message, in the outbox as #17
+          #18 → everyone: hi all        / accepted #18 broadcast: hi all
+          ✓ #17 stored                  / stored #17       the server has stored #17: it will not be lost
+          ✓ #17 passed on (live only)   / passed #17       no password: passed to those online, not stored
+          ✓✓ #17 received by bob        / received #17 by bob          bob's client has received #17
+          ✗ #17 refused                 / refused #17      refused for good (the line before says why)
+          you (another device) → bob: hi / you to bob: hi  your own message, sent by another client of yours
+          you (another device): hi all  / you broadcast: hi all
+          * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
+            #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
+                                          (sequence number, time in ms since 1970, sender: text)
+        The same in both:
+          bob (direct): hi              a direct message from bob
+          bob: hi all                   a message from bob to everyone
+          ! CODE: detail                an error; ! CODE for #17: detail when it answers #17
+          ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
+          * ...                         connection news: connected, logged in, joined, left,
+                                        disconnected, reconnect attempt N in S s (a terminal adds
+                                        the clock time), messages left in the outbox
+        Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
+        --wait passed without the server storing any (the line before says how many messages stay in
+        the outbox, for the next start); 2 when the server refused the name or password; 3 when the
+        data directory cannot be used (another im-client uses it for this name and server, say);
+        64 for bad flags or an unreadable password file.
+        """
 
     /// Parses the arguments after the program name.
     /// - Throws: ``UsageError``.
@@ -136,6 +201,7 @@ public struct ClientOptions: Equatable, Sendable {
         var discover = false
         var addressFlag: String?
         var searchFlag: String?
+        var versionTwoFlag: String?
         var interfaces: [String?] = []
         while let option = parser.nextOption() {
             switch option {
@@ -143,6 +209,19 @@ public struct ClientOptions: Equatable, Sendable {
                 addressFlag = option
                 if option == "--host" { host = try parser.value(for: option) } else { port = try parser.port(for: option) }
             case "--heartbeat": heartbeat = try parser.seconds(for: option)
+            case "--protocol":
+                let text = try parser.value(for: option)
+                guard let number = UInt16(text), let version = ChatProtocolVersion(rawValue: number) else {
+                    throw UsageError(description: "\(option): 1 or 2, not \(text)\n\(ClientOptions.usage)")
+                }
+                protocolVersion = version
+            case "--password-file":
+                passwordFile = try parser.value(for: option)
+                versionTwoFlag = option
+            case "--data-dir":
+                dataDirectory = try parser.value(for: option)
+                versionTwoFlag = option
+            case "--wait": wait = try parser.seconds(for: option)
             case "--discover": discover = true
             case "--discover-timeout": search.timeout = try parser.seconds(for: option)
             case "--discover-group": search.group = try parser.group(for: option)
@@ -165,6 +244,9 @@ public struct ClientOptions: Equatable, Sendable {
         }
         if !discover, let searchFlag {
             throw UsageError(description: "\(searchFlag) needs --discover\n\(ClientOptions.usage)")
+        }
+        if protocolVersion == .v1, let versionTwoFlag {
+            throw UsageError(description: "\(versionTwoFlag) needs --protocol 2\n\(ClientOptions.usage)")
         }
         discovery = discover ? search : nil
         name = parser.positionals.first
@@ -250,5 +332,32 @@ private struct ArgumentParser {
 
     func expectNoPositionals() throws(UsageError) {
         guard positionals.isEmpty else { throw UsageError(description: "unexpected argument \(positionals[0])\n\(usage)") }
+    }
+}
+
+extension ClientOptions {
+    /// The password to log in with: the first line of ``passwordFile`` if given; else, when
+    /// `interactive` (standard input and output are a terminal), typed at a prompt without echo on
+    /// standard error (an empty line: none); else none. Always `nil` for protocol version 1.
+    /// Blocks while the prompt waits.
+    /// - Throws: ``PasswordError``.
+    public func password(interactive: Bool) throws(PasswordError) -> String? {
+        guard protocolVersion == .v2 else { return nil }
+        if let passwordFile { return try PasswordInput.read(file: passwordFile) }
+        guard interactive else { return nil }
+        return try PasswordInput.prompt("password for \(name.terminalSafe) (empty: none, live only): ")
+    }
+
+    /// The ``ChatClient`` configuration these options describe, for the server at `host`:`port` (from
+    /// the options or found by discovery), with `password` and lines for a terminal or a pipe.
+    public func configuration(host: String, port: UInt16, password: String?, style: ChatClient.OutputStyle) -> ChatClient.Configuration {
+        var configuration = ChatClient.Configuration(name: name, host: host, port: port)
+        configuration.heartbeat = heartbeat
+        configuration.protocolVersion = protocolVersion
+        configuration.password = password
+        configuration.dataDirectory = dataDirectory
+        configuration.style = style
+        configuration.wait = wait
+        return configuration
     }
 }

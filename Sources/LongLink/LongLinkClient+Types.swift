@@ -57,6 +57,13 @@ extension LongLinkClient {
         /// answered by the server; the others wait for answers. This also bounds the resend burst after a
         /// reconnect. Default 256 messages (issue 11's bound).
         public var unacknowledgedWindow = 256
+        /// Reliable delivery only: also pass each answer that stores an outbox message (the codec's
+        /// ``DeliveryRole/stored(id:)``) to the app as ``Event/received(_:)``, just before its
+        /// ``Event/stored(id:_:)``, for apps that need what the answer says besides the id (the chat
+        /// client needs its conversation and sequence number, to match receipts and its own messages
+        /// echoed back). Answers for ids no longer in the outbox (repeats) are not passed on either way.
+        /// Default `false`: only ``Event/stored(id:_:)`` is reported.
+        public var reportsStoredAnswers = false
         /// Bytes that may wait in the socket to be written. Beyond this (the server or the network is
         /// slower than the app), new messages wait in the offline queue until half of it has drained.
         /// Default 4 MiB.
@@ -144,7 +151,8 @@ extension LongLinkClient {
         case serverUnavailable
         /// A message from the server (never a heartbeat acknowledgement). With reliable delivery each
         /// delivery arrives once, in order per conversation (duplicates and early ones are not passed on),
-        /// and the codec's ``DeliveryRole/stored(id:)`` answers are reported as ``stored(id:_:)`` instead.
+        /// and the codec's ``DeliveryRole/stored(id:)`` answers are reported as ``stored(id:_:)`` instead
+        /// (as well, just before it, with ``Configuration/reportsStoredAnswers``).
         case received(Codec.Message)
         /// Reliable delivery: the server has stored the message numbered `id` (as sent, with its id), or
         /// found it already stored; it has left the outbox and will not be resent.

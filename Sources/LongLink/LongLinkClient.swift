@@ -532,6 +532,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         case .other, .deliver:
             emit(.received(message))
         case .stored(let id, let sent):
+            if configuration.reportsStoredAnswers { emit(.received(message)) }
             emit(.stored(id: id, sent))
             pumpOutbox()
             finishDrainIfDone()

@@ -118,7 +118,7 @@ import TestSupport
         imposter.finishInput()
         #expect(try await imposterOut.next(4) == [
             "* connected to 127.0.0.1:\(chat.server.port)", "! nameTaken: ann is already logged in",
-            "* disconnected (by user)", "finished loginRefused",
+            "* disconnected (login refused)", "finished loginRefused",
         ])
         // `printf '/to x y\n' | im-client dan`: the error comes back before the client leaves.
         let (dan, danOut) = chat.client("dan")

@@ -69,7 +69,7 @@ final class ChatFixture: Sendable {
         #expect(try await imposterOut.next(4) == [
             "* connected to 127.0.0.1:\(chat.server.port)",
             "! nameTaken: ann is already logged in",
-            "* disconnected (by user)",
+            "* disconnected (login refused)",
             "finished loginRefused",
         ])
         #expect(chat.server.onlineUsers == ["ann"])

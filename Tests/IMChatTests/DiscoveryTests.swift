@@ -285,7 +285,7 @@ import TestSupport
         let flags = ["--discover-group", group, "--discover-port", udpPort, "--discover-ttl", "0",
                      "--discover-interface", "127.0.0.1", "--discover-timeout", "0.5"]
 
-        let ann = try ChildProcess.startProduct("im-client", ["ann", "--discover"] + flags)
+        let ann = try ChildProcess.startProduct("im-client", ["ann", "--discover", "--protocol", "1"] + flags)
         defer { ann.stop() }
         #expect(try await ann.lines.next(3) == [
             "* found lobby at 127.0.0.1:\(tcpPort) (0 online)",

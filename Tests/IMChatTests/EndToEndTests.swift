@@ -11,10 +11,10 @@ import TestSupport
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
         let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
 
-        let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port])
+        let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port, "--protocol", "1"])
         defer { ann.stop() }
         #expect(try await ann.lines.next(2) == ["* connected to 127.0.0.1:\(port)", "* logged in as ann; online: nobody else"])
-        let bob = try ChildProcess.startProduct("im-client", ["bob", "--port", port])
+        let bob = try ChildProcess.startProduct("im-client", ["bob", "--port", port, "--protocol", "1"])
         defer { bob.stop() }
         #expect(try await bob.lines.next(2) == ["* connected to 127.0.0.1:\(port)", "* logged in as bob; online: ann"])
         #expect(try await ann.lines.next() == "* bob joined")

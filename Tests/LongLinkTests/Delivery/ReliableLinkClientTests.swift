@@ -246,6 +246,25 @@ import TestSupport
         #expect(store.snapshot == DeliveryState(nextID: 4, positions: ["room": 1, "direct:ann+bob": 1]))
     }
 
+    @Test func storedAnswersArePassedOnTooWhenAsked() async throws {
+        let harness = LinkHarness()
+        let server = try DeliveryTestServer(harness: harness)
+        defer { server.stop() }
+        server.answersStored = false
+        let client = try harness.makeReliableClient(port: server.port, store: InMemoryDeliveryStateStore()) {
+            $0.reportsStoredAnswers = true
+        }
+        defer { client.disconnect() }
+        client.connect()
+        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
+        client.send("one")
+        #expect(try await server.received.next(2) == ["login", "#1 one"])
+        server.sendRaw("stored 1")
+        server.sendRaw("stored 1")  // a repeat: the id is no longer in the outbox, so nothing is passed on
+        server.sendRaw("marker")
+        #expect(try await harness.clientEvents.next(3) == ["received stored 1", "stored #1: #1 one", "received marker"])
+    }
+
     @Test func refusedMessageLeavesTheOutboxAndTheAnswerIsPassedOn() async throws {
         let harness = LinkHarness()
         let server = try DeliveryTestServer(harness: harness)

@@ -1,0 +1,364 @@
+import AsyncSocket
+import Foundation
+import LongLink
+
+/// The chat client's mind: turns link events into lines (``ChatLines``), keeps what it needs to show
+/// each thing once (own messages announced, receipts matched through the ``SentMessageLog``), and
+/// decides when the session ends and with which status.
+///
+/// Unchecked Sendable: used on the client's serial queue only (`link` and `login` are set once, before
+/// the first event); its timers hop to that queue.
+final class ChatPresenter: @unchecked Sendable {
+    let lines: ChatLines
+    let version: ChatProtocolVersion
+    let keepsTrying: Bool
+    let wait: Duration
+    let sentLog: SentMessageLog?
+    let output: @Sendable (String) -> Void
+    let onFinish: @Sendable (ChatClient.ExitStatus) -> Void
+    /// The loop whose clock times ``ChatClient/Configuration/wait`` and throttling delays.
+    let loop: EventLoop
+    let queue: DispatchQueue
+    var link: LongLinkClient<ChatCodec>?
+    var login: ChatLogin?
+
+    /// The reconnect attempt in progress, if any.
+    private var attempt: Int?
+    private var finished = false
+    private var refusal: ChatClient.ExitStatus?
+    /// After a `throttled` answer: reconnect after this long.
+    private var throttleDelay: Duration?
+    private var connected = false
+    private var inputHasEnded = false
+    /// Input ended and the outbox is empty: closing after the last answers.
+    private var draining = false
+    private var waitTimer: Scheduled?
+    /// The `stored` answer just passed on, for the ``LongLinkClient/Event/stored(id:_:)`` that follows.
+    private var lastAnswer: (id: UInt64, sequence: UInt64?)?
+    /// Own messages in the outbox (this run's and an earlier run's) by id: their conversation and
+    /// text, to recognise them when the server delivers them back before answering `stored` (after a
+    /// restart, the login's backlog comes before the answers to the resent messages).
+    private var unanswered: [UInt64: (conversation: String, text: String)] = [:]
+    private var sentLogFailed = false
+
+    init(
+        configuration: ChatClient.Configuration, sentLog: SentMessageLog?, group: EventLoopGroup, queue: DispatchQueue,
+        output: @escaping @Sendable (String) -> Void, onFinish: @escaping @Sendable (ChatClient.ExitStatus) -> Void
+    ) {
+        lines = ChatLines(style: configuration.style, me: configuration.name)
+        version = configuration.protocolVersion
+        if case .keepTrying = configuration.reconnectPolicy { keepsTrying = true } else { keepsTrying = false }
+        wait = configuration.wait
+        self.sentLog = sentLog
+        self.output = output
+        self.onFinish = onFinish
+        loop = group.next()
+        self.queue = queue
+    }
+
+    // MARK: Calls from ChatClient (on the queue)
+
+    func say(_ line: String) {
+        guard !finished else { return }
+        output(line)
+    }
+
+    /// Before connecting: version 2 counts what an earlier run left in the outbox (`earlier`: those
+    /// messages, by id).
+    func starting(_ status: DeliveryStatus?, earlier: [(id: UInt64, message: ChatMessage)]) {
+        guard let status else { return }
+        for (id, message) in earlier { remember(id, message) }
+        if status.outboxCount > 0 {
+            say("* \(Self.messages(status.outboxCount)) from an earlier run in the outbox; sent once logged in")
+        }
+    }
+
+    /// Own message `id` is in the outbox (called before any answer to it is handled).
+    func accepted(id: UInt64, message: ChatMessage) {
+        remember(id, message)
+        if let line = lines.accepted(id: id, message) { say(line) }
+    }
+
+    func inputEnded() {
+        guard !finished else { return }
+        inputHasEnded = true
+        restartWaitTimer()
+        if version == .v1 {
+            link?.disconnectAfterSending()
+        } else {
+            finishIfDone()
+        }
+    }
+
+    /// ``ChatClient/stop()``: nothing more is shown or reported.
+    func abandon() {
+        finished = true
+        waitTimer?.cancel()
+        waitTimer = nil
+    }
+
+    // MARK: Link events
+
+    func handle(_ event: LongLinkClient<ChatCodec>.Event) {
+        guard !finished else { return }
+        if let refusal {
+            // The login was refused: whatever the link says next, the session ends.
+            guard case .disconnected = event else { return }
+            say("* disconnected (login refused)")
+            reportOutboxLeft()
+            finish(refusal)
+            return
+        }
+        switch event {
+        case .connected(let host, let port):
+            connected = true
+            if let attempt {
+                say("* reconnect attempt \(attempt) succeeded: connected to \(host):\(port)")
+            } else {
+                say("* connected to \(host):\(port)")
+            }
+            attempt = nil
+        case .connectFailed(let error):
+            if let attempt {
+                say("* reconnect attempt \(attempt) failed: \(error)")
+            } else {
+                say("* connect failed: \(error)")
+            }
+        case .reconnecting(let attempt, let delay):
+            self.attempt = attempt
+            say(lines.reconnecting("\(event)", delay: delay, now: Date()))
+        case .disconnected(let reason):
+            disconnected(reason)
+        case .serverUnavailable:
+            if draining {
+                finish(.quit)  // everything was stored; only the goodbye could not be said
+            } else if keepsTrying && !(version == .v1 && inputHasEnded) {
+                say("! server unavailable; still trying")
+            } else {
+                say("* server unavailable")
+                reportOutboxLeft()
+                finish(.serverUnavailable)
+            }
+        case .received(let message):
+            handle(message)
+        case .stored(let id, _):
+            unanswered[id] = nil
+            let live = lastAnswer?.id == id && lastAnswer?.sequence == nil
+            lastAnswer = nil
+            say(lines.stored(id: id, live: live))
+            progressed()
+        case .refused(let id, _):
+            unanswered[id] = nil
+            say(lines.refused(id: id))
+            progressed()
+        case .sendFailed(let message, let reason):
+            say("! not sent (\(reason)): \(message.description.terminalSafe)")
+        }
+    }
+
+    private func disconnected(_ reason: LongLinkClient<ChatCodec>.DisconnectReason) {
+        connected = false
+        if reason == .byUser, let delay = throttleDelay, let link {
+            throttleDelay = nil
+            say("* disconnected (login throttled); trying again in \(Self.seconds(delay)) s")
+            loop.scheduleTask(in: delay) { link.connect() }
+            return
+        }
+        say("* disconnected (\(reason))")
+        guard reason == .byUser else { return }
+        let left = outboxCount()
+        if left > 0 { reportOutboxLeft() }
+        finish(left > 0 ? .serverUnavailable : .quit)
+    }
+
+    // MARK: Messages
+
+    private func handle(_ message: ChatMessage) {
+        switch message {
+        case .loginAccepted(let name, let online, let count, let token):
+            link?.greeting = .login(name: name, resumeToken: token)
+            say("* logged in as \(name.terminalSafe); online: \(Self.list(online, count))")
+        case .delivery(let from, let text, let isDirect):
+            say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: nil))
+        case .presence(let name, let online):
+            say("* \(name.terminalSafe) \(online ? "joined" : "left")")
+        case .error(let code, let detail):
+            say(lines.error(code: code, detail: detail, id: nil))
+            loginFailed(code, retryAfter: nil)
+        case .v2(let message):
+            handle(message)
+        case .login, .directMessage, .broadcast, .heartbeat, .heartbeatAck:
+            break  // client → server only
+        }
+    }
+
+    private func handle(_ message: ChatMessageV2) {
+        switch message {
+        case .loginAccepted(let name, let online, let count, let token, let stored):
+            login?.update(token: token)
+            say("* logged in as \(name.terminalSafe)\(stored ? "" : " (live only: no password)"); online: \(Self.list(online, count))")
+            finishIfDone()
+        case .delivery(let from, let text, let isDirect, let conversation, let sequence, _):
+            if from == lines.me, let sequence, conversation != "direct:\(from) \(from)",
+               isOwn(conversation: conversation, sequence: sequence, text: text) {
+                return  // my own message, already shown with its id
+            }
+            say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation))
+        case .presence(let name, let online):
+            say("* \(name.terminalSafe) \(online ? "joined" : "left")")
+        case .stored(let id, let conversation, let sequence):
+            // Passed on just before .stored(id:): keep its place for receipts and echoes.
+            lastAnswer = (id, sequence)
+            if let sequence { useSentLog { try $0.record(id: id, conversation: conversation, sequence: sequence) } }
+        case .receipt(let conversation, let upTo, let by):
+            let ids = useSentLog { try $0.receipt(conversation: conversation, upTo: upTo) } ?? []
+            for id in ids { say(lines.receipt(id: id, by: by)) }
+        case .history(let conversation, let messages):
+            for line in lines.history(conversation: conversation, messages: messages) { say(line) }
+        case .error(let code, let detail, let id, let retryAfter):
+            say(lines.error(code: code, detail: detail, id: id))
+            if id == nil { loginFailed(code, retryAfter: retryAfter) }
+        case .login, .directMessage, .broadcast, .received, .historyRequest, .heartbeat, .heartbeatAck:
+            break  // client → server only (heartbeat acknowledgements never reach the app)
+        }
+    }
+
+    /// A login answered with an error: a refused name or password ends the session; `throttled`
+    /// reconnects after `retryAfter` seconds (30 if not said).
+    private func loginFailed(_ code: ChatErrorCode, retryAfter: UInt64?) {
+        switch code {
+        case .nameTaken, .invalidName, .badPassword:
+            refusal = .loginRefused
+            link?.disconnect()
+        case .throttled:
+            throttleDelay = .seconds(Int64(clamping: max(retryAfter ?? 30, 1)))
+            link?.disconnect()
+        default:
+            break
+        }
+    }
+
+    // MARK: Own messages
+
+    /// Whether my delivery numbered `sequence` of `conversation` is one of this client's messages:
+    /// recorded from a `stored` answer, or, before its answer, the oldest unanswered message with this
+    /// conversation and text (then recorded at once, for receipts). A message of another client of
+    /// mine with the same text as an unanswered one of this client is taken for it.
+    private func isOwn(conversation: String, sequence: UInt64, text: String) -> Bool {
+        if (useSentLog({ try $0.id(conversation: conversation, sequence: sequence) }) ?? nil) != nil { return true }
+        let match = unanswered.filter { $0.value.conversation == conversation && $0.value.text == text }.keys.min()
+        guard let id = match else { return false }
+        unanswered[id] = nil
+        useSentLog { try $0.record(id: id, conversation: conversation, sequence: sequence) }
+        return true
+    }
+
+    /// Keeps own message `id` in ``unanswered`` until the server answers it.
+    private func remember(_ id: UInt64, _ message: ChatMessage) {
+        switch message {
+        case .directMessage(let to, let text), .v2(.directMessage(_, let to, let text)):
+            unanswered[id] = (ConversationID(between: lines.me, and: to).description, text)
+        case .broadcast(let text), .v2(.broadcast(_, let text)):
+            unanswered[id] = ("room", text)
+        default:
+            break
+        }
+    }
+
+    /// Runs `body` on the sent-message log; a failure is shown once and read as "nothing".
+    @discardableResult
+    private func useSentLog<Result>(_ body: (SentMessageLog) throws -> Result) -> Result? {
+        guard let sentLog else { return nil }
+        do {
+            return try body(sentLog)
+        } catch {
+            if !sentLogFailed {
+                sentLogFailed = true
+                say("! cannot use the sent-message log \(sentLog.path): \(error)")
+            }
+            return nil
+        }
+    }
+
+    // MARK: Ending
+
+    /// A message was stored or refused: the wait starts over, and the session may be done.
+    private func progressed() {
+        guard inputHasEnded else { return }
+        restartWaitTimer()
+        finishIfDone()
+    }
+
+    /// Version 2, input ended: once the outbox is empty, close after the last answers (or at once
+    /// when not connected).
+    private func finishIfDone() {
+        guard version == .v2, inputHasEnded, !draining, !finished, outboxCount() == 0 else { return }
+        draining = true
+        if connected {
+            link?.disconnectAfterSending()
+        } else {
+            link?.disconnect()
+            finish(.quit)
+        }
+    }
+
+    private func restartWaitTimer() {
+        waitTimer?.cancel()
+        waitTimer = loop.scheduleTask(in: wait) { [self] in
+            queue.async { self.waitExpired() }
+        }
+    }
+
+    private func waitExpired() {
+        guard !finished else { return }
+        waitTimer = nil
+        let left = outboxCount()
+        if version == .v2 && left == 0 {
+            link?.disconnect()
+            finish(.quit)
+            return
+        }
+        let what = connected ? "no answer from the server" : "server unreachable"
+        if version == .v2 {
+            say("! \(what) for \(Self.seconds(wait)) s: \(Self.messages(left)) still in the outbox, kept for the next start")
+        } else {
+            say("! \(what) for \(Self.seconds(wait)) s; leaving")
+        }
+        link?.disconnect()
+        finish(.serverUnavailable)
+    }
+
+    private func reportOutboxLeft() {
+        let left = outboxCount()
+        if left > 0 { say("! \(Self.messages(left)) still in the outbox, kept for the next start") }
+    }
+
+    private func outboxCount() -> Int { link?.deliveryStatus?.outboxCount ?? 0 }
+
+    private func finish(_ status: ChatClient.ExitStatus) {
+        guard !finished else { return }
+        finished = true
+        waitTimer?.cancel()
+        waitTimer = nil
+        onFinish(status)
+    }
+
+    // MARK: Text
+
+    /// "1 message", "3 messages".
+    static func messages(_ count: Int) -> String { count == 1 ? "1 message" : "\(count) messages" }
+
+    /// Whole seconds when whole ("30"), else to the millisecond ("0.5").
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
+    }
+
+    /// "bob, cy and 3 more", or "nobody else".
+    static func list(_ online: [String], _ count: Int) -> String {
+        var list = online.isEmpty ? "nobody else" : online.map(\.terminalSafe).joined(separator: ", ")
+        if count > online.count { list += " and \(count - online.count) more" }
+        return list
+    }
+}
