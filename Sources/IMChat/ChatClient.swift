@@ -27,6 +27,10 @@ public final class ChatClient: Sendable {
     private let link: LongLinkClient<ChatCodec>
     private let presenter: ChatPresenter
     private let inputEnded = LockedValue(false)
+    /// The client itself from ``start()`` until the session ends (``stop()`` or `onFinish`): a client
+    /// whose creator let go of it (`im-client`'s input thread, once the input ended) goes on until its
+    /// outbox is stored, with its files open.
+    private let running = LockedValue<ChatClient?>(nil)
     /// The name logged in with.
     public let name: String
     /// The protocol version spoken.
@@ -125,12 +129,14 @@ public final class ChatClient: Sendable {
         self.presenter = presenter
         queue.setSpecific(key: ChatClient.queueKey, value: true)
         presenter.link = link
+        presenter.afterFinish = { [running] in running.withLock { $0 = nil } }
         if version == .v1 { link.greeting = .login(name: name, resumeToken: nil) }
     }
 
     /// Connects and logs in; reconnects by itself after drops. Version 2: first says how many messages
     /// an earlier run left in the outbox (they are resent after the login).
     public func start() {
+        running.withLock { $0 = self }
         let status = link.deliveryStatus
         let earlier = earlierOutbox()
         queue.async { [presenter] in presenter.starting(status, earlier: earlier) }
@@ -200,6 +206,7 @@ public final class ChatClient: Sendable {
         onQueueAndWait { presenter.abandon() }
         link.disconnect()
         state?.close()
+        running.withLock { $0 = nil }
     }
 
     /// Version 2: the delivery state now (outbox count, positions, counters); `nil` for version 1.

@@ -21,6 +21,8 @@ final class ChatPresenter: @unchecked Sendable {
     let queue: DispatchQueue
     var link: LongLinkClient<ChatCodec>?
     var login: ChatLogin?
+    /// Called on the client's queue after `onFinish` (the client lets go of itself there).
+    var afterFinish: (@Sendable () -> Void)?
 
     /// The reconnect attempt in progress, if any.
     private var attempt: Int?
@@ -341,6 +343,7 @@ final class ChatPresenter: @unchecked Sendable {
         waitTimer?.cancel()
         waitTimer = nil
         onFinish(status)
+        afterFinish?()
     }
 
     // MARK: Text

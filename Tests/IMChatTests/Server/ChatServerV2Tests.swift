@@ -287,3 +287,32 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
                           "drop ann (closed by server)"])
     }
 }
+
+/// The real client against the real server.
+@Suite struct ChatClientOnTheServerTests {
+    /// Regression: `im-client` lets go of its ChatClient when the input ends; the client closed its
+    /// files then, and the echoes of its own messages arriving afterwards were shown as "another device"
+    /// after "! cannot use the sent-message log … (the database is closed)".
+    @Test func aClientLetGoOfAfterItsInputEndedFinishesWithItsFilesOpen() async throws {
+        let chat = try V2Fixture()
+        let bob = chat.peer()
+        _ = try await bob.loggedIn("bob", password: "b")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-client-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = EventRecorder<String>()
+        do {
+            var configuration = ChatClient.Configuration(name: "ann", host: "127.0.0.1", port: chat.server.port)
+            configuration.password = "a"
+            configuration.dataDirectory = directory.path
+            let client = try ChatClient(configuration: configuration, group: chat.group, output: { output.record($0) },
+                                        onFinish: { output.record("finished \($0)") })
+            client.start()
+            for index in 1...3 { client.handle(line: "/to bob message \(index)") }
+            client.finishInput()
+        }
+        var lines: [String] = []
+        while lines.last != "finished quit" && lines.count < 50 { lines.append(try await output.next()) }
+        #expect(lines.filter { $0.hasPrefix("stored #") } == ["stored #1", "stored #2", "stored #3"])
+        #expect(!lines.contains { $0.hasPrefix("!") || $0.hasPrefix("you to") }, "\(lines)")
+    }
+}
