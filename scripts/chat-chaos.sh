@@ -118,7 +118,7 @@ run() {
     sleep "$(awk "BEGIN { print $messages / $rate / 2 }")"
     case $scenario in
         server-kill)
-            kill -9 "$server"; wait "$server" 2>/dev/null
+            { kill -9 "$server"; wait "$server"; } 2>/dev/null
             sleep 0.5
             start_server "$server_port" || { echo "$scenario: FAIL the server did not restart"; return 1; } ;;
         server-freeze)
@@ -126,7 +126,7 @@ run() {
         sender-blackhole)
             echo hole >&$proxy_control; sleep "$hole"; echo open >&$proxy_control ;;
         recipient-kill)
-            kill -9 "$bob"; wait "$bob" 2>/dev/null
+            { kill -9 "$bob"; wait "$bob"; } 2>/dev/null
             sleep 0.5
             start_bob 2 ;;
     esac
@@ -144,8 +144,7 @@ run() {
     received=$(sort -un "$dir/received.txt" | wc -l)
     duplicates=$(( $(wc -l <"$dir/received.txt") - received ))
     disorder=$(awk 'NR > 1 && $1 <= last { n++ } { last = $1 } END { print n + 0 }' "$dir/received.txt")
-    for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    wait 2>/dev/null
+    { for pid in "${pids[@]}"; do kill -9 "$pid"; done; wait; } 2>/dev/null
     local verdict=PASS
     (( received == messages && duplicates == 0 && disorder == 0 && ann_status == 0 )) || verdict=FAIL
     printf '%s: %s received %d/%d, duplicates %d, out of order %d, sender exit %d (%d s)\n' \

@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 11 §6 with short timings: scripts/chat-chaos.sh, one scenario per test, against the
+/// im-server and im-client this test run built. Each must end with every message received exactly
+/// once, in order, and the sender's exit status 0.
+@Suite struct ChatChaosTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/chat-chaos.sh").path
+
+    @Test(arguments: ["server-kill", "server-freeze", "sender-blackhole", "recipient-offline", "recipient-kill"])
+    func nothingIsLostDuplicatedOrReordered(scenario: String) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["CHAT_CHAOS_BIN"] = URL(fileURLWithPath: ChildProcess.productPath("im-server")).deletingLastPathComponent().path
+        // 300 messages at 300/s with the fault half-way; a 2 s freeze or black hole against 0.5 s heartbeats.
+        let chaos = try ChildProcess("/bin/bash", [
+            Self.script, "--messages", "300", "--rate", "300", "--freeze", "2", "--hole", "2", "--heartbeat", "0.5", scenario,
+        ], environment: environment)
+        defer { chaos.stop() }
+        let line = try await chaos.lines.next(within: .seconds(60))
+        #expect(line.hasPrefix("\(scenario): PASS received 300/300, duplicates 0, out of order 0, sender exit 0 ("), "\(line)")
+        #expect(try await chaos.exitStatus(within: .seconds(20)) == 0)
+    }
+}
