@@ -1,0 +1,96 @@
+import AsyncSocket
+import Foundation
+import IMChat
+import LongLink
+import Testing
+import TestSupport
+
+/// Issue 11 §6: a burst of 10,000 messages across a server restart, and a broadcast to 500 users of
+/// whom half are offline. In process, real sockets on loopback.
+@Suite struct ChatScaleTests {
+    @Test func tenThousandMessagesInABurstAcrossAServerRestartArriveOnceInOrder() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-burst-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("chat.sqlite").path
+        let group = EventLoopGroup(numberOfThreads: 2, name: "burst")
+        defer { group.shutdown() }
+        func makeServer(port: UInt16) throws -> (ChatServer, SQLiteMessageStore) {
+            let store = try SQLiteMessageStore(path: path)
+            let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+                                    group: group) { _ in }
+            try server.start()
+            return (server, store)
+        }
+        var (server, store) = try makeServer(port: 0)
+        let port = server.port
+        func client(_ name: String) throws -> (ChatClient, EventRecorder<String>) {
+            let output = EventRecorder<String>()
+            var configuration = ChatClient.Configuration(name: name, host: "127.0.0.1", port: port)
+            configuration.password = name + "'s password"
+            configuration.dataDirectory = directory.appendingPathComponent(name).path
+            configuration.wait = .seconds(60)
+            let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
+                                        onFinish: { output.record("finished \($0)") })
+            client.start()
+            return (client, output)
+        }
+        let (bob, bobOut) = try client("bob")
+        defer { bob.stop() }
+        _ = try await bobOut.first { $0.hasPrefix("* logged in as bob") }
+        let (ann, annOut) = try client("ann")
+        defer { ann.stop() }
+        let count = 10_000
+        for index in 1...count { ann.handle(line: "/to bob m\(index)") }
+        ann.finishInput()
+
+        var received: [String] = []
+        func receive(upTo total: Int) async throws {
+            while received.count < total {
+                let line = try await bobOut.next(within: .seconds(30))
+                if line.hasPrefix("ann (direct): ") { received.append(String(line.dropFirst("ann (direct): ".count))) }
+            }
+        }
+        try await receive(upTo: count / 2)
+        server.stop()
+        store.close()
+        (server, store) = try makeServer(port: port)
+        defer { server.stop() }
+        try await receive(upTo: count)
+        #expect(received == (1...count).map { "m\($0)" })
+        #expect(try await annOut.first(within: .seconds(60)) { $0.hasPrefix("finished") } == "finished quit")
+        #expect(try store.head(of: .init(between: "ann", and: "bob")) == UInt64(count))
+    }
+
+    @Test func aBroadcastReachesFiveHundredUsersHalfOfThemWhenTheyComeBack() async throws {
+        let chat = try V2Fixture()
+        let users = (1...500).map { "u\($0)" }
+        var peers: [String: V2Peer] = [:]
+        for name in users {
+            let peer = chat.peer()
+            peer.login(name, password: "pw")
+            peers[name] = peer
+        }
+        for name in users {
+            _ = try await peers[name]?.received.first { if case .v2(.loginAccepted) = $0 { true } else { false } }
+        }
+        let away = users.filter { Int($0.dropFirst()).map { $0 % 2 == 0 } ?? false }
+        for name in away { peers[name]?.link.disconnect() }
+        let logouts = try await chat.log.next(250, within: .seconds(30)) { $0.hasPrefix("logout ") }
+        #expect(Set(logouts) == Set(away.map { "logout \($0) (closed by client)" }))
+
+        let ann = chat.peer()
+        _ = try await ann.loggedIn("ann", password: "a")
+        ann.send(.broadcast(id: 1, text: "hello all"))
+        let hello = ChatMessage.v2(delivery("ann", "hello all", "room", 1))
+        for name in users where !away.contains(name) {
+            #expect(try await peers[name]?.received.first { if case .v2(.delivery) = $0 { true } else { false } } == hello)
+        }
+        for name in away {
+            let back = chat.peer()
+            back.login(name, password: "pw")
+            #expect(try await back.received.first { if case .v2(.delivery) = $0 { true } else { false } } == hello)
+            back.link.disconnect()
+        }
+    }
+}
