@@ -12,6 +12,13 @@ public final class InMemoryMessageStore: MessageStore {
         var head: UInt64 = 0
         /// Ascending by sequence; retention leaves holes.
         var messages: [StoredMessage] = []
+
+        /// Appends the message `make` builds for the next sequence number, and returns that number.
+        mutating func appending(_ make: (UInt64) -> StoredMessage) -> UInt64 {
+            head += 1
+            messages.append(make(head))
+            return head
+        }
     }
 
     private struct ClientKey: Hashable {
@@ -72,14 +79,15 @@ public final class InMemoryMessageStore: MessageStore {
             return batch.map { message in
                 let key = ClientKey(sender: message.sender, clientInstance: message.clientInstance, clientID: message.clientID)
                 if let sequence = state.sequences[key] { return .duplicate(sequence: sequence) }
-                var conversation = state.conversations[message.conversation] ?? Conversation()
-                conversation.head += 1
-                conversation.messages.append(StoredMessage(
-                    conversation: message.conversation, sequence: conversation.head, sender: message.sender,
-                    text: message.text, time: message.time, clientInstance: message.clientInstance, clientID: message.clientID))
-                state.conversations[message.conversation] = conversation
-                state.sequences[key] = conversation.head
-                return .stored(sequence: conversation.head)
+                // Mutated in place (a copy taken out and put back would copy the whole log each time:
+                // quadratic, as chat-bench found).
+                let sequence = state.conversations[message.conversation, default: Conversation()].appending { head in
+                    StoredMessage(conversation: message.conversation, sequence: head, sender: message.sender,
+                                  text: message.text, time: message.time, clientInstance: message.clientInstance,
+                                  clientID: message.clientID)
+                }
+                state.sequences[key] = sequence
+                return .stored(sequence: sequence)
             }
         }
     }
