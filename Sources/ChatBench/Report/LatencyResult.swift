@@ -37,9 +37,10 @@ public struct LatencyResult: Sendable {
     public var deliveryLatency = Percentiles([])
     /// Per message, from writing it to the sender reading its `stored`, nanoseconds.
     public var storedLatency = Percentiles([])
-    /// CPU seconds this process used (connecting and logging in included).
+    /// CPU seconds this process used from the start of the traffic to its end (logins not counted).
     public var clientCPUSeconds = 0.0
-    /// CPU seconds the server used over the same span, when its process id was given.
+    /// CPU seconds the server used over the same span (not its Argon2id hashes of the logins), when
+    /// its process id was given.
     public var serverCPUSeconds: Double?
 
     /// A result of `options` with nothing counted yet.

@@ -44,9 +44,10 @@ public struct ThroughputResult: Sendable {
     /// Each message's time from being written to the socket to its `stored`, nanoseconds: under full
     /// load, mostly time queued behind the window.
     public var storedLatency = Percentiles([])
-    /// CPU seconds this process used (connecting and logging in included).
+    /// CPU seconds this process used from the start of the traffic to its end (logins not counted).
     public var clientCPUSeconds = 0.0
-    /// CPU seconds the server used over the same span, when its process id was given.
+    /// CPU seconds the server used over the same span (not its Argon2id hashes of the logins), when
+    /// its process id was given.
     public var serverCPUSeconds: Double?
 
     /// A result of `options` with nothing counted yet.

@@ -57,19 +57,23 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
         run.connections = [run.senderName, run.receiverName].enumerated().map { index, name in
             ChatConnection(index: index, name: name, password: RunTag.password, loop: fleet.loop, group: fleet.group, handler: run)
         }
-        let cpuBefore = ProcessTimes.ownCPUSeconds()
-        let serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         var finished = false
+        // CPU times from the start of the traffic: logins (an Argon2id hash each) are not counted.
+        var cpuBefore = ProcessTimes.ownCPUSeconds()
+        var serverCPUBefore: Double?
         if fleet.connectAndLogIn(run.connections, host: options.host, port: options.port) {
+            cpuBefore = ProcessTimes.ownCPUSeconds()
+            serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.begin() }
             finished = fleet.waitForEnd(stallTimeout: options.drain) {
                 run.sentCount + run.stored.distinct + run.delivered.distinct
             }
         }
+        let cpuAfter = ProcessTimes.ownCPUSeconds()
         let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         var result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
-        result.clientCPUSeconds = ProcessTimes.ownCPUSeconds() - cpuBefore
+        result.clientCPUSeconds = cpuAfter - cpuBefore
         if let before = serverCPUBefore, let after = serverCPUAfter { result.serverCPUSeconds = after - before }
         result.connectionFailures = fleet.failures
         return result

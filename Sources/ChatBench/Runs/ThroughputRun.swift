@@ -57,18 +57,22 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         run.positions = Array(repeating: ConversationPositions(), count: names.count)
         run.prepareMessages(senderNames: senderNames, receiverNames: receiverNames)
 
-        let cpuBefore = ProcessTimes.ownCPUSeconds()
-        let serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         var finished = false
+        // CPU times from the start of the traffic: logins (an Argon2id hash each) are not counted.
+        var cpuBefore = ProcessTimes.ownCPUSeconds()
+        var serverCPUBefore: Double?
         if fleet.connectAndLogIn(run.connections, host: options.host, port: options.port) {
+            cpuBefore = ProcessTimes.ownCPUSeconds()
+            serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.start() }
             finished = fleet.waitForEnd(stallTimeout: options.stallTimeout) { run.totalStored + run.totalDelivered }
         }
+        let cpuAfter = ProcessTimes.ownCPUSeconds()
         let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         let result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
         var final = result
-        final.clientCPUSeconds = ProcessTimes.ownCPUSeconds() - cpuBefore
+        final.clientCPUSeconds = cpuAfter - cpuBefore
         if let before = serverCPUBefore, let after = serverCPUAfter { final.serverCPUSeconds = after - before }
         final.connectionFailures = fleet.failures
         return final
