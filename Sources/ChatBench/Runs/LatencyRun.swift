@@ -1,0 +1,193 @@
+import AsyncSocket
+import Foundation
+import IMChat
+
+/// `chat-bench latency`: one sender sends numbered direct messages to one receiver at a steady rate,
+/// message i (from 0) due i / rate seconds after the start, and every message's times are taken from
+/// the moment it is written to the socket: to the receiver reading its delivery, and to the sender
+/// reading its `stored`.
+///
+/// ```
+/// sender ── #1 at 0 ms, #2 at 1 ms, … ──▶ im-server ──▶ delivery ──▶ receiver   (send → delivery)
+///        ◀──────────── stored #id ───────────┘                                  (send → stored)
+/// ```
+///
+/// Sender and receiver share one event-loop thread and one clock, where this object lives (hence the
+/// unchecked Sendable): ``run(_:)`` only waits.
+final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
+    private let options: LatencyOptions
+    private let fleet: Fleet
+    private let codec = ChatCodec(version: .v2)
+    /// The sender (index 0) and the receiver (index 1).
+    private var connections: [ChatConnection] = []
+    private var senderName = "", receiverName = ""
+    private var sendTimes: [UInt64] = []
+    private var sentCount = 0
+    private var stored: MessageLedger
+    private var delivered: MessageLedger
+    private var echoes: MessageLedger
+    private var positions = [ConversationPositions(), ConversationPositions()]
+    private var deliveryLatencies: [UInt64] = []
+    private var storedLatencies: [UInt64] = []
+    private var resentDeliveries = 0, gaps: UInt64 = 0, receipts = 0, serverErrors = 0, unexpected = 0
+    private var start: UInt64 = 0, lastSend: UInt64 = 0
+    /// The most a message was written after its due time, nanoseconds (the client's own delay).
+    private var maxLateness: UInt64 = 0
+    private var isFinished = false
+
+    private init(options: LatencyOptions, fleet: Fleet) {
+        self.options = options
+        self.fleet = fleet
+        stored = MessageLedger(count: options.total)
+        delivered = MessageLedger(count: options.total)
+        echoes = MessageLedger(count: options.total)
+        sendTimes = [UInt64](repeating: 0, count: options.total)
+        deliveryLatencies.reserveCapacity(options.total)
+        storedLatencies.reserveCapacity(options.total)
+    }
+
+    /// Runs `options`' load, blocking the calling thread until every message is acknowledged and
+    /// delivered, or a connection fails, or nothing has moved for ``LatencyOptions/drain``.
+    static func run(_ options: LatencyOptions) -> LatencyResult {
+        let fleet = Fleet()
+        let run = LatencyRun(options: options, fleet: fleet)
+        let tag = RunTag.make()
+        run.senderName = "\(tag)s"
+        run.receiverName = "\(tag)r"
+        run.connections = [run.senderName, run.receiverName].enumerated().map { index, name in
+            ChatConnection(index: index, name: name, password: RunTag.password, loop: fleet.loop, group: fleet.group, handler: run)
+        }
+        var finished = false
+        // CPU times from the start of the traffic: logins (an Argon2id hash each) are not counted.
+        var cpuBefore = ProcessTimes.ownCPUSeconds()
+        var serverCPUBefore: Double?
+        if fleet.connectAndLogIn(run.connections, host: options.host, port: options.port) {
+            cpuBefore = ProcessTimes.ownCPUSeconds()
+            serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
+            fleet.loop.execute { run.begin() }
+            finished = fleet.waitForEnd(stallTimeout: options.drain) {
+                run.sentCount + run.stored.distinct + run.delivered.distinct
+            }
+        }
+        let cpuAfter = ProcessTimes.ownCPUSeconds()
+        let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
+        var result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
+        fleet.shutDown(run.connections)
+        result.clientCPUSeconds = cpuAfter - cpuBefore
+        if let before = serverCPUBefore, let after = serverCPUAfter { result.serverCPUSeconds = after - before }
+        result.connectionFailures = fleet.failures
+        return result
+    }
+
+    /// The clock starts. Loop thread.
+    private func begin() {
+        start = MonotonicClock.now()
+        tick()
+    }
+
+    /// When message `index` (from 0) is due, nanoseconds on ``MonotonicClock``.
+    private func dueTime(of index: Int) -> UInt64 { start + UInt64(Double(index) * 1e9 / options.rate) }
+
+    /// Sends what is due and sleeps until the next message is (at least 1 ms when the window is full:
+    /// then acknowledgements send the rest).
+    private func tick() {
+        guard !isFinished else { return }
+        let now = MonotonicClock.now()
+        sendDue(at: now)
+        guard sentCount < options.total else { return }
+        let next = dueTime(of: sentCount)
+        let delay = next > now ? next - now : 1_000_000
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(delay))) { [self] in tick() }
+    }
+
+    /// Writes every message due by `now` while the window has room.
+    private func sendDue(at now: UInt64) {
+        let sender = connections[0]
+        while sentCount < options.total, now >= dueTime(of: sentCount),
+              sentCount - stored.distinct < options.window, sender.isLoggedIn {
+            let id = UInt64(sentCount + 1)
+            sender.send(.directMessage(id: id, to: receiverName, text: MessageText.make(id: id, bytes: options.textBytes)))
+            let written = MonotonicClock.now()
+            sendTimes[sentCount] = written
+            maxLateness = max(maxLateness, written &- dueTime(of: sentCount))
+            sentCount += 1
+            lastSend = written
+        }
+    }
+
+    private func checkFinished() {
+        guard !isFinished, sentCount == options.total, stored.distinct == options.total,
+              delivered.distinct == options.total else { return }
+        isFinished = true
+        fleet.didFinish()
+    }
+
+    // MARK: - ChatConnectionHandler (loop thread)
+
+    func connectionDidLogIn(_ connection: ChatConnection, at now: UInt64) { fleet.didLogIn() }
+
+    func connection(_ connection: ChatConnection, didFail reason: String) { fleet.didFail(reason) }
+
+    func connection(_ connection: ChatConnection, didReceive message: ChatMessageV2, at now: UInt64) {
+        let isSender = connection.index == 0
+        switch message {
+        case .stored(let id, _, let sequence):
+            guard isSender, sequence != nil, id >= 1, id <= UInt64(sentCount) else {
+                unexpected += 1
+                return
+            }
+            guard stored.record(id) else { return }
+            storedLatencies.append(now &- sendTimes[Int(id) - 1])
+            sendDue(at: now)
+            checkFinished()
+        case .delivery(let from, let text, _, let conversation, let sequence?, _):
+            switch positions[connection.index].arrive(conversation, sequence: sequence) {
+            case .next: break
+            case .duplicate: resentDeliveries += 1
+            case .gap(let missing): gaps += missing
+            }
+            connection.acknowledge(conversation, upTo: sequence)
+            guard let id = MessageText.id(in: text), from == senderName, id >= 1, id <= UInt64(sentCount) else {
+                unexpected += 1
+                return
+            }
+            if isSender {
+                echoes.record(id)
+            } else if delivered.record(id) {
+                deliveryLatencies.append(now &- sendTimes[Int(id) - 1])
+                checkFinished()
+            }
+        case .receipt:
+            receipts += 1
+        case .error(let code, let detail, let id, _):
+            serverErrors += 1
+            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code.rawValue)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+        case .presence, .heartbeatAck:
+            break
+        default:
+            unexpected += 1
+        }
+    }
+
+    /// The figures so far. Loop thread.
+    private func result(finished: Bool) -> LatencyResult {
+        var result = LatencyResult(options: options)
+        result.finished = finished
+        result.sent = sentCount
+        result.stored = stored.distinct
+        result.storedDuplicates = stored.duplicates + stored.unknown
+        result.delivered = delivered.distinct
+        result.deliveredDuplicates = delivered.duplicates + delivered.unknown
+        result.resentDeliveries = resentDeliveries
+        result.gaps = gaps
+        result.echoes = echoes.distinct
+        result.receipts = receipts
+        result.serverErrors = serverErrors
+        result.unexpected = unexpected
+        result.sendingSeconds = sentCount > 0 ? Double(lastSend &- start) / 1e9 : 0
+        result.maxLatenessMicroseconds = Double(maxLateness) / 1e3
+        result.deliveryLatency = Percentiles(deliveryLatencies)
+        result.storedLatency = Percentiles(storedLatencies)
+        return result
+    }
+}

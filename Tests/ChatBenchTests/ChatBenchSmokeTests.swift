@@ -1,0 +1,130 @@
+import Foundation
+import IMChat
+import TestSupport
+import Testing
+@testable import ChatBench
+
+/// About a second of each chat-bench run against an in-process chat server on a SQLite file: that every
+/// message is acknowledged once and delivered once and the store can be measured, not how fast.
+@Suite struct ChatBenchSmokeTests {
+    @Test func throughputLatencyAndStoreSizeRunCleanAgainstAChatServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chat-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteMessageStore(path: path)
+        let server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum)) { _ in }
+        try server.start()
+
+        var throughputOptions = ThroughputOptions()
+        throughputOptions.port = server.port
+        throughputOptions.senders = 2
+        throughputOptions.messages = 300
+        throughputOptions.window = 32
+        throughputOptions.serverPID = getpid()
+        let throughput = await onAThread { [throughputOptions] in ChatBench.runThroughput(throughputOptions) }
+
+        var sharedOptions = throughputOptions
+        sharedOptions.receivers = .shared
+        sharedOptions.messages = 100
+        let shared = await onAThread { [sharedOptions] in ChatBench.runThroughput(sharedOptions) }
+
+        var latencyOptions = LatencyOptions()
+        latencyOptions.port = server.port
+        latencyOptions.rate = 200
+        latencyOptions.seconds = 0.5
+        let latency = await onAThread { [latencyOptions] in ChatBench.runLatency(latencyOptions) }
+        server.stop()
+        store.close()
+
+        for result in [throughput, shared] {
+            #expect(result.isClean, "\(result.summary)")
+            #expect(result.sent == result.expected)
+            #expect(result.stored == result.expected && result.storedDuplicates == 0)
+            #expect(result.delivered == result.expected && result.deliveredDuplicates == 0)
+            #expect(result.lost == 0 && result.gaps == 0 && result.resentDeliveries == 0)
+            // Each sender's own session gets its messages too, but the run ends at the last `stored` and
+            // delivery: the last echoes may still be on their way.
+            #expect(result.echoes <= result.expected)
+            #expect(result.storedLatency.count == result.expected)
+            #expect(result.serverCPUSeconds != nil)
+        }
+        #expect(latency.isClean, "\(latency.summary)")
+        #expect(latency.sent == 100 && latency.stored == 100 && latency.delivered == 100)
+        #expect(latency.lost == 0 && latency.duplicates == 0 && latency.gaps == 0)
+        #expect(latency.deliveryLatency.count == 100 && latency.storedLatency.count == 100)
+        #expect(latency.deliveryLatency.value(0.5) > 0 && latency.deliveryLatency.max >= latency.deliveryLatency.value(0.99))
+
+        let size = try StoreSize.measure(path: path)
+        #expect(size.messages == 600 + 200 + 100)
+        #expect(size.checkpointComplete && size.walBytes == 0)
+        #expect(size.fileBytes > 0 && size.bytesPerThousandMessages > 0)
+        #expect(size.textBytes == 900 * 32)
+    }
+
+    @Test func aRunAgainstNoServerReportsTheFailureAtOnce() async {
+        var options = ThroughputOptions()
+        options.port = unusedLoopbackPort()
+        options.messages = 10
+        let result = await onAThread { [options] in ChatBench.runThroughput(options) }
+        #expect(!result.isClean)
+        #expect(result.connectionFailures.count >= 1)
+        #expect(result.stored == 0 && result.lost == result.expected)
+    }
+
+    /// Runs `body` (which blocks) on a thread of its own, not on a thread of Swift's cooperative pool.
+    private func onAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+}
+
+/// The bookkeeping that decides "exactly once, in order".
+@Suite struct ChatBenchLedgerTests {
+    @Test func ledgerCountsFirstSightingsDuplicatesAndIdsNeverSent() {
+        var ledger = MessageLedger(count: 3)
+        let firsts = [ledger.record(1), ledger.record(3), ledger.record(1), ledger.record(0), ledger.record(4)]
+        #expect(firsts == [true, true, false, false, false])
+        #expect(ledger.distinct == 2 && ledger.duplicates == 1 && ledger.unknown == 2)
+        #expect(ledger.contains(3) && !ledger.contains(2))
+    }
+
+    @Test func positionsTellNextDuplicateAndGap() {
+        var positions = ConversationPositions()
+        let arrivals = [1, 2, 2, 5].map { positions.arrive("direct:a b", sequence: $0) } + [positions.arrive("room", sequence: 1)]
+        #expect(arrivals == [.next, .next, .duplicate, .gap(missing: 2), .next])
+        #expect(positions.positions == ["direct:a b": 5, "room": 1])
+    }
+
+    @Test func messageTextCarriesItsIdAndHasTheRequestedSize() {
+        let text = MessageText.make(id: 17, bytes: 32)
+        #expect(text.utf8.count == 32 && text.hasPrefix("17 "))
+        #expect(MessageText.id(in: text) == 17)
+        #expect(MessageText.make(id: 123_456, bytes: 3) == "123456 ")
+        #expect(MessageText.id(in: "hello") == nil && MessageText.id(in: "x1 y") == nil && MessageText.id(in: "-1 y") == nil)
+    }
+
+    @Test func percentilesAreRanksOfTheSortedSamples() {
+        let percentiles = Percentiles((1...100).reversed().map { UInt64($0) })
+        #expect(percentiles.value(0.5) == 51 && percentiles.value(0.99) == 100 && percentiles.value(0) == 1)
+        #expect(percentiles.max == 100 && Percentiles([]).value(0.5) == 0)
+    }
+
+    @Test func optionsParseAndRefuseWhatDoesNotFit() throws {
+        let throughput = try ThroughputOptions.parse(["--port", "9", "--senders", "8", "--messages", "50_000", "--window", "64", "--receivers", "shared"])
+        #expect(throughput.port == 9 && throughput.senders == 8 && throughput.messages == 50_000 && throughput.window == 64)
+        #expect(throughput.receivers == .shared)
+        #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--receivers", "all"]) }
+        #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--port", "0"]) }
+        let latency = try LatencyOptions.parse(["--rate", "2000", "--seconds", "1.5"])
+        #expect(latency.total == 3_000 && latency.rate == 2_000)
+        #expect(LatencyOptions().rate == 1_000)
+        #expect(throws: ArgumentError.self) { try LatencyOptions.parse(["--seconds"]) }
+    }
+
+    @Test func processStatTimesAreCountedFromTheLastParenthesis() {
+        let stat = "42 (a) b (c)) S 1 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 1 0 0"
+        #expect(ProcessTimes.cpuSeconds(inStat: stat, ticksPerSecond: 100) == 3.0)
+    }
+}
