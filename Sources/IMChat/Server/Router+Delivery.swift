@@ -30,7 +30,8 @@ extension Router {
         if let recipient {
             let known: Bool
             do {
-                known = try Router.isValid(recipient) && store.user(named: recipient) != nil
+                known = try knownUsers.contains(recipient) || Router.isValid(recipient) && store.user(named: recipient) != nil
+                if known { knownUsers.insert(recipient) }
             } catch {
                 log("store error reading user \(recipient): \(error)")
                 if version == .v2 { session.send(Router.error(.storeUnavailable, "the message store failed; sent again after a reconnect", id: id, version: .v2)) }

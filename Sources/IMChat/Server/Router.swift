@@ -34,6 +34,9 @@ final class Router: @unchecked Sendable {
     let hashing = DispatchQueue(label: "IMChat.ChatServer.passwords", attributes: .concurrent)
     let hashingSlots = DispatchSemaphore(value: 2)
     var users: [String: User] = [:]
+    /// Names the store is known to hold (users are never removed), so a message to one of them needs no
+    /// lookup in the store.
+    var knownUsers: Set<String> = []
     /// Messages of sessions whose version 2 login is being checked (password hashing runs off the
     /// queue), by session id, handled in order once it is decided. At most ``maxHeldMessages`` each.
     var held: [Int: [ChatMessage]] = [:]
