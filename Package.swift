@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "socket-bench", dependencies: ["SocketBench"]),
         // Load generator for the chat server (issue 11 §7, docs/BENCHMARKS.md): stored-and-acknowledged
         // throughput, delivery latency, store size; never run by `swift test` beyond one smoke test.
-        .target(name: "ChatBench", dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite"]),
+        .target(name: "ChatBench", dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
         .executableTarget(name: "chat-bench", dependencies: ["ChatBench"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
@@ -72,7 +72,7 @@ let package = Package(
         // A few seconds of socket-bench: that it runs clean, not how fast.
         .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport", "socket-bench"]),
         // A second of chat-bench against an in-process chat server: counts, not speed.
-        .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "IMChat", "TestSupport"]),
+        .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "IMChat", "SocketBench", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

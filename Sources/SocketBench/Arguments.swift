@@ -1,39 +1,41 @@
 /// A command-line argument that does not fit; its description says which and why.
-struct ArgumentError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ArgumentError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong, naming the flag.
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Walks command-line arguments, reading flags' values.
-struct ArgumentScanner {
+public struct ArgumentScanner {
     private var arguments: IndexingIterator<[String]>
 
-    init(_ arguments: [String]) { self.arguments = arguments.makeIterator() }
+    public init(_ arguments: [String]) { self.arguments = arguments.makeIterator() }
 
-    mutating func next() -> String? { arguments.next() }
+    public mutating func next() -> String? { arguments.next() }
 
     /// The argument after flag `name`.
     /// - Throws: ``ArgumentError`` when there is none.
-    mutating func value(for name: String) throws(ArgumentError) -> String {
+    public mutating func value(for name: String) throws(ArgumentError) -> String {
         guard let value = arguments.next() else { throw ArgumentError("\(name) needs a value") }
         return value
     }
 
     /// The integer after flag `name`, which must lie in `range`.
     /// - Throws: ``ArgumentError`` when it is missing, not an integer, or out of range.
-    mutating func number<Number: FixedWidthInteger>(for name: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Number {
+    public mutating func number<Number: FixedWidthInteger>(for name: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Number {
         let text = try value(for: name)
-        guard let value = Int(text), range.contains(value), let number = Number(exactly: value) else {
+        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), range.contains(value),
+              let number = Number(exactly: value) else {
             throw ArgumentError("\(name) needs an integer in \(range.lowerBound)...\(range.upperBound), not \(text)")
         }
         return number
     }
 
-    /// The number of seconds (or other decimal quantity) after flag `name`, which must lie in `range`.
+    /// The decimal number after flag `name` (seconds, messages per second), which must lie in `range`.
     /// - Throws: ``ArgumentError`` when it is missing, not a number, or out of range.
-    mutating func decimal(for name: String, in range: ClosedRange<Double>) throws(ArgumentError) -> Double {
+    public mutating func decimal(for name: String, in range: ClosedRange<Double>) throws(ArgumentError) -> Double {
         let text = try value(for: name)
-        guard let value = Double(text), range.contains(value) else {
+        guard let value = Double(text.replacingOccurrences(of: "_", with: "")), range.contains(value) else {
             throw ArgumentError("\(name) needs a number in \(range.lowerBound)...\(range.upperBound), not \(text)")
         }
         return value

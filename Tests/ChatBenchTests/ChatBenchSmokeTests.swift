@@ -1,5 +1,6 @@
 import Foundation
 import IMChat
+import SocketBench
 import TestSupport
 import Testing
 @testable import ChatBench

@@ -1,3 +1,5 @@
+import SocketBench
+
 /// What `chat-bench latency` runs (``usage``).
 public struct LatencyOptions: Equatable, Sendable {
     /// The server's address. Default 127.0.0.1.

@@ -1,3 +1,5 @@
+import SocketBench
+
 /// What `chat-bench throughput` runs (``usage``).
 public struct ThroughputOptions: Equatable, Sendable {
     /// Who receives the senders' messages.

@@ -1,3 +1,4 @@
+import SocketBench
 import AsyncSocket
 import Foundation
 import IMChat

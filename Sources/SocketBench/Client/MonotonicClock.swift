@@ -6,15 +6,15 @@ import Darwin
 
 /// Nanoseconds on `CLOCK_MONOTONIC` (clock_gettime(2)), the clock every bench time is measured on.
 /// Only differences between readings mean anything. Safe from any thread.
-enum MonotonicClock {
-    static func now() -> UInt64 {
+public enum MonotonicClock {
+    public static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     /// Blocks the calling thread until `deadline` (nanoseconds on this clock).
-    static func sleep(until deadline: UInt64) {
+    public static func sleep(until deadline: UInt64) {
         while true {
             let now = now()
             guard now < deadline else { return }
