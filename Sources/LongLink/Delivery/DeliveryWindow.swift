@@ -55,6 +55,9 @@ public struct DeliveryWindow: Sendable {
     /// Default 256 (issue 11's bound). At least 1.
     public let limit: Int
     private var tracks: [String: Track] = [:]
+    /// Conversations with messages not yet sent (head above sent), kept as they change so that
+    /// ``nextFetch(maxMessages:)``, called for every delivery, does not scan every conversation.
+    private var pending: Set<String> = []
     /// The conversation served last, so pages go round the conversations in turn.
     private var lastServed: String?
 
@@ -68,10 +71,8 @@ public struct DeliveryWindow: Sendable {
         }
     }
 
-    /// Deliveries sent and not acknowledged, over all conversations.
-    public var unacknowledged: Int {
-        tracks.values.reduce(0) { $0 + Int(clamping: $1.sent - $1.acknowledged) }
-    }
+    /// Deliveries sent and not acknowledged, over all conversations (kept as they change).
+    public private(set) var unacknowledged = 0
 
     /// Per conversation, the highest sequence the client has acknowledged (or started from).
     public var positions: DeliveryPositions { tracks.mapValues(\.acknowledged) }
@@ -85,6 +86,7 @@ public struct DeliveryWindow: Sendable {
         var track = tracks[conversation] ?? Track(acknowledged: 0, sent: 0, head: 0)
         track.head = max(track.head, head)
         tracks[conversation] = track
+        if track.head > track.sent { pending.insert(conversation) }
     }
 
     /// The next page to read and send, at most `maxMessages` (default 100) and no more than the window
@@ -93,8 +95,8 @@ public struct DeliveryWindow: Sendable {
     public func nextFetch(maxMessages: Int = 100) -> Fetch? {
         let room = min(maxMessages, limit - unacknowledged)
         guard room > 0 else { return nil }
-        let pending = tracks.filter { $0.value.head > $0.value.sent }.keys.sorted()
         guard !pending.isEmpty else { return nil }
+        let pending = pending.sorted()
         // The first after the one served last, wrapping round.
         let conversation = lastServed.flatMap { last in pending.first { $0 > last } } ?? pending[0]
         guard let track = tracks[conversation] else { return nil }
@@ -106,9 +108,12 @@ public struct DeliveryWindow: Sendable {
     /// sent, including any the store no longer had.
     public mutating func sent(_ fetch: Fetch) {
         guard var track = tracks[fetch.conversation] else { return }
-        track.sent = max(track.sent, fetch.through)
+        let sent = max(track.sent, fetch.through)
+        unacknowledged += Int(clamping: sent - track.sent)
+        track.sent = sent
         track.head = max(track.head, track.sent)
         tracks[fetch.conversation] = track
+        if track.head <= track.sent { pending.remove(fetch.conversation) }
         lastServed = fetch.conversation
     }
 
@@ -120,6 +125,7 @@ public struct DeliveryWindow: Sendable {
         guard var track = tracks[conversation] else { return false }
         let acknowledged = min(max(track.acknowledged, sequence), track.sent)
         guard acknowledged != track.acknowledged else { return false }
+        unacknowledged -= Int(clamping: acknowledged - track.acknowledged)
         track.acknowledged = acknowledged
         tracks[conversation] = track
         return true
