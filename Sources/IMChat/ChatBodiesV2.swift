@@ -10,6 +10,7 @@ enum BodiesV2 {
         var resumeToken: String?
         var client: String
         var positions: [String: UInt64]?  // absent = {}
+        var presenceChanges: Bool?  // absent = false; sent only when true
     }
     struct LoginAccepted: Codable {
         var name: String
@@ -34,6 +35,9 @@ enum BodiesV2 {
     struct HistoryRequest: Codable { var conversation: String; var limit: Int }
     struct Entry: Codable { var seq: UInt64; var from: String; var text: String; var time: UInt64 }
     struct History: Codable { var conversation: String; var messages: [Entry] }
+    struct Who: Codable { var after: String?; var limit: Int }
+    struct OnlineUsers: Codable { var more: Bool; var names: [String]; var onlineCount: Int }
+    struct PresenceChanges: Codable { var offline: [String]; var online: [String]; var onlineCount: Int; var unlisted: Int }
     struct Failure: Codable { var code: ChatErrorCode; var detail: String; var id: UInt64?; var retryAfter: UInt64? }
 
     /// The JSON body of `message`, after checking its bounds.
@@ -41,9 +45,9 @@ enum BodiesV2 {
     static func encode(_ message: ChatMessageV2, with encoder: JSONEncoder) throws -> Data {
         try ChatCodec.check(message)
         switch message {
-        case .login(let name, let password, let token, let client, let positions):
+        case .login(let name, let password, let token, let client, let positions, let presenceChanges):
             return try encoder.encode(Login(name: name, password: password, resumeToken: token, client: client,
-                                            positions: positions))
+                                            positions: positions, presenceChanges: presenceChanges ? true : nil))
         case .loginAccepted(let name, let online, let count, let token, let stored):
             return try encoder.encode(LoginAccepted(name: name, online: online, onlineCount: count,
                                                     resumeToken: token, stored: stored))
@@ -66,6 +70,11 @@ enum BodiesV2 {
                 Entry(seq: $0.sequence, from: $0.from, text: $0.text, time: try milliseconds($0.time))
             }
             return try encoder.encode(History(conversation: conversation, messages: entries))
+        case .who(let after, let limit): return try encoder.encode(Who(after: after, limit: limit))
+        case .onlineUsers(let names, let count, let more):
+            return try encoder.encode(OnlineUsers(more: more, names: names, onlineCount: count))
+        case .presenceChanges(let online, let offline, let count, let unlisted):
+            return try encoder.encode(PresenceChanges(offline: offline, online: online, onlineCount: count, unlisted: unlisted))
         case .error(let code, let detail, let id, let retryAfter):
             return try encoder.encode(Failure(code: code, detail: detail, id: id, retryAfter: retryAfter))
         }
@@ -81,7 +90,8 @@ enum BodiesV2 {
         case .login:
             let login = try decoder.decode(Login.self, from: body)
             message = .login(name: login.name, password: login.password, resumeToken: login.resumeToken,
-                             clientInstance: login.client, positions: login.positions ?? [:])
+                             clientInstance: login.client, positions: login.positions ?? [:],
+                             presenceChanges: login.presenceChanges ?? false)
         case .loginAccepted:
             let accepted = try decoder.decode(LoginAccepted.self, from: body)
             message = .loginAccepted(name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
@@ -120,6 +130,16 @@ enum BodiesV2 {
                 ChatHistoryEntry(sequence: $0.seq, from: $0.from, text: $0.text, time: try date(milliseconds: $0.time))
             }
             message = .history(conversation: history.conversation, messages: entries)
+        case .who:
+            let who = try decoder.decode(Who.self, from: body)
+            message = .who(after: who.after, limit: who.limit)
+        case .onlineUsers:
+            let page = try decoder.decode(OnlineUsers.self, from: body)
+            message = .onlineUsers(names: page.names, onlineCount: page.onlineCount, more: page.more)
+        case .presenceChanges:
+            let changes = try decoder.decode(PresenceChanges.self, from: body)
+            message = .presenceChanges(online: changes.online, offline: changes.offline, onlineCount: changes.onlineCount,
+                                       unlisted: changes.unlisted)
         case .error:
             let failure = try decoder.decode(Failure.self, from: body)
             message = .error(code: failure.code, detail: failure.detail, id: failure.id, retryAfter: failure.retryAfter)

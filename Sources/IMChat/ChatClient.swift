@@ -165,6 +165,7 @@ public final class ChatClient: Sendable {
         case .direct(let to, let text): send(.directMessage(to: to, text: text))
         case .broadcast(let text): send(.broadcast(text: text))
         case .history(let other, let limit): requestHistory(with: other, limit: limit)
+        case .who(let more): requestWho(more: more)
         case .listCommands: say(ChatCommand.help)
         case .quit: finishInput()
         case .nothing: break
@@ -235,6 +236,18 @@ public final class ChatClient: Sendable {
         link.send(.v2(.historyRequest(conversation: conversation.description, limit: limit)))
     }
 
+    /// Sends a `who` for the first page, or (`more`) for the page after the last one shown.
+    private func requestWho(more: Bool) {
+        guard protocolVersion == .v2 else {
+            say("! /who needs protocol version 2")
+            return
+        }
+        onQueueAndWait { [link, presenter] in
+            guard let request = presenter.whoRequest(more: more) else { return }
+            link.send(request)
+        }
+    }
+
     private func say(_ line: String) {
         queue.async { [presenter] in presenter.say(line) }
     }
@@ -256,7 +269,7 @@ final class ChatLogin: Sendable {
     /// Records the resume token of the latest login accepted.
     func update(token: String) { self.token.withLock { $0 = token } }
 
-    /// The login reporting `positions`; beyond ``ChatCodec/maxPositions`` conversations, those with the
+    /// The login reporting `positions` and asking for presence as `presenceChanges` batches; beyond ``ChatCodec/maxPositions`` conversations, those with the
     /// lowest positions are left out (the server then starts them where this user acknowledged last).
     func message(positions: DeliveryPositions) -> ChatMessage {
         var reported = positions
@@ -266,6 +279,6 @@ final class ChatLogin: Sendable {
             reported = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
         }
         return .v2(.login(name: name, password: password, resumeToken: token.withLock { $0 }, clientInstance: clientInstance,
-                          positions: reported))
+                          positions: reported, presenceChanges: true))
     }
 }

@@ -1,13 +1,21 @@
 extension ChatCodec {
+    /// The most names a version 2 `who` may ask for, and an `onlineUsers` page may hold: 100 (as many as
+    /// a login reply lists, ``ChatServer/maxOnlineListed``).
+    public static let maxWhoLimit = 100
+    /// The most names a version 2 `presenceChanges` lists, `online` and `offline` together: 100.
+    public static let maxPresenceListed = 100
+
     /// Checks the bounds of a version 2 message (docs/PROTOCOL.md "Version 2", "Bounds"): ids and
     /// sequence numbers 1 to ``maxExactInteger``, positions and `retryAfter` 0 to it, conversation ids
     /// well formed, history limits and lengths 1 to ``maxHistoryLimit`` (a history may be empty), at most
     /// ``maxPositions`` positions, a client instance of 32 lowercase hex digits, a password of 1 to
-    /// ``maxPasswordBytes`` bytes. Times are checked where they are converted (``BodiesV2``).
+    /// ``maxPasswordBytes`` bytes; who limits 1 to ``maxWhoLimit``, at most ``maxWhoLimit`` names in an
+    /// online users page and ``maxPresenceListed`` in presence changes, each a valid user name, counts 0
+    /// to ``maxExactInteger``. Times are checked where they are converted (``BodiesV2``).
     /// - Throws: a ``ProtocolError`` naming a value out of bounds.
     static func check(_ message: ChatMessageV2) throws(ProtocolError) {
         switch message {
-        case .login(_, let password, _, let client, let positions):
+        case .login(_, let password, _, let client, let positions, _):
             if let password {
                 let bytes = password.utf8.count
                 guard bytes >= 1, bytes <= maxPasswordBytes else { throw .invalidPasswordLength(bytes: bytes) }
@@ -40,9 +48,33 @@ extension ChatCodec {
         case .error(_, _, let id, let retryAfter):
             if let id { try checkNumber(id, key: "id") }
             if let retryAfter { try checkNumber(retryAfter, key: "retryAfter", from: 0) }
+        case .who(let after, let limit):
+            if let after { try checkName(after) }
+            guard limit >= 1, limit <= maxWhoLimit else { throw .limitOutOfRange(limit) }
+        case .onlineUsers(let names, let count, _):
+            guard names.count <= maxWhoLimit else { throw .tooManyNames(key: "names", count: names.count) }
+            for name in names { try checkName(name) }
+            try checkCount(count, key: "onlineCount")
+        case .presenceChanges(let online, let offline, let count, let unlisted):
+            let listed = online.count + offline.count
+            guard listed <= maxPresenceListed else { throw .tooManyNames(key: "online and offline", count: listed) }
+            for name in online { try checkName(name) }
+            for name in offline { try checkName(name) }
+            try checkCount(count, key: "onlineCount")
+            try checkCount(unlisted, key: "unlisted")
         case .loginAccepted, .presence, .heartbeat, .heartbeatAck:
             break
         }
+    }
+
+    /// Throws unless `name` follows the login rules (``Router/isValid(_:)``).
+    private static func checkName(_ name: String) throws(ProtocolError) {
+        guard Router.isValid(name) else { throw .invalidName(name) }
+    }
+
+    /// Throws unless `value` is 0 to ``maxExactInteger``.
+    private static func checkCount(_ value: Int, key: String) throws(ProtocolError) {
+        guard value >= 0, UInt64(value) <= maxExactInteger else { throw .countOutOfRange(key: key, value: value) }
     }
 
     /// Throws unless `value` is `from` (default 1) to ``maxExactInteger``.

@@ -67,7 +67,8 @@ public struct ChatCodec: LinkCodec {
         /// A time before 1970 or past ``ChatCodec/maxExactInteger`` milliseconds (encoding only: on the
         /// wire a time is an unsigned number of milliseconds).
         case timeOutOfRange(Date)
-        /// A history request's `limit` is not 1 to ``ChatCodec/maxHistoryLimit``.
+        /// A history request's `limit` is not 1 to ``ChatCodec/maxHistoryLimit``, or a who's is not 1 to
+        /// ``ChatCodec/maxWhoLimit`` (both 100).
         case limitOutOfRange(Int)
         /// A history holds more than ``ChatCodec/maxHistoryLimit`` messages.
         case tooManyHistoryMessages(Int)
@@ -79,6 +80,15 @@ public struct ChatCodec: LinkCodec {
         case invalidPasswordLength(bytes: Int)
         /// Not a conversation id: neither `room` nor `direct:` and two user names separated by one space.
         case invalidConversation(String)
+        /// A list of names under JSON key `key` (`names` of online users; `online` and `offline` of
+        /// presence changes, counted together) holds `count` names, over ``ChatCodec/maxWhoLimit`` or
+        /// ``ChatCodec/maxPresenceListed`` (both 100).
+        case tooManyNames(key: String, count: Int)
+        /// A user name in a who, online users or presence changes body breaks the login rules.
+        case invalidName(String)
+        /// The count under JSON key `key` (`onlineCount`, `unlisted`) is negative or over
+        /// ``ChatCodec/maxExactInteger``.
+        case countOutOfRange(key: String, value: Int)
 
         /// One line for logs, naming the offending value.
         public var description: String {
@@ -97,6 +107,9 @@ public struct ChatCodec: LinkCodec {
             case .invalidPasswordLength(let bytes):
                 return "password of \(bytes) bytes (1-\(ChatCodec.maxPasswordBytes))"
             case .invalidConversation(let text): return "not a conversation id: \(ChatMessage.short(text))"
+            case .tooManyNames(let key, let count): return "\(count) names in \(key) (at most 100)"
+            case .invalidName(let name): return "not a user name: \(ChatMessage.short(name))"
+            case .countOutOfRange(let key, let value): return "\(key) out of range: \(value)"
             }
         }
     }
@@ -218,7 +231,7 @@ enum Bodies {
         case .error:
             let failure = try decoder.decode(Failure.self, from: body)
             return .error(code: failure.code, detail: failure.detail)
-        case .stored, .received, .receipt, .historyRequest, .history:
+        case .stored, .received, .receipt, .historyRequest, .history, .who, .onlineUsers, .presenceChanges:
             throw ChatCodec.ProtocolError.unknownFunctionCode(code.rawValue)  // version 2 only
         }
     }

@@ -7,6 +7,9 @@ public enum ChatCommand: Equatable, Sendable {
     /// `/history NAME [N]`: the last `limit` messages with user `with`; `/history [N]` (`with` nil):
     /// of the room. `limit` 1 to ``ChatCodec/maxHistoryLimit`` (100), default ``defaultHistoryLimit``.
     case history(with: String?, limit: Int)
+    /// `/who`: the first page of the users online (``ChatCodec/maxWhoLimit`` names); `/who more`
+    /// (`more` true): the page after the last one shown.
+    case who(more: Bool)
     /// `/help`: list the commands (``help``).
     case listCommands
     /// `/quit`: send what is queued, then leave.
@@ -18,7 +21,7 @@ public enum ChatCommand: Equatable, Sendable {
 
     /// The commands, for help output (one line).
     public static let help = "commands: /to NAME text (direct message), /history [NAME] [N] (the last N messages "
-        + "with NAME, or of the room; default 20, at most 100), /help, /quit; any other line goes to everyone"
+        + "with NAME, or of the room; default 20, at most 100), /who [more] (who is online, 100 at a time), /help, /quit; any other line goes to everyone"
 
     /// How many messages `/history` shows when not told: 20.
     public static let defaultHistoryLimit = 20
@@ -37,6 +40,12 @@ public enum ChatCommand: Equatable, Sendable {
             return .quit
         case "/help" where parts.count == 1:
             return .listCommands
+        case "/who" where parts.count == 1:
+            return .who(more: false)
+        case "/who" where parts.count == 2 && parts[1] == "more":
+            return .who(more: true)
+        case "/who":
+            return .invalid(help: "usage: /who [more]")
         case "/history":
             return history(trimmed.split(separator: " ", omittingEmptySubsequences: true).dropFirst().map(String.init))
         case "/to" where parts.count == 3:

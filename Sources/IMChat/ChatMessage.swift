@@ -75,10 +75,16 @@ public enum FunctionCode: UInt16, Sendable, CaseIterable {
     case historyRequest = 0x0017
     /// Version 2 only: the last messages of a conversation.
     case history = 0x0018
+    /// Version 2 only: the client asks for a page of the users online.
+    case who = 0x0019
+    /// Version 2 only: a page of the users online, the answer to ``who``.
+    case onlineUsers = 0x001A
+    /// Version 2 only: who came and went during one presence tick, for sessions that asked for it.
+    case presenceChanges = 0x001B
 
-    /// True for the codes that exist in version 2 only; a version 1 frame carrying one is refused with
-    /// ``ChatCodec/ProtocolError/unknownFunctionCode(_:)``.
-    public var isVersion2Only: Bool { rawValue >= 0x0014 && rawValue <= 0x0018 }
+    /// True for the codes that exist in version 2 only (0x0014 to 0x001B); a version 1 frame carrying
+    /// one is refused with ``ChatCodec/ProtocolError/unknownFunctionCode(_:)``.
+    public var isVersion2Only: Bool { rawValue >= 0x0014 && rawValue <= 0x001B }
 }
 
 /// Why the server refused a request, as sent in an ``ChatMessage/error(code:detail:)`` body.

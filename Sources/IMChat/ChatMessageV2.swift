@@ -27,8 +27,12 @@ public enum ChatMessageV2: Sendable, Equatable {
     /// `resumeToken` as in version 1. `clientInstance`: 32 lowercase hexadecimal digits, made once per
     /// client installation; the server de-duplicates numbered messages by (name, client instance, id).
     /// `positions`: for each conversation, the highest sequence number this client has received (at
-    /// most ``ChatCodec/maxPositions`` entries); the server sends what follows.
-    case login(name: String, password: String?, resumeToken: String?, clientInstance: String, positions: [String: UInt64])
+    /// most ``ChatCodec/maxPositions`` entries); the server sends what follows. `presenceChanges`: true
+    /// asks for presence as one ``presenceChanges(online:offline:onlineCount:unlisted:)`` per presence
+    /// tick instead of single ``presence(name:online:)`` messages (which are capped per tick); default
+    /// false, also when the key is missing on the wire.
+    case login(name: String, password: String?, resumeToken: String?, clientInstance: String, positions: [String: UInt64],
+               presenceChanges: Bool = false)
     /// Server → client: logged in, as in version 1; `stored` is true when the session has a password
     /// (messages are stored, numbered and acknowledged), false when it is live only.
     case loginAccepted(name: String, online: [String], onlineCount: Int, resumeToken: String, stored: Bool)
@@ -62,6 +66,20 @@ public enum ChatMessageV2: Sendable, Equatable {
     /// Server → client: the last messages of `conversation`, oldest first, at most
     /// ``ChatCodec/maxHistoryLimit``.
     case history(conversation: String, messages: [ChatHistoryEntry])
+    /// Client → server: send a page of the users online: their names sorted by Unicode code points,
+    /// those strictly after `after` (from the first when `nil`), at most `limit` (1 to
+    /// ``ChatCodec/maxWhoLimit``) of them. Answered with ``onlineUsers(names:onlineCount:more:)``.
+    case who(after: String?, limit: Int)
+    /// Server → client: a page of the users online (the answer to ``who(after:limit:)``): `names`
+    /// sorted, at most ``ChatCodec/maxWhoLimit``; `onlineCount` counts every user online, the asking one
+    /// included; `more` is true when names after the last one listed are online.
+    case onlineUsers(names: [String], onlineCount: Int, more: Bool)
+    /// Server → client, to sessions that logged in with `presenceChanges`: the users who came `online`
+    /// and went `offline` during one presence tick, each list sorted, at most
+    /// ``ChatCodec/maxPresenceListed`` names in both together; `unlisted` more changes were not listed
+    /// (ask ``who(after:limit:)``); `onlineCount` users are online after the tick, the receiving one
+    /// included. A login and a logout of one name within one tick are not listed.
+    case presenceChanges(online: [String], offline: [String], onlineCount: Int, unlisted: Int)
     /// Server → client: a request failed. `id` names the numbered message it answers, if any;
     /// `retryAfter` (seconds) comes with ``ChatErrorCode/throttled``.
     case error(code: ChatErrorCode, detail: String, id: UInt64?, retryAfter: UInt64?)
@@ -82,6 +100,9 @@ public enum ChatMessageV2: Sendable, Equatable {
         case .receipt: return .receipt
         case .historyRequest: return .historyRequest
         case .history: return .history
+        case .who: return .who
+        case .onlineUsers: return .onlineUsers
+        case .presenceChanges: return .presenceChanges
         case .error: return .error
         }
     }
@@ -114,8 +135,9 @@ extension ChatMessageV2: CustomStringConvertible {
     public var description: String {
         let short = ChatMessage.short
         switch self {
-        case .login(let name, let password, _, let client, let positions):
+        case .login(let name, let password, _, let client, let positions, let presenceChanges):
             return "login \(name)\(password == nil ? "" : " with password"), client \(client), \(positions.count) positions"
+                + (presenceChanges ? ", presence changes" : "")
         case .loginAccepted(let name, _, let count, _, let stored):
             return "login accepted \(name), \(count) others online, \(stored ? "stored" : "live only")"
         case .directMessage(let id, let to, let text): return "direct message #\(id) to \(to): \(short(text))"
@@ -131,6 +153,11 @@ extension ChatMessageV2: CustomStringConvertible {
         case .receipt(let conversation, let upTo, let by): return "receipt \(conversation) up to #\(upTo) by \(by)"
         case .historyRequest(let conversation, let limit): return "history request \(conversation), last \(limit)"
         case .history(let conversation, let messages): return "history \(conversation), \(messages.count) messages"
+        case .who(let after, let limit): return "who\(after.map { " after \($0)" } ?? ""), up to \(limit)"
+        case .onlineUsers(let names, let count, let more):
+            return "online users: \(names.count) listed of \(count)\(more ? ", more" : "")"
+        case .presenceChanges(let online, let offline, let count, let unlisted):
+            return "presence changes: \(online.count) online, \(offline.count) offline, \(unlisted) unlisted; \(count) online now"
         case .error(let code, let detail, let id, _):
             return "error \(code.rawValue)\(id.map { " for #\($0)" } ?? ""): \(detail)"
         }

@@ -42,6 +42,9 @@ final class ChatPresenter: @unchecked Sendable {
     /// restart, the login's backlog comes before the answers to the resent messages).
     private var unanswered: [UInt64: (conversation: String, text: String)] = [:]
     private var sentLogFailed = false
+    /// `/who` paging: the last name of the latest page shown, and whether names follow it.
+    private var whoCursor: String?
+    private var whoHasMore = false
 
     init(
         configuration: ChatClient.Configuration, sentLog: SentMessageLog?, group: EventLoopGroup, queue: DispatchQueue,
@@ -79,6 +82,17 @@ final class ChatPresenter: @unchecked Sendable {
     func accepted(id: UInt64, message: ChatMessage) {
         remember(id, message)
         if let line = lines.accepted(id: id, message) { say(line) }
+    }
+
+    /// The `who` for `/who` (`more` false: the first page) or `/who more` (the page after the last one
+    /// shown); `nil`, after saying so, when the last page shown was the end of the list.
+    func whoRequest(more: Bool) -> ChatMessage? {
+        guard more else { return .v2(.who(after: nil, limit: ChatCodec.maxWhoLimit)) }
+        guard whoHasMore, let whoCursor else {
+            say(lines.noMoreOnline())
+            return nil
+        }
+        return .v2(.who(after: whoCursor, limit: ChatCodec.maxWhoLimit))
     }
 
     func inputEnded() {
@@ -217,10 +231,18 @@ final class ChatPresenter: @unchecked Sendable {
             for id in ids { say(lines.receipt(id: id, by: by)) }
         case .history(let conversation, let messages):
             for line in lines.history(conversation: conversation, messages: messages) { say(line) }
+        case .presenceChanges(let online, let offline, let count, let unlisted):
+            for line in lines.presenceChanges(online: online, offline: offline, onlineCount: count, unlisted: unlisted) {
+                say(line)
+            }
+        case .onlineUsers(let names, let count, let more):
+            whoCursor = names.last ?? whoCursor
+            whoHasMore = more
+            say(lines.onlineUsers(names: names, onlineCount: count, more: more))
         case .error(let code, let detail, let id, let retryAfter):
             say(lines.error(code: code, detail: detail, id: id))
             if id == nil { loginFailed(code, retryAfter: retryAfter) }
-        case .login, .directMessage, .broadcast, .received, .historyRequest, .heartbeat, .heartbeatAck:
+        case .login, .directMessage, .broadcast, .received, .historyRequest, .who, .heartbeat, .heartbeatAck:
             break  // client → server only (heartbeat acknowledgements never reach the app)
         }
     }

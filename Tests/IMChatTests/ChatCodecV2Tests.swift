@@ -162,7 +162,7 @@ import TestSupport
         let login = #"{"name":"ann","client":"\#(Self.client)","positions":{\#(positions)}}"#
         #expect(throws: ChatCodec.ProtocolError.tooManyPositions(1_001)) { try codec.message(from: frame(.login, login)) }
         let thousand = (0..<1_000).map { #""direct:a u\#($0)":1"# }.joined(separator: ",")
-        guard case .v2(.login(_, _, _, _, let accepted))? = try? codec.message(
+        guard case .v2(.login(_, _, _, _, let accepted, _))? = try? codec.message(
             from: frame(.login, #"{"name":"ann","client":"\#(Self.client)","positions":{\#(thousand)}}"#)) else {
             Issue.record("1,000 positions refused")
             return

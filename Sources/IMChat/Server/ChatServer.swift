@@ -19,6 +19,9 @@ public final class ChatServer: Sendable {
     /// Most names listed in a ``ChatMessage/loginAccepted(name:online:onlineCount:resumeToken:)``, so
     /// the reply stays small however many users are online.
     public static let maxOnlineListed = 100
+    /// How long logins and logouts are gathered before they are announced, by default: 200 ms
+    /// (docs/PROTOCOL.md "Presence").
+    public static let defaultPresenceInterval: Duration = .milliseconds(200)
 
     private let queue = DispatchQueue(label: "IMChat.ChatServer")
     private let link: LongLinkServer<ChatCodec>
@@ -44,6 +47,10 @@ public final class ChatServer: Sendable {
     ///     (``LoginThrottle/Configuration``: by default 5 in 15 min lock for 30 s, doubling to 15 min).
     ///   - retention: which messages the store keeps; applied at ``start()`` and every
     ///     ``retentionInterval``. Default: every message.
+    ///   - presenceInterval: the presence tick: logins and logouts are gathered this long, from the
+    ///     first one, and then announced together (docs/PROTOCOL.md "Presence"). Default
+    ///     ``defaultPresenceInterval`` (200 ms); `nil`: only when ``flushPresence()`` is called (tests
+    ///     use it to drive the ticks themselves).
     public init(
         host: String?,
         port: UInt16,
@@ -53,6 +60,7 @@ public final class ChatServer: Sendable {
         passwordHasher: PasswordHasher = PasswordHasher(),
         loginThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(),
         retention: RetentionPolicy = .keepEverything,
+        presenceInterval: Duration? = ChatServer.defaultPresenceInterval,
         group: EventLoopGroup = .shared,
         log: @escaping @Sendable (String) -> Void
     ) {
@@ -60,6 +68,7 @@ public final class ChatServer: Sendable {
         configuration.idleTimeout = idleTimeout
         let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
                             queue: queue, log: log)
+        router.presenceInterval = presenceInterval
         self.router = router
         self.retention = retention
         link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
@@ -122,5 +131,11 @@ public final class ChatServer: Sendable {
     }
 
     /// Names of the users logged in now, sorted. Waits for the routing queue.
-    public var onlineUsers: [String] { queue.sync { router.users.keys.sorted() } }
+    public var onlineUsers: [String] { queue.sync { router.presence.roster } }
+
+    /// Announces the logins and logouts gathered since the last presence tick now, as the tick does by
+    /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:group:log:)``).
+    /// Returns once they are handed to the connections. Waits for the routing queue: do not call it from
+    /// the `log` closure.
+    public func flushPresence() { queue.sync { router.presenceTick() } }
 }

@@ -13,7 +13,8 @@ extension Router {
         case failed
     }
 
-    func loginV2(_ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64], session: Session) {
+    func loginV2(_ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64],
+                 presenceChanges: Bool = false, session: Session) {
         func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
         }
@@ -42,7 +43,8 @@ extension Router {
             }
             // Live only, as in version 1.
             guard createIfNew(name, record: record, hash: nil, session: session) else { return }
-            admit(name, token: token, version: .v2, instance: instance, window: nil, session: session)
+            admit(name, token: token, version: .v2, instance: instance, window: nil, presenceChanges: presenceChanges,
+                  session: session)
             return
         }
         if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
@@ -68,13 +70,14 @@ extension Router {
             }
             slots.signal()
             queue.async { [self] in
-                finishLogin(name, outcome: outcome, token: token, instance: instance, positions: positions, session: session)
+                finishLogin(name, outcome: outcome, token: token, instance: instance, positions: positions,
+                            presenceChanges: presenceChanges, session: session)
             }
         }
     }
 
     private func finishLogin(_ name: String, outcome: PasswordOutcome, token: String?, instance: String,
-                             positions: [String: UInt64], session: Session) {
+                             positions: [String: UInt64], presenceChanges: Bool, session: Session) {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
         defer { for message in waiting { handle(message, from: session) } }
@@ -117,7 +120,8 @@ extension Router {
         do {
             guard let record = try store.user(named: name) else { return }
             let window = try deliveryWindow(for: record, positions: positions)
-            guard admit(name, token: token, version: .v2, instance: instance, window: window, session: session) else { return }
+            guard admit(name, token: token, version: .v2, instance: instance, window: window, presenceChanges: presenceChanges,
+                        session: session) else { return }
             sendReceipts(to: name)
             pump(name)
         } catch {

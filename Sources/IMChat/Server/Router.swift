@@ -21,6 +21,12 @@ final class Router: @unchecked Sendable {
         let clientInstance: String
         /// Delivery state of a stored session (version 2 with a password); nil for live-only sessions.
         var window: DeliveryWindow?
+        /// Version 2 login with `presenceChanges`: one `presenceChanges` per presence tick instead of
+        /// single `presence` messages (Router+Presence).
+        var presenceChanges = false
+        /// The presence event its login reply reflects (``PresenceBoard/event``): changes up to it are
+        /// not announced to it again.
+        var presenceSeen: UInt64 = 0
     }
 
     let log: @Sendable (String) -> Void
@@ -44,6 +50,12 @@ final class Router: @unchecked Sendable {
     var pendingMessages: [PendingMessage] = []
     var pendingPositions: [(user: String, conversation: ConversationID, sequence: UInt64)] = []
     var flushScheduled = false
+    /// Who is online (sorted) and who came or went since the last presence tick (Router+Presence).
+    var presence = PresenceBoard()
+    /// How long changes are gathered before they are announced; nil: only when ``presenceTick()`` is
+    /// called (tests). Set by ``ChatServer`` before it starts.
+    var presenceInterval: Duration? = ChatServer.defaultPresenceInterval
+    var presenceTickScheduled = false
     /// Numbers version 1 messages, which carry no id, for the store's de-duplication key.
     var nextV1MessageID: UInt64 = 1
     /// Distinguishes this process's version 1 messages from another run's in the store.
@@ -123,8 +135,9 @@ final class Router: @unchecked Sendable {
 
     func handle(_ message: ChatMessageV2, from session: Session) {
         switch message {
-        case .login(let name, let password, let token, let instance, let positions):
-            loginV2(name, password: password, token: token, instance: instance, positions: positions, session: session)
+        case .login(let name, let password, let token, let instance, let positions, let presenceChanges):
+            loginV2(name, password: password, token: token, instance: instance, positions: positions,
+                    presenceChanges: presenceChanges, session: session)
         case .directMessage(let id, let recipient, let text):
             guard let sender = loggedIn(session, version: .v2, id: id) else { return }
             submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: id, session: session)
@@ -137,9 +150,12 @@ final class Router: @unchecked Sendable {
         case .historyRequest(let conversation, let limit):
             guard let name = loggedIn(session, version: .v2, id: nil) else { return }
             sendHistory(of: conversation, limit: limit, to: name)
+        case .who(let after, let limit):
+            guard loggedIn(session, version: .v2, id: nil) != nil else { return }
+            answerWho(after: after, limit: limit, session: session)
         case .heartbeat:
             break
-        case .loginAccepted, .delivery, .presence, .heartbeatAck, .stored, .receipt, .history, .error:
+        case .loginAccepted, .delivery, .presence, .heartbeatAck, .stored, .receipt, .history, .onlineUsers, .presenceChanges, .error:
             session.send(.v2(.error(code: .badRequest, detail: "only the server sends \(message.functionCode)", id: nil, retryAfter: nil)))
         }
     }
@@ -183,11 +199,13 @@ final class Router: @unchecked Sendable {
 
     /// The name is valid and its password (if any) checked: takes it over from an older session when
     /// the login carries that session's resume token or the name's password (the older session gets
-    /// `replaced` and is closed), answers `login accepted` and tells the others.
-    /// Returns false when the name is taken (answered `nameTaken`).
+    /// `replaced` and is closed), answers `login accepted` (the first ``ChatServer/maxOnlineListed``
+    /// others from the sorted roster) and tells the others at the next presence tick.
+    /// `presenceChanges`: the session asked for `presenceChanges` batches. Returns false when the name
+    /// is taken (answered `nameTaken`).
     @discardableResult
     func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
-               session: Session) -> Bool {
+               presenceChanges: Bool = false, session: Session) -> Bool {
         let address = session.remoteAddress?.description ?? "?"
         if let existing = users[name] {
             // The resume token, or the password (a stored session), proves it is the same user.
@@ -206,25 +224,20 @@ final class Router: @unchecked Sendable {
         let resumeToken = token ?? UUID().uuidString
         session.context = name
         let isNew = users[name] == nil
-        users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window)
-        let others = users.keys.filter { $0 != name }.sorted()
-        let listed = Array(others.prefix(ChatServer.maxOnlineListed))
+        users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window,
+                           presenceChanges: presenceChanges)
+        let listed = presence.first(ChatServer.maxOnlineListed, excluding: name)
+        let count = users.count - 1
         switch version {
         case .v1:
-            session.send(.loginAccepted(name: name, online: listed, onlineCount: others.count, resumeToken: resumeToken))
+            session.send(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken))
         case .v2:
-            session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: others.count, resumeToken: resumeToken,
+            session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken,
                                             stored: window != nil)))
         }
         if isNew { sendPresence(of: name, online: true) }
+        users[name]?.presenceSeen = presence.event
         return true
-    }
-
-    /// Tells every other logged-in user, each in its version, that `name` came or went.
-    func sendPresence(of name: String, online: Bool) {
-        let others = users.lazy.filter { $0.key != name }.map(\.value)
-        link?.send(.presence(name: name, online: online), to: others.filter { $0.version == .v1 }.map(\.session))
-        link?.send(.v2(.presence(name: name, online: online)), to: others.filter { $0.version == .v2 }.map(\.session))
     }
 
     static let nameRule = "a name is 1 to \(ChatServer.maxNameLength) characters, no spaces"

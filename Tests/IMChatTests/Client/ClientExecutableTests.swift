@@ -44,7 +44,7 @@ import TestSupport
         #expect(try await ann.exitStatus() == 0)
 
         let login = try await server.logins.next()
-        guard case .login(_, _, _, let instance, _) = login else {
+        guard case .login(_, _, _, let instance, _, _) = login else {
             Issue.record("login was \(login)")
             return
         }

@@ -105,7 +105,7 @@ final class FakeChatServerV2: Sendable {
     }
 
     private func login(_ message: ChatMessageV2, _ session: LongLinkServer<ChatCodec>.Session) {
-        guard case .login(let name, let password, _, let client, let positions) = message else {
+        guard case .login(let name, let password, _, let client, let positions, _) = message else {
             session.send(.v2(.error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil)))
             return
         }
