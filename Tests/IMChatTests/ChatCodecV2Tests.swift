@@ -179,13 +179,13 @@ import TestSupport
         #expect(throws: ChatCodec.ProtocolError.unsupportedVersion(3)) { try codec.message(from: frame(version: 3, .heartbeat, "{}")) }
         #expect(throws: ChatCodec.ProtocolError.unsupportedVersion(0)) { try codec.message(from: frame(version: 0, .heartbeat, "{}")) }
         // The version 2 codes do not exist in version 1.
-        for code in [FunctionCode.stored, .received, .receipt, .historyRequest, .history] {
+        for code in [FunctionCode.stored, .received, .receipt, .historyRequest, .history, .who, .onlineUsers, .presenceChanges] {
             #expect(code.isVersion2Only)
             #expect(throws: ChatCodec.ProtocolError.unknownFunctionCode(code.rawValue)) {
                 try codec.message(from: frame(version: 1, code, #"{"conversation":"room","seq":1}"#))
             }
         }
-        #expect(FunctionCode.allCases.filter(\.isVersion2Only).count == 5)
+        #expect(FunctionCode.allCases.filter(\.isVersion2Only).count == 8)
         // The stream's decoder refuses version 3 as soon as the header is in.
         var reader = FrameReader(decoder: codec.makeDecoder())
         reader.append(Data([0x00, 0x03, 0x00, 0x20, 0x00, 0x00, 0x02]))

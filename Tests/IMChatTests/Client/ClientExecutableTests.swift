@@ -48,7 +48,8 @@ import TestSupport
             Issue.record("login was \(login)")
             return
         }
-        #expect(login == .login(name: "ann", password: password, resumeToken: nil, clientInstance: instance, positions: [:]))
+        #expect(login == .login(name: "ann", password: password, resumeToken: nil, clientInstance: instance, positions: [:],
+                                presenceChanges: true))
         #expect(instance.count == 32)
         #expect(!String(decoding: ann.allOutput, as: UTF8.self).contains("horse"))
         let mode = try FileManager.default.attributesOfItem(atPath: files.dataDirectory)[.posixPermissions] as? Int
