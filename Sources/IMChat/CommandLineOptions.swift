@@ -149,8 +149,8 @@ public struct ClientOptions: Equatable, Sendable {
     public static let help = usage + """
 
 
-        Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N], /help,
-        /quit; any other line goes to everyone.
+        Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N],
+        /who [more], /help, /quit; any other line goes to everyone.
 
           --host H, --port P      the server (default 127.0.0.1, \(defaultChatPort))
           --heartbeat SECONDS     seconds between heartbeats (default 180)
@@ -177,6 +177,12 @@ public struct ClientOptions: Equatable, Sendable {
           * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
             #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
                                           (sequence number, time in ms since 1970, sender: text)
+          * bob, carl and 3 others joined / * joined: bob carl dan eve fay   who came online in the
+          * dan left                    / * left: dan      last presence tick (a pipe lists every name)
+          * 205 more joined or left; 1234 online           changes in a crowded tick not listed
+          * online (150): ann, bob; /who more for the next page
+                                        / online 150 more: ann bob    (/who; "end" on the last page)
+          * no more names; /who starts from the first      (/who more after the last page)
         The same in both:
           bob (direct): hi              a direct message from bob
           bob: hi all                   a message from bob to everyone
