@@ -381,6 +381,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         switch event {
         case .delivery(let from, let text, let isDirect, let conversation, let sequence):
             if let conversation, let sequence {
+                if conversation == "room" { positions[receiver].startIfNew(conversation, at: sequence) }
                 switch positions[receiver].arrive(conversation, sequence: sequence) {
                 case .next: break
                 case .duplicate: result.resentDeliveries += 1
