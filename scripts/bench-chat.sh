@@ -2,9 +2,9 @@
 # bench-chat.sh — the chat server's stored-and-acknowledged throughput, delivery latency and store size
 # (issue 11 §7; docs/BENCHMARKS.md "Issue 11"). Builds release, then for each repetition and each store
 # configuration starts a fresh `im-server` on a free loopback port and runs against it:
-#   chat-bench throughput (SENDERS senders × MESSAGES numbered direct messages, WINDOW unacknowledged),
-#   chat-bench latency (RATE messages/s for SECONDS s, one sender to one receiver),
-#   and, for a file store, stops the server and runs chat-bench store-size on the file.
+#   socket-bench client chat --mode throughput (SENDERS senders × MESSAGES numbered direct messages, WINDOW unacknowledged),
+#   socket-bench client chat --mode latency (RATE messages/s for SECONDS s, one sender to one receiver),
+#   and, for a file store, stops the server and runs socket-bench store-size on the file.
 # Configurations: normal (a temporary file, --store-sync normal), full (--store-sync full), memory (:memory:).
 # The configurations take turns within each repetition, so the machine's noise falls on all of them.
 # Prints one table (median [min..max] over the repetitions); RESULT lines and logs stay in $WORKDIR.
@@ -23,13 +23,13 @@ WINDOW=${WINDOW:-256}
 RATE=${RATE:-1000}
 LATENCY_SECONDS=${LATENCY_SECONDS:-20}
 CONFIGS=${CONFIGS:-normal full memory}
-WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/chat-bench.XXXXXX")}
+WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-chat.XXXXXX")}
 mkdir -p "$WORKDIR"
 RESULTS="$WORKDIR/results.txt"
 
 swift build -c release >&2
 SERVER="$(pwd)/.build/release/im-server"
-BENCH="$(pwd)/.build/release/chat-bench"
+BENCH="$(pwd)/.build/release/socket-bench"
 
 server_pid=""
 cleanup() { if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; fi; }
@@ -74,9 +74,9 @@ for rep in $(seq "$REPEAT"); do
         esac
         echo "[$config $rep/$REPEAT] load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RESULTS" >&2
         start_server "$dir/server.log" "${store[@]}"
-        "$BENCH" throughput --port "$port" --senders "$SENDERS" --messages "$MESSAGES" --window "$WINDOW" \
+        "$BENCH" client chat --mode throughput --server "127.0.0.1:$port" --senders "$SENDERS" --messages "$MESSAGES" --window "$WINDOW" \
             --server-pid "$server_pid" --label "$config/$rep" 2>>"$dir/bench.log" | tee -a "$RESULTS" >&2 || true
-        "$BENCH" latency --port "$port" --rate "$RATE" --seconds "$LATENCY_SECONDS" \
+        "$BENCH" client chat --mode latency --server "127.0.0.1:$port" --rate "$RATE" --duration "$LATENCY_SECONDS" \
             --server-pid "$server_pid" --label "$config/$rep" 2>>"$dir/bench.log" | tee -a "$RESULTS" >&2 || true
         stop_server
         if [[ $config != memory ]]; then

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 @testable import ChatBench
 
-/// About a second of each chat-bench run against an in-process chat server on a SQLite file: that every
+/// About a second of each `socket-bench client chat` throughput and latency run against an in-process chat server on a SQLite file: that every
 /// message is acknowledged once and delivered once and the store can be measured, not how fast.
 @Suite struct ChatBenchSmokeTests {
     @Test func throughputLatencyAndStoreSizeRunCleanAgainstAChatServer() async throws {
@@ -18,7 +18,7 @@ import Testing
         try server.start()
 
         var throughputOptions = ThroughputOptions()
-        throughputOptions.port = server.port
+        throughputOptions.server = ServerAddress(host: "127.0.0.1", port: server.port)
         throughputOptions.senders = 2
         throughputOptions.messages = 300
         throughputOptions.window = 32
@@ -31,7 +31,7 @@ import Testing
         let shared = await onAThread { [sharedOptions] in ChatBench.runThroughput(sharedOptions) }
 
         var latencyOptions = LatencyOptions()
-        latencyOptions.port = server.port
+        latencyOptions.server = ServerAddress(host: "127.0.0.1", port: server.port)
         latencyOptions.rate = 200
         latencyOptions.seconds = 0.5
         let latency = await onAThread { [latencyOptions] in ChatBench.runLatency(latencyOptions) }
@@ -65,7 +65,7 @@ import Testing
 
     @Test func aRunAgainstNoServerReportsTheFailureAtOnce() async {
         var options = ThroughputOptions()
-        options.port = unusedLoopbackPort()
+        options.server = ServerAddress(host: "127.0.0.1", port: unusedLoopbackPort())
         options.messages = 10
         let result = await onAThread { [options] in ChatBench.runThroughput(options) }
         #expect(!result.isClean)
@@ -73,12 +73,7 @@ import Testing
         #expect(result.stored == 0 && result.lost == result.expected)
     }
 
-    /// Runs `body` (which blocks) on a thread of its own, not on a thread of Swift's cooperative pool.
-    private func onAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
-    }
+    private func onAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result { await runOnAThread(body) }
 }
 
 /// The bookkeeping that decides "exactly once, in order".
@@ -113,19 +108,26 @@ import Testing
     }
 
     @Test func optionsParseAndRefuseWhatDoesNotFit() throws {
-        let throughput = try ThroughputOptions.parse(["--port", "9", "--senders", "8", "--messages", "50_000", "--window", "64", "--receivers", "shared"])
-        #expect(throughput.port == 9 && throughput.senders == 8 && throughput.messages == 50_000 && throughput.window == 64)
+        let throughput = try ThroughputOptions.parse(["--server", "127.0.0.1:9", "--senders", "8", "--messages", "50_000", "--window", "64", "--receivers", "shared"])
+        #expect(throughput.server == ServerAddress(host: "127.0.0.1", port: 9) && throughput.senders == 8 && throughput.messages == 50_000 && throughput.window == 64)
         #expect(throughput.receivers == .shared)
         #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--receivers", "all"]) }
-        #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--port", "0"]) }
-        let latency = try LatencyOptions.parse(["--rate", "2000", "--seconds", "1.5"])
+        #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--server", "127.0.0.1:0"]) }
+        let latency = try LatencyOptions.parse(["--rate", "2000", "--duration", "1.5"])
         #expect(latency.total == 3_000 && latency.rate == 2_000)
         #expect(LatencyOptions().rate == 1_000)
-        #expect(throws: ArgumentError.self) { try LatencyOptions.parse(["--seconds"]) }
+        #expect(throws: ArgumentError.self) { try LatencyOptions.parse(["--duration"]) }
     }
 
     @Test func processStatTimesAreCountedFromTheLastParenthesis() {
         let stat = "42 (a) b (c)) S 1 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 1 0 0"
         #expect(ProcessTimes.cpuSeconds(inStat: stat, ticksPerSecond: 100) == 3.0)
+    }
+}
+
+/// Runs `body` (which blocks) on a thread of its own, not on a thread of Swift's cooperative pool.
+func runOnAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
     }
 }

@@ -8,31 +8,46 @@ import SocketFraming
 /// What a ``ChatConnection`` tells the run that owns it. Every call comes on the client's event-loop
 /// thread, with the time (``MonotonicClock``, nanoseconds) read when the frame was decoded.
 protocol ChatConnectionHandler: AnyObject {
-    /// The server accepted the connection's version 2 login as a stored session.
+    /// The server accepted the connection's login (stored or live, as asked).
     func connectionDidLogIn(_ connection: ChatConnection, at now: UInt64)
-    /// A version 2 message from the server other than the login's answer.
-    func connection(_ connection: ChatConnection, didReceive message: ChatMessageV2, at now: UInt64)
-    /// The connection failed: refused login, connect error, protocol error, or closed by the server
+    /// A frame from the server after the login's answer.
+    func connection(_ connection: ChatConnection, didReceive event: ServerEvent, at now: UInt64)
+    /// The connection failed: refused login, connect error, undecodable frame, or closed by the server
     /// while the run still needed it. Called at most once per connection, never after ``ChatConnection/close()``.
     func connection(_ connection: ChatConnection, didFail reason: String)
 }
 
-/// One chat client connection of a bench run, speaking version 2 of the chat protocol
-/// (docs/PROTOCOL.md "Version 2") on a ``TCPSocket`` with no delegate queue: it connects, logs in
-/// with a password (a stored session: numbered deliveries, `stored` answers), hands every decoded
-/// message to its ``ChatConnectionHandler``, and acknowledges deliveries cumulatively, one `received`
-/// per conversation per loop pass, as docs/PROTOCOL.md asks of clients.
+/// How a bench connection logs in (docs/PROTOCOL.md).
+struct ChatLogin: Equatable, Sendable {
+    /// Protocol version 1 (live only, no ids) or 2.
+    var version: ChatProtocolVersion
+    /// Version 2 only: with a password the session is stored (numbered deliveries, `stored` answers with
+    /// sequence numbers, `received` acknowledgements); without, live only.
+    var password: String?
+
+    /// Version 2 with the bench's password: a stored session.
+    static let stored = ChatLogin(version: .v2, password: RunTag.password)
+}
+
+/// One chat client connection of a bench run, in either protocol version, on a ``TCPSocket`` with no
+/// delegate queue: it connects (from a given source address, if any), logs in, hands every frame to its
+/// ``ChatConnectionHandler`` as a ``ServerEvent``, and, in a stored session, acknowledges deliveries
+/// cumulatively, one `received` per conversation per loop pass, as docs/PROTOCOL.md asks of clients.
 ///
-/// Everything after ``connect(host:port:)`` runs on the connection's event-loop thread (hence the
+/// Frames are read with any function code and decoded only when a run needs them
+/// (``ServerEvent/decodedCodes``); error bodies are read loosely, so codes newer than this build are
+/// counted by name instead of ending the connection.
+///
+/// Everything after ``connect(to:from:)`` runs on the connection's event-loop thread (hence the
 /// unchecked Sendable); so must every call of its methods.
 final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
-    /// Position of the connection in its run (which sender or receiver it is).
+    /// Position of the connection in its run.
     let index: Int
     /// The user name it logs in as.
     let name: String
     let socket: TCPSocket
-    private let codec = ChatCodec(version: .v2)
-    private let password: String
+    let login: ChatLogin
+    private let codec: ChatCodec
     private let clientInstance: String
     private weak var handler: (any ChatConnectionHandler)?
     private var isStopping = false
@@ -43,12 +58,17 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private var pendingAcknowledgements: [String: UInt64] = [:]
     /// `received` messages sent.
     private(set) var acknowledgementsSent = 0
+    /// Heartbeats sent and their answers.
+    private(set) var heartbeatsSent = 0, heartbeatsAnswered = 0
+    /// When the connect started (nanoseconds on ``MonotonicClock``; 0 before).
+    private(set) var connectStart: UInt64 = 0
 
-    init(index: Int, name: String, password: String, loop: EventLoop, group: EventLoopGroup, handler: any ChatConnectionHandler) {
+    init(index: Int, name: String, login: ChatLogin = .stored, loop: EventLoop, group: EventLoopGroup, handler: any ChatConnectionHandler) {
         self.index = index
         self.name = name
-        self.password = password
+        self.login = login
         self.handler = handler
+        codec = ChatCodec(version: login.version)
         clientInstance = ChatConnection.randomClientInstance()
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
         socket.delegate = self
@@ -62,16 +82,18 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         }.joined()
     }
 
-    /// Starts connecting; the login follows once connected. Any thread.
+    /// Starts connecting to `server`, from source address `source` (bound before the connect) when
+    /// given; the login follows once connected. Any thread.
     /// - Throws: ``SocketError`` when the connect cannot start.
-    func connect(host: String, port: UInt16) throws(SocketError) {
-        try socket.connect(toHost: host, onPort: port, withTimeout: 30)
+    func connect(to server: ServerAddress, from source: String? = nil) throws(SocketError) {
+        connectStart = MonotonicClock.now()
+        try socket.connect(toHost: server.host, onPort: server.port, viaInterface: source, withTimeout: 30)
     }
 
     /// Queues `message` for writing.
-    func send(_ message: ChatMessageV2) {
+    func send(_ message: ChatMessage) {
         do {
-            socket.write(try codec.encode(.v2(message)), withTimeout: -1, tag: 0)
+            socket.write(try codec.encode(message), withTimeout: -1, tag: 0)
         } catch {
             fail("cannot encode \(message): \(error)")
         }
@@ -80,6 +102,23 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Queues bytes already encoded (a frame made by ``ChatCodec/encode(_:)``) for writing.
     func send(encoded frame: Data) {
         socket.write(frame, withTimeout: -1, tag: 0)
+    }
+
+    /// Queues a direct message to `recipient` (version 2: numbered `id`; version 1: no id).
+    func sendDirect(id: UInt64, to recipient: String, text: String) {
+        send(login.version == .v2 ? .v2(.directMessage(id: id, to: recipient, text: text)) : .directMessage(to: recipient, text: text))
+    }
+
+    /// Queues a broadcast (version 2: numbered `id`; version 1: no id).
+    func sendBroadcast(id: UInt64, text: String) {
+        send(login.version == .v2 ? .v2(.broadcast(id: id, text: text)) : .broadcast(text: text))
+    }
+
+    /// Queues a heartbeat in the connection's version.
+    func sendHeartbeat() {
+        guard isLoggedIn else { return }
+        heartbeatsSent += 1
+        send(codec.heartbeat)
     }
 
     /// Notes that every message of `conversation` up to `sequence` has arrived: a `received` for it goes
@@ -95,7 +134,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         pendingAcknowledgements = [:]
         guard isLoggedIn, !isStopping else { return }
         for (conversation, sequence) in pending {
-            send(.received(conversation: conversation, upTo: sequence))
+            send(.v2(.received(conversation: conversation, upTo: sequence)))
             acknowledgementsSent += 1
         }
     }
@@ -117,6 +156,22 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
 
     private func received(_ frame: SevenByteHeaderFrame) {
         let now = MonotonicClock.now()
+        guard ServerEvent.decodedCodes.contains(frame.functionCode) else {
+            if isLoggedIn { handler?.connection(self, didReceive: .ignored(functionCode: frame.functionCode), at: now) }
+            return
+        }
+        if frame.functionCode == FunctionCode.error.rawValue {
+            guard let error = ServerEvent.looseError(body: frame.body) else {
+                fail("an error frame whose body is not {\"code\":…}")
+                return
+            }
+            if isLoggedIn {
+                handler?.connection(self, didReceive: error, at: now)
+            } else if case .error(let code, let detail, _) = error {
+                fail("login refused: \(code): \(detail)")
+            }
+            return
+        }
         let message: ChatMessage
         do {
             message = try codec.message(from: frame)
@@ -124,36 +179,46 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
             fail("undecodable message from the server: \(error)")
             return
         }
-        guard case .v2(let v2) = message else {
-            fail("a version 1 message on a version 2 connection: \(message)")
-            return
-        }
-        guard isLoggedIn else {
-            switch v2 {
-            case .loginAccepted(_, _, _, _, let stored):
-                guard stored else {
-                    fail("logged in live only (stored: false) although a password was given")
-                    return
-                }
-                isLoggedIn = true
-                handler?.connectionDidLogIn(self, at: now)
-            case .error(let code, let detail, _, _):
-                fail("login refused: \(code.rawValue): \(detail)")
-            default:
-                fail("\(v2) before the login was accepted")
+        if isLoggedIn {
+            if frame.functionCode == FunctionCode.heartbeatAck.rawValue { heartbeatsAnswered += 1 }
+            guard let event = ServerEvent(message) else {
+                fail("\(message) after the login")
+                return
             }
+            handler?.connection(self, didReceive: event, at: now)
             return
         }
-        handler?.connection(self, didReceive: v2, at: now)
+        switch message {
+        case .loginAccepted:
+            guard login.version == .v1 else {
+                fail("a version 1 login answer to a version 2 login")
+                return
+            }
+        case .v2(.loginAccepted(_, _, _, _, let stored)):
+            guard stored == (login.password != nil) else {
+                fail(stored ? "logged in stored although no password was given" : "logged in live only (stored: false) although a password was given")
+                return
+            }
+        default:
+            fail("\(message) before the login was accepted")
+            return
+        }
+        isLoggedIn = true
+        handler?.connectionDidLogIn(self, at: now)
     }
 
     // MARK: - TCPSocketDelegate (loop thread)
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
-        socket.readFrames(using: SocketFrameDecoder(codec.makeDecoder())) { [weak self] _, frame in
+        // Any function code: newer servers' messages are skipped by code, not a reason to drop the line.
+        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
+        socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self] _, frame in
             self?.received(frame)
         }
-        send(.login(name: name, password: password, resumeToken: nil, clientInstance: clientInstance, positions: [:]))
+        switch login.version {
+        case .v1: send(.login(name: name, resumeToken: nil))
+        case .v2: send(.v2(.login(name: name, password: login.password, resumeToken: nil, clientInstance: clientInstance, positions: [:])))
+        }
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {

@@ -1,3 +1,4 @@
+import SocketBench
 import AsyncSocket
 import Dispatch
 import Foundation
@@ -42,14 +43,14 @@ final class Fleet: Sendable {
     /// The run is complete. Any thread.
     func didFinish() { finished.signal() }
 
-    /// Connects every one of `connections` to `host`:`port` and waits until each has logged in or
+    /// Connects every one of `connections` to `server` and waits until each has logged in or
     /// something failed. Returns false (after telling why) when not all logged in.
-    func connectAndLogIn(_ connections: [ChatConnection], host: String, port: UInt16) -> Bool {
+    func connectAndLogIn(_ connections: [ChatConnection], server: ServerAddress) -> Bool {
         for connection in connections {
             do {
-                try connection.connect(host: host, port: port)
+                try connection.connect(to: server)
             } catch {
-                didFail("\(connection.name): cannot connect to \(host):\(port): \(error)")
+                didFail("\(connection.name): cannot connect to \(server): \(error)")
                 return false
             }
         }

@@ -144,4 +144,18 @@ enum Format {
     static func resultLine(_ fields: [(key: String, value: String)]) -> String {
         "RESULT " + fields.map { "\($0.key)=\($0.value.replacingOccurrences(of: " ", with: "_"))" }.joined(separator: " ")
     }
+
+    /// The fields as one JSON object on one line, in order; text that reads as a number (from the
+    /// older modes' string fields) is written as a number.
+    static func jsonObject(_ fields: [(key: String, value: ResultValue)]) -> String {
+        "{" + fields.map { field -> String in
+            var value = field.value
+            if case .text(let text) = value, let number = Double(text), number.isFinite, text.first?.isNumber == true || text.first == "-" {
+                let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
+                value = .number(number, decimals)
+            }
+            if case .text(let text) = value, text == "yes" || text == "no" { value = .flag(text == "yes") }
+            return ResultValue.text(field.key).json + ":" + value.json
+        }.joined(separator: ",") + "}"
+    }
 }

@@ -1,11 +1,9 @@
 import SocketBench
 
-/// What `chat-bench latency` runs (``usage``).
+/// What `socket-bench client chat --mode latency` runs (``usage``).
 public struct LatencyOptions: Equatable, Sendable {
-    /// The server's address. Default 127.0.0.1.
-    public var host = "127.0.0.1"
-    /// The server's port. Default 7777 (`im-server`'s).
-    public var port: UInt16 = 7777
+    /// The server's address. Default 127.0.0.1:7777 (`im-server`'s).
+    public var server = ServerAddress.defaultServer
     /// Messages per second, sent on a fixed schedule (message i at i / rate seconds). Default 1,000.
     public var rate = 1_000.0
     /// Seconds of sending. Default 10 s.
@@ -30,10 +28,11 @@ public struct LatencyOptions: Equatable, Sendable {
     public var total: Int { max(1, Int((rate * seconds).rounded())) }
 
     static let usage = """
-        usage: chat-bench latency --port P [--host H] [--rate R] [--seconds T] [--window W] [--text-bytes B]
-                                  [--drain SEC] [--server-pid PID] [--label L]
+        usage: socket-bench client chat --mode latency [--server H:P] [--rate R] [--duration T] [--window W]
+                                  [--text-bytes B] [--drain SEC] [--server-pid PID] [--label L] [--json]
+          --server H:P         the chat server (default 127.0.0.1:7777)
           --rate R             messages per second from one sender to one receiver (default 1000)
-          --seconds T          seconds of sending (default 10)
+          --duration T         seconds of sending (default 10)
           --window W           messages kept unacknowledged at most (default 256)
           --text-bytes B       bytes of text per message (default 32)
           --drain SEC          wait this long after the last send for what is outstanding (default 10)
@@ -45,17 +44,16 @@ public struct LatencyOptions: Equatable, Sendable {
         unless clean.
         """
 
-    /// Parses the arguments after `latency`.
+    /// Parses the arguments after `--mode latency` (``ChatBench`` takes out `--mode` and `--json`).
     /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
     public static func parse(_ arguments: [String]) throws(ArgumentError) -> LatencyOptions {
         var options = LatencyOptions()
         var scanner = ArgumentScanner(arguments)
         while let argument = scanner.next() {
             switch argument {
-            case "--host": options.host = try scanner.value(for: argument)
-            case "--port": options.port = try scanner.number(for: argument, in: 1...65_535)
+            case "--server": options.server = try ServerAddress.parse(try scanner.value(for: argument))
             case "--rate": options.rate = try scanner.decimal(for: argument, in: 0.1...1_000_000)
-            case "--seconds": options.seconds = try scanner.decimal(for: argument, in: 0.001...86_400)
+            case "--duration": options.seconds = try scanner.decimal(for: argument, in: 0.001...86_400)
             case "--window": options.window = try scanner.number(for: argument, in: 1...1_000_000)
             case "--text-bytes": options.textBytes = try scanner.number(for: argument, in: 1...60_000)
             case "--drain": options.drain = .milliseconds(Int64(try scanner.decimal(for: argument, in: 0.1...86_400) * 1000))
@@ -64,7 +62,7 @@ public struct LatencyOptions: Equatable, Sendable {
             default: throw ArgumentError("unknown argument \(argument)")
             }
         }
-        guard options.total <= 100_000_000 else { throw ArgumentError("--rate × --seconds is over 100,000,000 messages") }
+        guard options.total <= 100_000_000 else { throw ArgumentError("--rate × --duration is over 100,000,000 messages") }
         return options
     }
 }

@@ -56,13 +56,13 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
         run.senderName = "\(tag)s"
         run.receiverName = "\(tag)r"
         run.connections = [run.senderName, run.receiverName].enumerated().map { index, name in
-            ChatConnection(index: index, name: name, password: RunTag.password, loop: fleet.loop, group: fleet.group, handler: run)
+            ChatConnection(index: index, name: name, loop: fleet.loop, group: fleet.group, handler: run)
         }
         var finished = false
         // CPU times from the start of the traffic: logins (an Argon2id hash each) are not counted.
         var cpuBefore = ProcessTimes.ownCPUSeconds()
         var serverCPUBefore: Double?
-        if fleet.connectAndLogIn(run.connections, host: options.host, port: options.port) {
+        if fleet.connectAndLogIn(run.connections, server: options.server) {
             cpuBefore = ProcessTimes.ownCPUSeconds()
             serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.begin() }
@@ -107,7 +107,7 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
         while sentCount < options.total, now >= dueTime(of: sentCount),
               sentCount - stored.distinct < options.window, sender.isLoggedIn {
             let id = UInt64(sentCount + 1)
-            sender.send(.directMessage(id: id, to: receiverName, text: MessageText.make(id: id, bytes: options.textBytes)))
+            sender.send(.v2(.directMessage(id: id, to: receiverName, text: MessageText.make(id: id, bytes: options.textBytes))))
             let written = MonotonicClock.now()
             sendTimes[sentCount] = written
             maxLateness = max(maxLateness, written &- dueTime(of: sentCount))
@@ -129,10 +129,10 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
 
     func connection(_ connection: ChatConnection, didFail reason: String) { fleet.didFail(reason) }
 
-    func connection(_ connection: ChatConnection, didReceive message: ChatMessageV2, at now: UInt64) {
+    func connection(_ connection: ChatConnection, didReceive event: ServerEvent, at now: UInt64) {
         let isSender = connection.index == 0
-        switch message {
-        case .stored(let id, _, let sequence):
+        switch event {
+        case .stored(let id, let sequence):
             guard isSender, sequence != nil, id >= 1, id <= UInt64(sentCount) else {
                 unexpected += 1
                 return
@@ -141,7 +141,7 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
             storedLatencies.append(now &- sendTimes[Int(id) - 1])
             sendDue(at: now)
             checkFinished()
-        case .delivery(let from, let text, _, let conversation, let sequence?, _):
+        case .delivery(let from, let text, _, let conversation?, let sequence?):
             switch positions[connection.index].arrive(conversation, sequence: sequence) {
             case .next: break
             case .duplicate: resentDeliveries += 1
@@ -160,10 +160,10 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
             }
         case .receipt:
             receipts += 1
-        case .error(let code, let detail, let id, _):
+        case .error(let code, let detail, let id):
             serverErrors += 1
-            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code.rawValue)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
-        case .presence, .heartbeatAck:
+            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+        case .heartbeatAck, .ignored:
             break
         default:
             unexpected += 1

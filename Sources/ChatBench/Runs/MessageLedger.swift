@@ -52,6 +52,12 @@ struct ConversationPositions: Sendable {
 
     private(set) var positions: [String: UInt64] = [:]
 
+    /// Makes `sequence` the next expected number of `conversation` when nothing of it has arrived yet:
+    /// a new user's room starts at its first login (docs/PROTOCOL.md), not at 1.
+    mutating func startIfNew(_ conversation: String, at sequence: UInt64) {
+        if positions[conversation] == nil, sequence > 0 { positions[conversation] = sequence - 1 }
+    }
+
     /// Classifies the delivery numbered `sequence` of `conversation` and moves the position.
     mutating func arrive(_ conversation: String, sequence: UInt64) -> Arrival {
         let position = positions[conversation] ?? 0

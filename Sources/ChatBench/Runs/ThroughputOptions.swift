@@ -1,6 +1,6 @@
 import SocketBench
 
-/// What `chat-bench throughput` runs (``usage``).
+/// What `socket-bench client chat --mode throughput` runs (``usage``).
 public struct ThroughputOptions: Equatable, Sendable {
     /// Who receives the senders' messages.
     public enum Receivers: String, Equatable, Sendable {
@@ -10,10 +10,8 @@ public struct ThroughputOptions: Equatable, Sendable {
         case shared
     }
 
-    /// The server's address. Default 127.0.0.1.
-    public var host = "127.0.0.1"
-    /// The server's port. Default 7777 (`im-server`'s).
-    public var port: UInt16 = 7777
+    /// The server's address. Default 127.0.0.1:7777 (`im-server`'s).
+    public var server = ServerAddress.defaultServer
     /// Sender connections, each a user of its own. Default 4.
     public var senders = 4
     /// Numbered direct messages each sender sends. Default 10,000.
@@ -37,9 +35,10 @@ public struct ThroughputOptions: Equatable, Sendable {
     public init() {}
 
     static let usage = """
-        usage: chat-bench throughput --port P [--host H] [--senders S] [--messages N] [--window W]
+        usage: socket-bench client chat --mode throughput [--server H:P] [--senders S] [--messages N] [--window W]
                                      [--receivers per-sender|shared] [--text-bytes B] [--stall-timeout SEC]
-                                     [--server-pid PID] [--label L]
+                                     [--server-pid PID] [--label L] [--json]
+          --server H:P         the chat server (default 127.0.0.1:7777)
           --senders S          sender connections, users <tag>s1...<tag>sS (default 4)
           --messages N         numbered direct messages per sender (default 10000)
           --window W           messages a sender keeps unacknowledged (default 256)
@@ -53,15 +52,14 @@ public struct ThroughputOptions: Equatable, Sendable {
         Prints a summary on standard error and one RESULT line on standard output; exits 1 unless clean.
         """
 
-    /// Parses the arguments after `throughput`.
+    /// Parses the arguments after `--mode throughput` (``ChatBench`` takes out `--mode` and `--json`).
     /// - Throws: ``ArgumentError`` naming the first argument that does not fit.
     public static func parse(_ arguments: [String]) throws(ArgumentError) -> ThroughputOptions {
         var options = ThroughputOptions()
         var scanner = ArgumentScanner(arguments)
         while let argument = scanner.next() {
             switch argument {
-            case "--host": options.host = try scanner.value(for: argument)
-            case "--port": options.port = try scanner.number(for: argument, in: 1...65_535)
+            case "--server": options.server = try ServerAddress.parse(try scanner.value(for: argument))
             case "--senders": options.senders = try scanner.number(for: argument, in: 1...10_000)
             case "--messages": options.messages = try scanner.number(for: argument, in: 1...100_000_000)
             case "--window": options.window = try scanner.number(for: argument, in: 1...1_000_000)

@@ -52,7 +52,7 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         let receiverNames = options.receivers == .shared ? ["\(tag)r"] : (1...options.senders).map { "\(tag)r\($0)" }
         let names = senderNames + receiverNames
         run.connections = names.enumerated().map { index, name in
-            ChatConnection(index: index, name: name, password: RunTag.password, loop: fleet.loop, group: fleet.group, handler: run)
+            ChatConnection(index: index, name: name, loop: fleet.loop, group: fleet.group, handler: run)
         }
         for (index, name) in senderNames.enumerated() { run.senderIndexByName[name] = index }
         run.positions = Array(repeating: ConversationPositions(), count: names.count)
@@ -62,7 +62,7 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         // CPU times from the start of the traffic: logins (an Argon2id hash each) are not counted.
         var cpuBefore = ProcessTimes.ownCPUSeconds()
         var serverCPUBefore: Double?
-        if fleet.connectAndLogIn(run.connections, host: options.host, port: options.port) {
+        if fleet.connectAndLogIn(run.connections, server: options.server) {
             cpuBefore = ProcessTimes.ownCPUSeconds()
             serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.start() }
@@ -130,10 +130,10 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
 
     func connection(_ connection: ChatConnection, didFail reason: String) { fleet.didFail(reason) }
 
-    func connection(_ connection: ChatConnection, didReceive message: ChatMessageV2, at now: UInt64) {
+    func connection(_ connection: ChatConnection, didReceive event: ServerEvent, at now: UInt64) {
         let isSender = connection.index < options.senders
-        switch message {
-        case .stored(let id, _, let sequence):
+        switch event {
+        case .stored(let id, let sequence):
             guard isSender, sequence != nil else {
                 unexpected += 1
                 return
@@ -145,7 +145,7 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
             storedLatencies.append(now &- sendTimes[sender][Int(id) - 1])
             topUp(sender, at: now)
             checkFinished()
-        case .delivery(let from, let text, _, let conversation, let sequence?, _):
+        case .delivery(let from, let text, _, let conversation?, let sequence?):
             switch positions[connection.index].arrive(conversation, sequence: sequence) {
             case .next: break
             case .duplicate: resentDeliveries += 1
@@ -165,10 +165,10 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
             }
         case .receipt:
             receipts += 1
-        case .error(let code, let detail, let id, _):
+        case .error(let code, let detail, let id):
             serverErrors += 1
-            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code.rawValue)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
-        case .presence, .heartbeatAck:
+            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+        case .heartbeatAck, .ignored:
             break
         default:
             unexpected += 1

@@ -53,7 +53,7 @@ struct ClientOptions: Equatable, Sendable {
     var frameSize: Int { 4 + size }
 
     static let usage = """
-        usage: socket-bench client pingpong|pipeline|bulk|idle [options]
+        usage: socket-bench client pingpong|pipeline|bulk|idle [options]   (the chat load: socket-bench client chat --help)
           --host H               server address (default 127.0.0.1)
           --port P               server port (default 9100)
           -c, --connections N    connections (pingpong 1, pipeline 100, bulk 1, idle 10000)

@@ -5,7 +5,7 @@
 ///
 /// Fixed size (2,816 counters, 22 KiB) however many samples it records. Not thread-safe: each event-loop
 /// thread records into its own and ``merge(_:)`` combines them at the end.
-struct LatencyHistogram: Equatable, Sendable {
+public struct LatencyHistogram: Equatable, Sendable {
     /// Values below this have a bucket each: 128.
     static let exactLimit: UInt64 = 128
     /// Buckets per power of two above ``exactLimit``: 64.
@@ -17,11 +17,14 @@ struct LatencyHistogram: Equatable, Sendable {
 
     private(set) var buckets = [UInt64](repeating: 0, count: bucketCount)
     /// Samples recorded.
-    private(set) var count: UInt64 = 0
+    public private(set) var count: UInt64 = 0
     /// Largest sample, nanoseconds (0 when empty).
-    private(set) var max: UInt64 = 0
+    public private(set) var max: UInt64 = 0
     /// Sum of the samples, nanoseconds.
-    private(set) var sum: UInt64 = 0
+    public private(set) var sum: UInt64 = 0
+
+    /// An empty histogram.
+    public init() {}
 
     /// The bucket of `value` nanoseconds.
     static func bucket(of value: UInt64) -> Int {
@@ -41,7 +44,7 @@ struct LatencyHistogram: Equatable, Sendable {
     }
 
     /// Records one latency of `nanoseconds`.
-    mutating func record(_ nanoseconds: UInt64) {
+    public mutating func record(_ nanoseconds: UInt64) {
         buckets[LatencyHistogram.bucket(of: nanoseconds)] &+= 1
         count &+= 1
         sum &+= nanoseconds
@@ -49,7 +52,7 @@ struct LatencyHistogram: Equatable, Sendable {
     }
 
     /// Adds every sample of `other`.
-    mutating func merge(_ other: LatencyHistogram) {
+    public mutating func merge(_ other: LatencyHistogram) {
         for index in buckets.indices { buckets[index] &+= other.buckets[index] }
         count &+= other.count
         sum &+= other.sum
@@ -59,7 +62,7 @@ struct LatencyHistogram: Equatable, Sendable {
     /// The `fraction` quantile (0.5 = median, 0.99 = p99) in nanoseconds, as loadgen computes it: the
     /// sample of rank ⌊fraction × count⌋ (0-based, at most count − 1) in sorted order, reported as its
     /// bucket's midpoint but never above the largest sample. 0 when empty.
-    func percentile(_ fraction: Double) -> UInt64 {
+    public func percentile(_ fraction: Double) -> UInt64 {
         guard count > 0 else { return 0 }
         let wanted = Swift.min(UInt64(Swift.max(0, fraction) * Double(count)), count - 1)
         var seen: UInt64 = 0
@@ -71,5 +74,5 @@ struct LatencyHistogram: Equatable, Sendable {
     }
 
     /// The mean sample in nanoseconds (0 when empty).
-    var mean: Double { count == 0 ? 0 : Double(sum) / Double(count) }
+    public var mean: Double { count == 0 ? 0 : Double(sum) / Double(count) }
 }

@@ -1,0 +1,436 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import IMChat
+import SocketBench
+
+/// `socket-bench client chat` load and crowd runs (``LoadOptions``), in four phases:
+///
+/// 1. the two probe users (if `--probe-rate`) log in and start exchanging direct messages;
+/// 2. the users log in, at the login rate or all at once (logins/s, login latency, server RSS before/after);
+/// 3. for the duration, direct messages and broadcasts at their rates from random logged-in users;
+/// 4. the drain: until every expected delivery, `stored` answer and heartbeat answer is in, or the drain time.
+///
+/// Every delivery is checked off in a ``DeliveryLedger``. All connections share one event-loop thread
+/// (``Fleet``), where this object lives (hence the unchecked Sendable); ``run(_:)`` only waits between
+/// phases, on semaphores the loop signals.
+final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
+    /// How often the heartbeat ticker runs: every 100 ms it sends the heartbeats of one slice of the
+    /// connections, so each connection's come one heartbeat period apart.
+    static let heartbeatTick: UInt64 = 100_000_000
+
+    private let options: LoadOptions
+    private let fleet: Fleet
+    /// The users (0..<users), then the probes.
+    private var connections: [ChatConnection] = []
+    private var indexByName: [String: Int] = [:]
+    private var ledger: DeliveryLedger
+    private var result: LoadResult
+    private var positions: [ConversationPositions]
+    /// Users logged in, for picking senders and recipients, and where each is in that list.
+    private var active: [Int] = []
+    private var activeSlot: [Int: Int] = [:]
+    private var probesLoggedIn = 0
+    private var loginsEnded = 0
+    private var firstConnect: UInt64 = 0, lastLogin: UInt64 = 0
+    private var trafficStart: UInt64 = 0, lastDelivery: UInt64 = 0, lastBroadcastDelivery: UInt64 = 0
+    private var directsDue = 0, broadcastsDue = 0, probesDue = 0, probeStart: UInt64 = 0
+    private var isSending = false, isProbing = false, isDraining = false, isLoggingIn = false
+    private var heartbeatTicks = 0
+    /// Heartbeats sent by connections still open and not answered yet.
+    private var heartbeatsOutstanding = 0
+    /// Numbered (version 2) messages sent; the rest of the figures live in ``result`` and ``ledger``.
+    private var numberedSent = 0
+    private let spreads: Bool
+
+    private let probesReady = DispatchSemaphore(value: 0)
+    private let loginsDone = DispatchSemaphore(value: 0)
+    private let trafficDone = DispatchSemaphore(value: 0)
+    private let drained = DispatchSemaphore(value: 0)
+
+    private init(options: LoadOptions, fleet: Fleet) {
+        self.options = options
+        self.fleet = fleet
+        ledger = DeliveryLedger(receivers: options.connections)
+        result = LoadResult(options: options)
+        positions = Array(repeating: ConversationPositions(), count: options.connections)
+        spreads = SourceAddresses.spreads(options)
+    }
+
+    private var login: ChatLogin {
+        ChatLogin(version: options.version, password: options.stored ? RunTag.password : nil)
+    }
+
+    /// Runs `options`' load, blocking the calling thread until it ends (see the phases above).
+    static func run(_ options: LoadOptions) -> LoadResult {
+        let fleet = Fleet()
+        let run = LoadRun(options: options, fleet: fleet)
+        let tag = RunTag.make()
+        let names = (1...options.users).map { "\(tag)u\($0)" } + (options.probeRate > 0 ? ["\(tag)p1", "\(tag)p2"] : [])
+        run.connections = names.enumerated().map { index, name in
+            ChatConnection(index: index, name: name, login: run.login, loop: fleet.loop, group: fleet.group, handler: run)
+        }
+        for (index, name) in names.enumerated() { run.indexByName[name] = index }
+        let loginWait = DispatchTime.now() + options.loginTimeout
+
+        if options.probeRate > 0 {
+            fleet.loop.execute { run.connectProbes() }
+            guard run.probesReady.wait(timeout: loginWait) == .success, run.fleet.loop.runAndWait({ run.probesLoggedIn == 2 }) else {
+                Output.complain("the two probe users did not log in")
+                return run.finish(cpuBefore: nil)
+            }
+            fleet.loop.execute { run.startProbes() }
+        }
+        let rssBefore = run.serverRSS()
+        fleet.loop.execute { run.startLogins() }
+        if run.loginsDone.wait(timeout: loginWait) == .timedOut {
+            Output.complain("not every user logged in within \(Format.decimal(options.loginTimeout, 1)) s")
+            fleet.loop.runAndWait { run.endLogins(timedOut: true) }
+        }
+        let rssAfter = run.serverRSS()
+        fleet.loop.runAndWait {
+            run.result.serverRSSBefore = rssBefore
+            run.result.serverRSSAfterLogins = rssAfter
+        }
+        let cpuBefore = (own: ProcessTimes.ownCPUSeconds(), servers: run.serverCPU())
+        fleet.loop.execute { run.startTraffic() }
+        run.trafficDone.wait()
+        _ = run.drained.wait(timeout: .now() + options.drain)
+        return run.finish(cpuBefore: cpuBefore)
+    }
+
+    /// The result, with the CPU time since `cpuBefore` and the servers' RSS now; closes everything.
+    private func finish(cpuBefore: (own: Double, servers: Double?)?) -> LoadResult {
+        let ownCPU = ProcessTimes.ownCPUSeconds()
+        let serversCPU = serverCPU()
+        let rssEnd = serverRSS()
+        var final = fleet.loop.runAndWait { [self] in makeResult() }
+        fleet.shutDown(connections)
+        if let cpuBefore {
+            final.clientCPUSeconds = ownCPU - cpuBefore.own
+            if let before = cpuBefore.servers, let after = serversCPU { final.serverCPUSeconds = after - before }
+        }
+        final.serverRSSEnd = rssEnd
+        return final
+    }
+
+    /// The summed RSS of the server processes (KiB), nil without `--server-pid` or when one cannot be read.
+    private func serverRSS() -> Int? {
+        guard !options.serverPIDs.isEmpty else { return nil }
+        let values = options.serverPIDs.compactMap(ProcessStatus.residentKilobytes(of:))
+        return values.count == options.serverPIDs.count ? values.reduce(0, +) : nil
+    }
+
+    /// The summed CPU seconds of the server processes, nil without `--server-pid` or when one cannot be read.
+    private func serverCPU() -> Double? {
+        guard !options.serverPIDs.isEmpty else { return nil }
+        let values = options.serverPIDs.compactMap(ProcessTimes.cpuSeconds(of:))
+        return values.count == options.serverPIDs.count ? values.reduce(0, +) : nil
+    }
+
+    // MARK: - Phases (loop thread)
+
+    private func server(of index: Int) -> ServerAddress { options.servers[index % options.servers.count] }
+
+    private func connect(_ index: Int) {
+        let connection = connections[index]
+        do {
+            try connection.connect(to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil)
+        } catch {
+            connectionFailed(connection, "\(connection.name): cannot connect to \(server(of: index)): \(error)")
+        }
+    }
+
+    private func connectProbes() {
+        connect(options.users)
+        connect(options.users + 1)
+        startHeartbeats()
+    }
+
+    private func startLogins() {
+        isLoggingIn = true
+        firstConnect = MonotonicClock.now()
+        if probesLoggedIn == 0 { startHeartbeats() }
+        connectDueUsers()
+    }
+
+    /// Connects the users due by now (all at once when the login rate is 0) and sleeps until the next is due.
+    private func connectDueUsers() {
+        var next = loginsStarted
+        let now = MonotonicClock.now()
+        while next < options.users, options.loginRate == 0 || now >= firstConnect + UInt64(Double(next) * 1e9 / options.loginRate) {
+            connect(next)
+            next += 1
+        }
+        loginsStarted = next
+        guard next < options.users, isLoggingIn else { return }
+        let due = firstConnect + UInt64(Double(next) * 1e9 / options.loginRate)
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(due > now ? due - now : 0))) { [self] in connectDueUsers() }
+    }
+    private var loginsStarted = 0
+
+    private func endLogins(timedOut: Bool) {
+        guard isLoggingIn else { return }
+        isLoggingIn = false
+        result.loginTimedOut = timedOut
+        result.loginSeconds = Double((lastLogin > firstConnect ? lastLogin : firstConnect) - firstConnect) / 1e9
+        if !timedOut { loginsDone.signal() }
+    }
+
+    private func startTraffic() {
+        trafficStart = MonotonicClock.now()
+        isSending = true
+        sendDue()
+    }
+
+    /// Sends every direct message and broadcast due by now, then sleeps until the next one or the end.
+    private func sendDue() {
+        guard isSending else { return }
+        let now = MonotonicClock.now()
+        let end = trafficStart + UInt64(options.duration * 1e9)
+        let elapsed = Double(min(now, end) - trafficStart) / 1e9
+        let directs = options.directRate > 0 ? Int(elapsed * options.directRate) + (now < end ? 1 : 0) : 0
+        let broadcasts = options.broadcastRate > 0 ? Int(elapsed * options.broadcastRate) + (now < end ? 1 : 0) : 0
+        let duration = options.duration
+        while directsDue < min(directs, Int((duration * options.directRate).rounded(.up))) {
+            directsDue += 1
+            sendDirect(at: now)
+        }
+        while broadcastsDue < min(broadcasts, Int((duration * options.broadcastRate).rounded(.up))) {
+            broadcastsDue += 1
+            sendBroadcast(at: now)
+        }
+        guard now < end else {
+            isSending = false
+            isProbing = false
+            isDraining = true
+            trafficDone.signal()
+            checkDrained()
+            return
+        }
+        var next = end
+        if options.directRate > 0 { next = min(next, trafficStart + UInt64(Double(directsDue) * 1e9 / options.directRate)) }
+        if options.broadcastRate > 0 { next = min(next, trafficStart + UInt64(Double(broadcastsDue) * 1e9 / options.broadcastRate)) }
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(next > now ? next - now : 0))) { [self] in sendDue() }
+    }
+
+    private func text(_ id: UInt64) -> String { MessageText.make(id: id, bytes: options.textBytes) }
+
+    private func sendDirect(at now: UInt64) {
+        guard active.count >= 2 else { return }
+        let sender = active[Int.random(in: 0..<active.count)]
+        var recipient = active[Int.random(in: 0..<active.count - 1)]
+        if recipient == sender { recipient = active[active.count - 1] }
+        let id = ledger.send(.direct, from: sender, to: recipient, expecting: 1, at: now)
+        result.sentDirect += 1
+        connections[sender].sendDirect(id: id, to: connections[recipient].name, text: text(id))
+        if options.version == .v2 { numberedSent += 1 }
+    }
+
+    private func sendBroadcast(at now: UInt64) {
+        guard !active.isEmpty else { return }
+        let sender = active[Int.random(in: 0..<active.count)]
+        let id = ledger.send(.broadcast, from: sender, to: nil, expecting: active.count - 1 + probesLoggedIn, at: now)
+        result.sentBroadcast += 1
+        connections[sender].sendBroadcast(id: id, text: text(id))
+        if options.version == .v2 { numberedSent += 1 }
+    }
+
+    private func startProbes() {
+        probeStart = MonotonicClock.now()
+        isProbing = true
+        sendProbes()
+    }
+
+    /// The probes' messages due by now, alternately from each to the other.
+    private func sendProbes() {
+        guard isProbing else { return }
+        let now = MonotonicClock.now()
+        let due = Int(Double(now - probeStart) * options.probeRate / 1e9) + 1
+        while probesDue < due {
+            let sender = options.users + probesDue % 2, recipient = options.users + 1 - probesDue % 2
+            probesDue += 1
+            guard connections[sender].isLoggedIn, connections[recipient].isLoggedIn else { continue }
+            let id = ledger.send(.probe, from: sender, to: recipient, expecting: 1, at: now)
+            result.sentProbe += 1
+            result.probeExpected += 1
+            connections[sender].sendDirect(id: id, to: connections[recipient].name, text: text(id))
+            if options.version == .v2 { numberedSent += 1 }
+        }
+        let next = probeStart + UInt64(Double(probesDue) * 1e9 / options.probeRate)
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(next > now ? next - now : 0))) { [self] in sendProbes() }
+    }
+
+    private func startHeartbeats() {
+        guard options.heartbeat > 0 else { return }
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(LoadRun.heartbeatTick))) { [self] in heartbeatTick() }
+    }
+
+    /// Every tick one slice of the connections (index ≡ tick mod slices) heartbeats; one still waiting
+    /// for the answer to its previous heartbeat has missed it.
+    private func heartbeatTick() {
+        guard !isDraining else { return }
+        let slices = max(1, Int((options.heartbeat * 1e9 / Double(LoadRun.heartbeatTick)).rounded()))
+        let slice = heartbeatTicks % slices
+        heartbeatTicks += 1
+        for index in stride(from: slice, to: connections.count, by: slices) where connections[index].isLoggedIn {
+            let connection = connections[index]
+            if connection.heartbeatsSent > connection.heartbeatsAnswered { result.heartbeatsMissed += 1 }
+            connection.sendHeartbeat()
+            heartbeatsOutstanding += 1
+        }
+        fleet.loop.scheduleTask(in: .nanoseconds(Int64(LoadRun.heartbeatTick))) { [self] in heartbeatTick() }
+    }
+
+    /// Outstanding: deliveries, `stored` answers, heartbeat answers.
+    private var isComplete: Bool {
+        ledger.missing == 0 && (options.version == .v1 || ledger.acknowledged + ledger.refused >= numberedSent)
+            && heartbeatsOutstanding == 0
+    }
+
+    private func checkDrained() {
+        guard isDraining, isComplete else { return }
+        isDraining = false
+        drained.signal()
+    }
+
+    private func makeResult() -> LoadResult {
+        var result = self.result
+        result.loggedIn = loggedInOnce.filter { $0 < options.users }.count
+        result.probeDelivered = ledger.messages.reduce(0) { $0 + ($1.kind == .probe ? Int($1.delivered) : 0) }
+        result.expected = ledger.expected
+        result.delivered = ledger.delivered
+        result.duplicates = ledger.duplicates
+        result.outOfOrder = ledger.outOfOrder
+        result.misdelivered = ledger.misdelivered
+        result.unknownIDs = ledger.unknown
+        result.refused = ledger.refused
+        result.echoes = ledger.echoes
+        result.acknowledged = ledger.acknowledged
+        result.acknowledgementErrors = ledger.acknowledgementErrors
+        result.unacknowledged = options.version == .v2 ? max(0, numberedSent - ledger.acknowledged - ledger.refused) : 0
+        result.heartbeatsSent = connections.reduce(0) { $0 + $1.heartbeatsSent }
+        result.heartbeatsAnswered = connections.reduce(0) { $0 + $1.heartbeatsAnswered }
+        result.heartbeatsMissed += connections.reduce(0) { $0 + ($1.isLoggedIn ? $1.heartbeatsSent - $1.heartbeatsAnswered : 0) }
+        if lastDelivery > trafficStart, trafficStart > 0 { result.deliverySeconds = Double(lastDelivery - trafficStart) / 1e9 }
+        if lastBroadcastDelivery > trafficStart, trafficStart > 0 { result.broadcastSeconds = Double(lastBroadcastDelivery - trafficStart) / 1e9 }
+        result.drained = isComplete
+        return result
+    }
+    /// Users whose login was accepted at some time.
+    private var loggedInOnce: Set<Int> = []
+
+    private func connectionFailed(_ connection: ChatConnection, _ reason: String) {
+        result.connectionFailures += 1
+        if result.failureReasons.count < 10 { result.failureReasons.append(reason) }
+        if result.connectionFailures <= 3 { Output.complain(reason) }
+        let index = connection.index
+        if index < options.users {
+            if let slot = activeSlot.removeValue(forKey: index) {
+                let moved = active.removeLast()
+                if slot < active.count {
+                    active[slot] = moved
+                    activeSlot[moved] = slot
+                }
+            } else if !loggedInOnce.contains(index) {
+                result.loginFailures += 1
+                userLoginEnded()
+            }
+        } else if !loggedInOnce.contains(index) {
+            probesReady.signal()
+        }
+        if connection.isLoggedIn || loggedInOnce.contains(index) {
+            heartbeatsOutstanding -= connection.heartbeatsSent - connection.heartbeatsAnswered
+        }
+        checkDrained()
+    }
+
+    private func userLoginEnded() {
+        loginsEnded += 1
+        if loginsEnded == options.users { endLogins(timedOut: false) }
+    }
+
+    // MARK: - ChatConnectionHandler (loop thread)
+
+    func connectionDidLogIn(_ connection: ChatConnection, at now: UInt64) {
+        let index = connection.index
+        if index >= options.users {
+            loggedInOnce.insert(index)
+            probesLoggedIn += 1
+            if probesLoggedIn == 2 { probesReady.signal() }
+            return
+        }
+        guard isLoggingIn else {
+            // Too late: the run has moved on without it.
+            result.unexpected += 1
+            connection.close()
+            return
+        }
+        loggedInOnce.insert(index)
+        result.loginLatency.record(now &- connection.connectStart)
+        activeSlot[index] = active.count
+        active.append(index)
+        lastLogin = now
+        userLoginEnded()
+    }
+
+    func connection(_ connection: ChatConnection, didFail reason: String) { connectionFailed(connection, reason) }
+
+    func connection(_ connection: ChatConnection, didReceive event: ServerEvent, at now: UInt64) {
+        let receiver = connection.index
+        switch event {
+        case .delivery(let from, let text, let isDirect, let conversation, let sequence):
+            if let conversation, let sequence {
+                if conversation == "room" { positions[receiver].startIfNew(conversation, at: sequence) }
+                switch positions[receiver].arrive(conversation, sequence: sequence) {
+                case .next: break
+                case .duplicate: result.resentDeliveries += 1
+                case .gap(let missing): result.gaps += missing
+                }
+                connection.acknowledge(conversation, upTo: sequence)
+            }
+            guard let sender = indexByName[from] else {
+                result.foreign += 1
+                return
+            }
+            guard let id = MessageText.id(in: text) else {
+                result.unexpected += 1
+                return
+            }
+            switch ledger.arrive(id, from: sender, to: receiver, isDirect: isDirect, at: now) {
+            case .delivered(let kind, let latency):
+                switch kind {
+                case .probe:
+                    result.probeLatency.record(latency)
+                case .direct:
+                    result.directLatency.record(latency)
+                    result.deliveryLatency.record(latency)
+                    lastDelivery = now
+                case .broadcast:
+                    result.broadcastLatency.record(latency)
+                    result.deliveryLatency.record(latency)
+                    lastDelivery = now
+                    lastBroadcastDelivery = now
+                }
+                checkDrained()
+            case .echo, .duplicate, .outOfOrder, .misdelivered, .unknown:
+                break
+            }
+        case .stored(let id, _):
+            ledger.acknowledge(id)
+            checkDrained()
+        case .receipt:
+            result.receipts += 1
+        case .heartbeatAck:
+            heartbeatsOutstanding -= 1
+            checkDrained()
+        case .error(let code, let detail, let id):
+            result.errors[code, default: 0] += 1
+            if let id { ledger.refuse(id) }
+            if result.errorCount <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+            checkDrained()
+        case .ignored:
+            result.ignoredFrames += 1
+        }
+    }
+}
