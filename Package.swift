@@ -8,6 +8,7 @@ let package = Package(
     name: "swift-async-socket",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "SocketLog", targets: ["SocketLog"]),
         .library(name: "AsyncSocket", targets: ["AsyncSocket"]),
         .library(name: "SocketFraming", targets: ["SocketFraming"]),
         .library(name: "FramedSocket", targets: ["FramedSocket"]),
@@ -39,13 +40,15 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        // Logging shaped like swift-log's Logger/LogHandler (which cannot be fetched here); silent until bootstrapped.
+        .target(name: "SocketLog"),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
-        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket"]),
-        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "CSQLite", "CSodium"]),
+        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
+        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
@@ -59,7 +62,8 @@ let package = Package(
         // throughput, delivery latency, store size. `swift test` runs only small in-process runs of it.
         .target(name: "ChatBench", dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
 
-        .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket", "SocketLog"], path: "Tests/TestSupport"),
+        .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
         .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),

@@ -42,7 +42,7 @@ start_server() {
     server_pid=$!
     port=""
     for _ in $(seq 100); do
-        port=$(sed -n 's/^im-server listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
+        port=$(sed -n 's/^.* im-server listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
         [[ -n $port ]] && return 0
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.1

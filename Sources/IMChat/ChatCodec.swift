@@ -95,7 +95,9 @@ public struct ChatCodec: LinkCodec {
             switch self {
             case .unsupportedVersion(let version): return "unsupported protocol version \(version)"
             case .unknownFunctionCode(let code): return "unknown function code \(code)"
-            case .malformedBody(let code, let reason): return "malformed body for function code \(code): \(reason)"
+            case .malformedBody(let code, let reason):
+                let hex = String(format: "0x%04X", code)
+                return "malformed body of \(FunctionCode(rawValue: code).map { "a \($0) message (function code \(hex))" } ?? "function code \(hex)"): \(reason)"
             case .numberOutOfRange(let key, let value): return "\(key) out of range: \(value)"
             case .timeOutOfRange(let time): return "time out of range: \(time)"
             case .limitOutOfRange(let limit): return "limit out of range (1-\(ChatCodec.maxHistoryLimit)): \(limit)"
@@ -172,7 +174,7 @@ public struct ChatCodec: LinkCodec {
         } catch let error as ProtocolError {
             throw error
         } catch {
-            throw ProtocolError.malformedBody(functionCode: frame.functionCode, reason: "\(error)")
+            throw ProtocolError.malformedBody(functionCode: frame.functionCode, reason: ChatCodec.plainWords(error))
         }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncSocket
+import SocketLog
 
 /// A command line that cannot be used; `message` says why and how to call the program.
 public struct UsageError: Error, CustomStringConvertible, Equatable {
@@ -30,6 +31,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// How long messages are kept (`--retain-messages N` per conversation, `--retain-days D`). Default:
     /// everything.
     public var retention = RetentionPolicy.keepEverything
+    /// The least severe level written to the log (`--log-level LEVEL`: trace, debug, info, notice,
+    /// warning, error, critical). Default `.info`: logins, logouts, drops, refusals and failures.
+    public var logLevel = Logger.Level.info
 
     /// The store file used when `--store` is not given: `im-chat.sqlite` in the current directory.
     public static let defaultStore = "im-chat.sqlite"
@@ -39,7 +43,8 @@ public struct ServerOptions: Equatable, Sendable {
     /// The synopsis printed for `--help` and with every usage error.
     public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
-        + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]"
+        + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
+        + "                 [--log-level LEVEL]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -56,6 +61,9 @@ public struct ServerOptions: Equatable, Sendable {
           --no-discovery         do not answer LAN discovery
           --discovery-group G    multicast group (default 239.255.77.77)
           --discovery-port P     UDP port for discovery (default 7777)
+          --log-level LEVEL      least severe log lines written: trace, debug, info (default), notice,
+                                 warning, error or critical. Lines go to standard output, each
+                                 "TIME LEVEL text" with TIME in UTC, ISO 8601, to the millisecond
         """
 
     /// Parses the arguments after the program name.
@@ -73,6 +81,12 @@ public struct ServerOptions: Equatable, Sendable {
             case "--no-discovery": discoveryOff = true
             case "--discovery-group": configuration.group = try parser.group(for: option)
             case "--discovery-port": configuration.port = try parser.port(for: option)
+            case "--log-level":
+                let text = try parser.value(for: option)
+                guard let level = Logger.Level(rawValue: text) else {
+                    throw UsageError(description: "--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)\n\(ServerOptions.usage)")
+                }
+                logLevel = level
             case "--store":
                 store = try parser.value(for: option)
                 guard !store.isEmpty else { throw UsageError(description: "--store needs a file name\n\(ServerOptions.usage)") }

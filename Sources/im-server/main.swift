@@ -1,7 +1,8 @@
-// im-server: the chat server. Parses flags, starts IMChat.ChatServer, prints one line per event.
+// im-server: the chat server. Parses flags, starts IMChat.ChatServer and writes its log to standard output.
 import Dispatch
 import Foundation
 import IMChat
+import SocketLog
 
 /// One line to standard output, unbuffered, so pipes see it at once.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -19,6 +20,14 @@ do {
     FileHandle.standardError.write(Data("im-server: \(error)\n".utf8))
     exit(64)
 }
+// The operator's log: every line of every part to standard output, "TIME LEVEL text".
+let logLevel = options.logLevel
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardOutput(label: label)
+    handler.logLevel = logLevel
+    return handler
+}
+let logger = Logger(label: "im-server")
 let store: any MessageStore
 do {
     store = options.store == ServerOptions.memoryStore
@@ -28,9 +37,7 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention) { line in
-    say(line)
-}
+                        discovery: options.discovery, store: store, retention: options.retention)
 do {
     try server.start()
 } catch {
@@ -38,8 +45,8 @@ do {
     exit(1)
 }
 let storeDescription = options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)"
-say("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)") (messages kept \(storeDescription))")
+logger.notice("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)") (messages kept \(storeDescription))")
 if let discovery = options.discovery, let port = server.discoveryPort {
-    say("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
+    logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
 dispatchMain()

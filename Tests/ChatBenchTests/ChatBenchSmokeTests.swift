@@ -14,7 +14,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
         let store = try SQLiteMessageStore(path: path)
-        let server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum)) { _ in }
+        let server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum))
         try server.start()
 
         var throughputOptions = ThroughputOptions()

@@ -10,7 +10,7 @@ import Testing
 @Suite struct ChatLoadRunTests {
     /// A chat server on a free loopback port, storing in memory, cheap password hashes.
     private func startServer() throws -> ChatServer {
-        let server = ChatServer(host: "127.0.0.1", port: 0, passwordHasher: PasswordHasher(limits: .minimum)) { _ in }
+        let server = ChatServer(host: "127.0.0.1", port: 0, passwordHasher: PasswordHasher(limits: .minimum))
         try server.start()
         return server
     }

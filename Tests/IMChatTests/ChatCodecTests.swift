@@ -58,6 +58,26 @@ import TestSupport
         }
     }
 
+    /// Log lines and error details say what is wrong with a body in plain words, never Swift's
+    /// `DecodingError` dump.
+    @Test func malformedBodiesAreDescribedInPlainWords() {
+        func reason(_ version: UInt16, _ code: UInt16, _ json: String) -> String {
+            do {
+                _ = try codec.message(from: SevenByteHeaderFrame(version: version, functionCode: code, body: Data(json.utf8)))
+                return "decoded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(reason(1, 0x0011, #"{"txt":1}"#) == #"malformed body of a broadcast message (function code 0x0011): missing key "text""#)
+        #expect(reason(1, 0x0010, #"{"to":1,"text":"x"}"#) == #"malformed body of a directMessage message (function code 0x0010): "to" is not a string"#)
+        #expect(reason(1, 0x0001, "GET / HTTP/1.1") == "malformed body of a login message (function code 0x0001): not JSON")
+        #expect(reason(1, 0x0001, "[]") == "malformed body of a login message (function code 0x0001): the body is not an object")
+        #expect(reason(2, 0x0001, #"{"name":"ann","client":"00000000000000000000000000000000","positions":{"room":"x"}}"#)
+                == #"malformed body of a login message (function code 0x0001): "positions.room" is not a number"#)
+        #expect(reason(1, 0x0010, #"{"to":null,"text":"x"}"#) == #"malformed body of a directMessage message (function code 0x0010): "to" is null, not a string"#)
+    }
+
     @Test func theDecoderAcceptsVersion1AndEveryFunctionCode() throws {
         let decoder = codec.makeDecoder()
         #expect(decoder.acceptedVersions == ChatCodec.versions)
@@ -134,6 +154,11 @@ import TestSupport
                 == RetentionPolicy(maxMessagesPerConversation: 100, maxAge: .seconds(43_200)))
         #expect(throws: UsageError(description: "--store-sync: normal or full, not sometimes\n\(ServerOptions.usage)")) {
             try ServerOptions(arguments: ["--store-sync", "sometimes"])
+        }
+        #expect(defaults.logLevel == .info)
+        #expect(try ServerOptions(arguments: ["--log-level", "warning"]).logLevel == .warning)
+        #expect(throws: UsageError(description: "--log-level: one of trace, debug, info, notice, warning, error, critical, not loud\n\(ServerOptions.usage)")) {
+            try ServerOptions(arguments: ["--log-level", "loud"])
         }
     }
 

@@ -131,7 +131,7 @@ import TestSupport
     }
 
     @Test func listeningAddressShowsIPv6InBrackets() throws {
-        let server = ChatServer(host: "::1", port: 0) { _ in }
+        let server = ChatServer(host: "::1", port: 0)
         try server.start()
         defer { server.stop() }
         #expect(server.localAddress?.description == "[::1]:\(server.port)")

@@ -18,7 +18,7 @@ final class ChatFixture: Sendable {
         let log = self.log
         self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")
         ownsGroup = group == nil
-        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: self.group) { log.record($0) }
+        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: self.group, logger: .recording(into: log))
         try server.start()
     }
 
@@ -138,7 +138,14 @@ final class ChatFixture: Sendable {
         let dropped = try await staleEvents.next()
         #expect("\(dropped)" == "disconnected (by server)")
         #expect(chat.server.onlineUsers == ["ann"])
-        let log = try await chat.log.next(2).map { $0.components(separatedBy: " from ")[0] }
-        #expect(log == ["login ann", "resume ann"])
+        // One line per event, the refusal with its reason, the takeover named as such (not as a drop of
+        // the old session's address).
+        let log = try await chat.log.next(3)
+        #expect(log.map { $0.components(separatedBy: " from ")[0] } == ["login ann", "refused login ann", "login ann"])
+        #expect(log[1].hasSuffix(" (already logged in from \(log[0].components(separatedBy: " from ")[1]))"))
+        #expect(log[2].hasSuffix(" (replaced its session from \(log[0].components(separatedBy: " from ")[1]))"))
+        let closed = try await chat.log.next()
+        #expect(closed.hasPrefix("closed the replaced session of ann from ") && closed.hasSuffix(" (closed by server)"))
+
     }
 }

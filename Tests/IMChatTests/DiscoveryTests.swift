@@ -24,7 +24,7 @@ import TestSupport
             let log = self.log
             self.loops = loops
             chat = ChatServer(host: "127.0.0.1", port: 0, discovery: .init(group: group, port: port, serverName: name),
-                              group: loops) { log.record($0) }
+                              group: loops, logger: .recording(into: log))
             try chat.start()
         }
 
@@ -278,7 +278,7 @@ import TestSupport
         let group = Self.uniqueGroup()
         let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--store", ":memory:", "--name", "lobby", "--discovery-group", group, "--discovery-port", "0"])
         defer { server.stop() }
-        let lines = try await server.lines.next(2)
+        let lines = try await server.lines.next(2).map(logText)
         let tcpPort = try #require(lines[0].split(separator: ":").last?.split(separator: " ").first.map(String.init))
         #expect(lines[1].hasPrefix("im-server answering discovery on \(group):") && lines[1].hasSuffix(" as lobby"))
         let udpPort = try #require(lines[1].split(separator: ":").last?.split(separator: " ").first.map(String.init))

@@ -7,7 +7,7 @@ import TestSupport
         // Discovery off: it would bind UDP port 7777 of the machine (DiscoveryTests covers it on ports of its own).
         let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery", "--store", ":memory:"])
         defer { server.stop() }
-        let listening = try await server.lines.next()
+        let listening = logText(try await server.lines.next())
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
         let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
 
@@ -32,7 +32,7 @@ import TestSupport
         ann.type("/quit")
         #expect(try await ann.exitStatus() == 0)
 
-        let log = try await server.lines.next(4).map { $0.components(separatedBy: " from ")[0] }
+        let log = try await server.lines.next(4).map { logText($0).components(separatedBy: " from ")[0] }
         #expect(log == ["login ann", "login bob", "logout bob (closed by client)", "logout ann (closed by client)"])
     }
 }

@@ -15,7 +15,7 @@ import TestSupport
     /// An `im-server` on a free loopback port, keeping messages in memory; its port.
     static func startServer() async throws -> (ChildProcess, String) {
         let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery", "--store", ":memory:"])
-        let listening = try await server.lines.next(within: limit)
+        let listening = logText(try await server.lines.next(within: limit))
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
         let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
         return (server, port)

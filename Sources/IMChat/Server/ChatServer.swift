@@ -2,14 +2,20 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import LongLink
+import SocketLog
 
 /// The instant-messaging server (MISSION M6): users log in by name, send to one user or to everyone,
 /// and receive what others send them, over long connections kept alive by heartbeats.
 ///
 /// Routing state (who is logged in as what) lives on one serial queue, the queue the underlying
-/// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue:
-/// `login NAME from ADDRESS`, `resume NAME from ADDRESS`, `logout NAME (closed by client)` and
-/// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login).
+/// ``LongLinkServer`` delivers its events on, so it needs no locks.
+///
+/// The operator's log goes to the `logger` given at creation, from that queue (silent unless the app
+/// bootstrapped ``LoggingSystem`` or passed a logger with a handler): at `info`, `login NAME from
+/// ADDRESS` (with `(replaced its session from ADDRESS)` when the user logged in again over a new
+/// connection), `claim NAME from HOST`, `logout NAME (closed by client)` and `drop NAME (CAUSE)` (or
+/// `drop ADDRESS (CAUSE)` before a login); at `notice`, `refused login NAME from ADDRESS (REASON)`; at
+/// `warning`, clients' protocol errors; at `error`, store failures.
 ///
 /// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
 /// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
@@ -51,6 +57,8 @@ public final class ChatServer: Sendable {
     ///     first one, and then announced together (docs/PROTOCOL.md "Presence"). Default
     ///     ``defaultPresenceInterval`` (200 ms); `nil`: only when ``flushPresence()`` is called (tests
     ///     use it to drive the ticks themselves).
+    ///   - logger: the operator's log (see above). Default: a logger labelled `IMChat.ChatServer` from
+    ///     ``LoggingSystem`` (silent until the app bootstraps it).
     public init(
         host: String?,
         port: UInt16,
@@ -62,12 +70,12 @@ public final class ChatServer: Sendable {
         retention: RetentionPolicy = .keepEverything,
         presenceInterval: Duration? = ChatServer.defaultPresenceInterval,
         group: EventLoopGroup = .shared,
-        log: @escaping @Sendable (String) -> Void
+        logger: Logger = Logger(label: "IMChat.ChatServer")
     ) {
         var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
         configuration.idleTimeout = idleTimeout
         let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
-                            queue: queue, log: log)
+                            queue: queue, logger: logger)
         router.presenceInterval = presenceInterval
         self.router = router
         self.retention = retention
@@ -134,7 +142,7 @@ public final class ChatServer: Sendable {
     public var onlineUsers: [String] { queue.sync { router.presence.roster } }
 
     /// Announces the logins and logouts gathered since the last presence tick now, as the tick does by
-    /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:group:log:)``).
+    /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:group:logger:)``).
     /// Returns once they are handed to the connections. Waits for the routing queue: do not call it from
     /// the `log` closure.
     public func flushPresence() { queue.sync { router.presenceTick() } }

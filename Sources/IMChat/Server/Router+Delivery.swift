@@ -1,5 +1,6 @@
 import Foundation
 import LongLink
+import SocketLog
 
 /// Messages into the store and out to their readers: group commit, acknowledgements, the stored
 /// sessions' delivery windows, receipts and history.
@@ -33,7 +34,7 @@ extension Router {
                 known = try knownUsers.contains(recipient) || Router.isValid(recipient) && store.user(named: recipient) != nil
                 if known { knownUsers.insert(recipient) }
             } catch {
-                log("store error reading user \(recipient): \(error)")
+                logger.error("store error reading user \(recipient): \(error)")
                 if version == .v2 { session.send(Router.error(.storeUnavailable, "the message store failed; sent again after a reconnect", id: id, version: .v2)) }
                 return
             }
@@ -78,7 +79,7 @@ extension Router {
         if !pendingPositions.isEmpty {
             let positions = pendingPositions
             pendingPositions = []
-            do { try store.setPositions(positions) } catch { log("store error saving \(positions.count) positions: \(error)") }
+            do { try store.setPositions(positions) } catch { logger.error("store error saving \(positions.count) positions: \(error)") }
         }
         guard !pendingMessages.isEmpty else { return }
         let batch = pendingMessages
@@ -92,7 +93,7 @@ extension Router {
                 do {
                     return try store.append([item.message]).first
                 } catch {
-                    log("store error: message from \(item.message.sender) not stored: \(error)")
+                    logger.error("store error: message from \(item.message.sender) not stored: \(error)")
                     return nil
                 }
             }
@@ -163,7 +164,7 @@ extension Router {
                 do {
                     page = try store.messages(in: conversation, after: fetch.after, limit: fetch.limit)
                 } catch {
-                    log("store error reading \(fetch.conversation) for \(name): \(error)")
+                    logger.error("store error reading \(fetch.conversation) for \(name): \(error)")
                     return
                 }
             }
@@ -218,7 +219,7 @@ extension Router {
             }
             user.session.send(answer)
         } catch {
-            log("store error reading history of \(conversation): \(error)")
+            logger.error("store error reading history of \(conversation): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
         }
     }
@@ -227,9 +228,9 @@ extension Router {
     func applyRetention(_ policy: RetentionPolicy) {
         do {
             let removed = try store.applyRetention(policy, now: Date())
-            if removed > 0 { log("retention removed \(removed) messages") }
+            if removed > 0 { logger.info("retention removed \(removed) messages") }
         } catch {
-            log("store error applying retention: \(error)")
+            logger.error("store error applying retention: \(error)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LongLink
+import SocketLog
 
 /// Version 2 logins: names claimed with a password, checked off the routing queue, throttled per name
 /// and per address; a stored session's delivery window starts where its client says it is.
@@ -19,11 +20,12 @@ extension Router {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
         }
         guard self.name(of: session) == nil else {
-            refuse(.alreadyLoggedIn, "this connection is logged in already")
+            refuseLogin(name, session, version: .v2, .alreadyLoggedIn, "this connection is logged in already",
+                        reason: "a second login on one connection")
             return
         }
         guard Router.isValid(name) else {
-            refuse(.invalidName, Router.nameRule)
+            refuseLogin(name, session, version: .v2, .invalidName, Router.nameRule, reason: "invalid name")
             return
         }
         let address = session.remoteAddress?.host ?? "?"
@@ -31,13 +33,13 @@ extension Router {
         do {
             record = try store.user(named: name)
         } catch {
-            log("store error reading user \(name): \(error)")
+            logger.error("store error reading user \(name): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
             return
         }
         guard let password else {
             if record?.passwordHash != nil {
-                log("refused login \(name) from \(address) (no password for a claimed name)")
+                logger.notice("refused login \(name) from \(address) (no password for a claimed name)")
                 refuse(.badPassword, "\(name) is claimed: log in with its password")
                 return
             }
@@ -49,7 +51,7 @@ extension Router {
         }
         if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
             let seconds = UInt64(max(1, (Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-            log("refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))")
+            logger.notice("refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))")
             refuse(.throttled, "too many wrong passwords; try again in \(seconds) s", retryAfter: seconds)
             return
         }
@@ -88,11 +90,11 @@ extension Router {
         switch outcome {
         case .wrong:
             throttle.recordFailure(name: name, address: address, now: .now)
-            log("refused login \(name) from \(address) (wrong password)")
+            logger.notice("refused login \(name) from \(address) (wrong password)")
             refuse(.badPassword, "wrong password for \(name)")
             return
         case .failed:
-            log("refused login \(name) from \(address) (password hashing failed)")
+            logger.error("refused login \(name) from \(address) (password hashing failed)")
             refuse(.storeUnavailable, "the password could not be hashed; try again later")
             return
         case .verified:
@@ -102,6 +104,7 @@ extension Router {
                 // Read again: another connection may have claimed the name while this one hashed.
                 let record = try store.user(named: name)
                 if record?.passwordHash != nil {
+                    logger.notice("refused login \(name) from \(address) (claimed by another login meanwhile)")
                     refuse(.nameTaken, "\(name) was claimed by another login just now")
                     return
                 }
@@ -110,9 +113,9 @@ extension Router {
                 } else {
                     try store.setPasswordHash(hash, forUser: name)
                 }
-                log("claim \(name) from \(address)")
+                logger.info("claim \(name) from \(address)")
             } catch {
-                log("store error claiming \(name): \(error)")
+                logger.error("store error claiming \(name): \(error)")
                 refuse(.storeUnavailable, "the message store failed; try again later")
                 return
             }
@@ -125,7 +128,7 @@ extension Router {
             sendReceipts(to: name)
             pump(name)
         } catch {
-            log("store error logging in \(name): \(error)")
+            logger.error("store error logging in \(name): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
         }
     }
@@ -137,7 +140,7 @@ extension Router {
             _ = try store.createUser(named: name, passwordHash: hash, at: Date())
             return true
         } catch {
-            log("store error creating user \(name): \(error)")
+            logger.error("store error creating user \(name): \(error)")
             session.send(.v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
             return false
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LongLink
+import SocketLog
 
 /// Who is logged in, and what to do with each message (internal for tests). Unchecked: used on the
 /// server's queue only (`link` is set once, before the server starts).
@@ -29,7 +30,9 @@ final class Router: @unchecked Sendable {
         var presenceSeen: UInt64 = 0
     }
 
-    let log: @Sendable (String) -> Void
+    /// The operator's log (``ChatServer``'s logger): logins, logouts and drops at `info`, refused logins
+    /// at `notice`, clients' protocol errors at `warning`, store failures at `error`.
+    let logger: Logger
     weak var link: LongLinkServer<ChatCodec>?
     let queue: DispatchQueue
     let store: any MessageStore
@@ -65,15 +68,30 @@ final class Router: @unchecked Sendable {
     static let maxHeldMessages = 1_000
 
     init(store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
-         log: @escaping @Sendable (String) -> Void) {
+         logger: Logger) {
         self.store = store
         self.hasher = hasher
         self.throttle = throttle
         self.queue = queue
-        self.log = log
+        self.logger = logger
     }
 
     func name(of session: Session) -> String? { session.context as? String }
+
+    /// The context of a session whose user logged in again over another connection: it is being
+    /// closed, and its close is not the user's logout.
+    struct ReplacedSession: Sendable { let name: String }
+
+    /// `host:port` of the session's peer, for log lines about sessions not (yet) logged in.
+    static func address(of session: Session) -> String { session.remoteAddress?.description ?? "?" }
+
+    /// Answers a refused login with `code` and `detail` in `version` and logs one line with the reason
+    /// the operator reads (`refused login NAME from ADDRESS (REASON)`).
+    func refuseLogin(_ name: String, _ session: Session, version: ChatProtocolVersion, _ code: ChatErrorCode, _ detail: String,
+                     reason: String, retryAfter: UInt64? = nil) {
+        logger.notice("refused login \(name) from \(Router.address(of: session)) (\(reason))")
+        session.send(Router.error(code, detail, id: nil, version: version, retryAfter: retryAfter))
+    }
 
     func handle(_ event: LongLinkServer<ChatCodec>.Event) {
         switch event {
@@ -87,20 +105,28 @@ final class Router: @unchecked Sendable {
             }
         case .closed(let session, let reason):
             held[session.id] = nil
+            if let replaced = session.context as? ReplacedSession {
+                logger.debug("closed the replaced session of \(replaced.name) from \(Router.address(of: session)) (\(reason))")
+                return
+            }
             guard let name = name(of: session) else {
-                if reason != .byClient { log("drop \(session.remoteAddress?.description ?? "?") (\(reason))") }
+                if reason != .byClient { logger.info("drop \(Router.address(of: session)) (\(reason))") }
                 return
             }
             guard users[name]?.session === session else { return }
             users[name] = nil
-            log(reason == .byClient ? "logout \(name) (\(reason))" : "drop \(name) (\(reason))")
+            if reason == .byClient {
+                logger.info("logout \(name) (\(reason))")
+            } else {
+                logger.info("drop \(name) (\(reason))")
+            }
             sendPresence(of: name, online: false)
         }
     }
 
     func hold(_ message: ChatMessage, from session: Session) {
         guard let count = held[session.id]?.count, count < Router.maxHeldMessages else {
-            log("drop \(session.remoteAddress?.description ?? "?") (over \(Router.maxHeldMessages) messages during its login)")
+            logger.warning("drop \(Router.address(of: session)) (over \(Router.maxHeldMessages) messages during its login)")
             session.close()
             return
         }
@@ -111,7 +137,7 @@ final class Router: @unchecked Sendable {
         // One version per connection, the one its login used (heartbeats are answered in their own).
         if let name = name(of: session), let version = users[name]?.version, message.version != version,
            message != .heartbeat, message != .v2(.heartbeat) {
-            log("drop \(name) (protocol error: a version \(message.version.rawValue) message on a version \(version.rawValue) connection)")
+            logger.warning("drop \(name) (protocol error: a version \(message.version.rawValue) message on a version \(version.rawValue) connection)")
             session.close()
             return
         }
@@ -174,23 +200,26 @@ final class Router: @unchecked Sendable {
 
     func loginV1(_ name: String, token: String?, session: Session) {
         guard self.name(of: session) == nil else {
-            session.send(.error(code: .alreadyLoggedIn, detail: "this connection is logged in already"))
+            refuseLogin(name, session, version: .v1, .alreadyLoggedIn, "this connection is logged in already",
+                        reason: "a second login on one connection")
             return
         }
         guard Router.isValid(name) else {
-            session.send(.error(code: .invalidName, detail: Router.nameRule))
+            refuseLogin(name, session, version: .v1, .invalidName, Router.nameRule, reason: "invalid name")
             return
         }
         do {
             let record = try store.user(named: name)
             if record?.passwordHash != nil {
-                session.send(.error(code: .nameTaken, detail: "\(name) is claimed with a password (log in with protocol version 2)"))
+                refuseLogin(name, session, version: .v1, .nameTaken,
+                            "\(name) is claimed with a password (log in with protocol version 2)",
+                            reason: "version 1 login to a name claimed with a password")
                 return
             }
             // A user exists once it has logged in once: messages to it are kept from then on.
             if record == nil { _ = try store.createUser(named: name, passwordHash: nil, at: Date()) }
         } catch {
-            log("store error reading user \(name): \(error)")
+            logger.error("store error reading user \(name): \(error)")
             session.send(.error(code: .nameTaken, detail: "\(name) cannot be checked now"))
             return
         }
@@ -206,20 +235,21 @@ final class Router: @unchecked Sendable {
     @discardableResult
     func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
                presenceChanges: Bool = false, session: Session) -> Bool {
-        let address = session.remoteAddress?.description ?? "?"
+        let address = Router.address(of: session)
         if let existing = users[name] {
             // The resume token, or the password (a stored session), proves it is the same user.
             guard window != nil || token == existing.resumeToken else {
-                session.send(Router.error(.nameTaken, "\(name) is already logged in", id: nil, version: version))
+                refuseLogin(name, session, version: version, .nameTaken, "\(name) is already logged in",
+                            reason: "already logged in from \(Router.address(of: existing.session))")
                 return false
             }
             // The same client again, over a new connection: its old session is stale.
-            existing.session.context = nil
+            existing.session.context = ReplacedSession(name: name)
             existing.session.send(Router.error(.replaced, "logged in again from another connection", id: nil, version: existing.version))
             existing.session.close()
-            log("resume \(name) from \(address)")
+            logger.info("login \(name) from \(address) (replaced its session from \(Router.address(of: existing.session)))")
         } else {
-            log("login \(name) from \(address)")
+            logger.info("login \(name) from \(address)")
         }
         let resumeToken = token ?? UUID().uuidString
         session.context = name

@@ -14,7 +14,7 @@ final class PresenceFixture: Sendable {
 
     init(presenceInterval: Duration? = nil) throws {
         let log = self.log
-        server = ChatServer(host: "127.0.0.1", port: 0, presenceInterval: presenceInterval, group: group) { log.record($0) }
+        server = ChatServer(host: "127.0.0.1", port: 0, presenceInterval: presenceInterval, group: group, logger: .recording(into: log))
         try server.start()
     }
 

@@ -18,7 +18,7 @@ import TestSupport
         func makeServer(port: UInt16) throws -> (ChatServer, SQLiteMessageStore) {
             let store = try SQLiteMessageStore(path: path)
             let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                                    group: group) { _ in }
+                                    group: group)
             try server.start()
             return (server, store)
         }
