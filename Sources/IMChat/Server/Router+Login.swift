@@ -22,8 +22,8 @@ extension Router {
             refuse(.alreadyLoggedIn, "this connection is logged in already")
             return
         }
-        guard Router.isValid(name) else {
-            refuse(.invalidName, Router.nameRule)
+        if let refusal = Router.invalidNameDetail(name) {
+            refuse(.invalidName, refusal)
             return
         }
         let address = session.remoteAddress?.host ?? "?"
@@ -33,6 +33,10 @@ extension Router {
         } catch {
             log("store error reading user \(name): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
+            return
+        }
+        if let detail = Router.similarNameDetail(name, record) {
+            refuse(.nameTaken, detail)
             return
         }
         guard let password else {
@@ -101,6 +105,10 @@ extension Router {
             do {
                 // Read again: another connection may have claimed the name while this one hashed.
                 let record = try store.user(named: name)
+                if let detail = Router.similarNameDetail(name, record) {
+                    refuse(.nameTaken, detail)
+                    return
+                }
                 if record?.passwordHash != nil {
                     refuse(.nameTaken, "\(name) was claimed by another login just now")
                     return
