@@ -94,15 +94,20 @@ extension ChatCodec {
     /// the server's to check.
     static func isConversation(_ text: String, checkingNames: Bool = true) -> Bool {
         if text == "room" { return true }
-        let bytes = text.utf8
-        let prefix = "direct:".utf8
-        guard bytes.starts(with: prefix) else { return false }
-        let names = bytes.dropFirst(prefix.count)
-        guard let space = names.firstIndex(of: UInt8(ascii: " ")) else { return false }
-        let first = names[..<space]
-        let second = names[names.index(after: space)...]
-        guard !first.isEmpty, !second.isEmpty, !second.contains(UInt8(ascii: " ")) else { return false }
-        return !checkingNames || UserName.isWellFormed(utf8: first) && UserName.isWellFormed(utf8: second)
+        var text = text
+        return text.withUTF8 { bytes in
+            // On every `received` and delivery: a loop over the bytes, no substrings.
+            let prefix: StaticString = "direct:"
+            let prefixLength = prefix.utf8CodeUnitCount
+            guard bytes.count > prefixLength,
+                  UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefixLength).elementsEqual(bytes.prefix(prefixLength)),
+                  let space = bytes[prefixLength...].firstIndex(of: UInt8(ascii: " "))
+            else { return false }
+            let first = UnsafeBufferPointer(rebasing: bytes[prefixLength..<space])
+            let second = UnsafeBufferPointer(rebasing: bytes[(space + 1)...])
+            guard !first.isEmpty, !second.isEmpty, !second.contains(UInt8(ascii: " ")) else { return false }
+            return !checkingNames || UserName.isWellFormed(utf8: first) && UserName.isWellFormed(utf8: second)
+        }
     }
 
     /// True for exactly ``clientInstanceLength`` (32) characters, each `0`–`9` or `a`–`f`.

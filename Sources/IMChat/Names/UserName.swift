@@ -191,10 +191,13 @@ public enum UserName {
     /// white space, control or formatting character (Cc, Cf). Much weaker than ``validate(_:)`` and
     /// met by every name a server of any version let log in, so a receiver refuses only what is
     /// malformed; a scan of the bytes (printable ASCII is decided byte by byte), without ICU.
-    public static func isWellFormed(_ name: String) -> Bool { isWellFormed(utf8: name.utf8) }
+    public static func isWellFormed(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { isWellFormed(utf8: $0) }
+    }
 
     /// ``isWellFormed(_:)`` for the UTF-8 bytes of a name (valid UTF-8: part of a `String`).
-    static func isWellFormed(utf8 bytes: some Collection<UInt8>) -> Bool {
+    static func isWellFormed(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty else { return false }
         for byte in bytes where byte <= 0x20 || byte >= 0x7F {
             // Not printable ASCII: decide per code point.
