@@ -42,13 +42,22 @@ let package = Package(
         ),
         // Logging shaped like swift-log's Logger/LogHandler (which cannot be fetched here); silent until bootstrapped.
         .target(name: "SocketLog"),
+        // Debian's ICU (libicu-dev), for user names: UTS #39 confusable skeletons and spoof checks,
+        // NFKC case folding; installed by scripts/setup.sh. Swift reaches it only through CICUShims
+        // (Foundation's own copy of ICU's headers clashes with it in a Swift module).
+        .systemLibrary(
+            name: "CICU",
+            pkgConfig: "icu-i18n",
+            providers: [.apt(["libicu-dev"]), .brew(["icu4c"])]
+        ),
+        .target(name: "CICUShims", dependencies: ["CICU"]),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
-        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium"]),
+        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.

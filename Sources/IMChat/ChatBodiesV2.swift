@@ -2,7 +2,8 @@ import Foundation
 
 /// The JSON bodies of version 2 (docs/PROTOCOL.md "Version 2"), one `Codable` struct per function code
 /// whose body differs from version 1; presence and the heartbeats keep their version 1 bodies. Every
-/// message is checked against the bounds (``ChatCodec/check(_:)``) after decoding and before encoding.
+/// message is checked against the bounds (``ChatCodec/check(_:checkingNames:)``) after decoding and
+/// before encoding (its user names only after decoding).
 enum BodiesV2 {
     struct Login: Codable {
         var name: String
@@ -40,10 +41,10 @@ enum BodiesV2 {
     struct PresenceChanges: Codable { var offline: [String]; var online: [String]; var onlineCount: Int; var unlisted: Int }
     struct Failure: Codable { var code: ChatErrorCode; var detail: String; var id: UInt64?; var retryAfter: UInt64? }
 
-    /// The JSON body of `message`, after checking its bounds.
+    /// The JSON body of `message`, after checking its bounds (not its names).
     /// - Throws: ``ChatCodec/ProtocolError`` for a value out of bounds; what `encoder` throws.
     static func encode(_ message: ChatMessageV2, with encoder: JSONEncoder) throws -> Data {
-        try ChatCodec.check(message)
+        try ChatCodec.check(message, checkingNames: false)
         switch message {
         case .login(let name, let password, let token, let client, let positions, let presenceChanges):
             return try encoder.encode(Login(name: name, password: password, resumeToken: token, client: client,
@@ -144,7 +145,7 @@ enum BodiesV2 {
             let failure = try decoder.decode(Failure.self, from: body)
             message = .error(code: failure.code, detail: failure.detail, id: failure.id, retryAfter: failure.retryAfter)
         }
-        try ChatCodec.check(message)
+        try ChatCodec.check(message, checkingNames: true)
         return message
     }
 

@@ -10,10 +10,21 @@ extension ChatCodec {
     /// well formed, history limits and lengths 1 to ``maxHistoryLimit`` (a history may be empty), at most
     /// ``maxPositions`` positions, a client instance of 32 lowercase hex digits, a password of 1 to
     /// ``maxPasswordBytes`` bytes; who limits 1 to ``maxWhoLimit``, at most ``maxWhoLimit`` names in an
-    /// online users page and ``maxPresenceListed`` in presence changes, each a valid user name, counts 0
-    /// to ``maxExactInteger``. Times are checked where they are converted (``BodiesV2``).
+    /// online users page and ``maxPresenceListed`` in presence changes, counts 0 to ``maxExactInteger``.
+    /// Times are checked where they are converted (``BodiesV2``).
+    ///
+    /// With `checkingNames` (decoding), each user name of a who, online users or presence changes body
+    /// and of a conversation id must also be well formed (``UserName/isWellFormed(_:)``). Encoding
+    /// leaves names alone: what a server sends are the names it admitted, and a client's names are
+    /// checked by the server that receives them; so no delivery pays for its names again.
     /// - Throws: a ``ProtocolError`` naming a value out of bounds.
-    static func check(_ message: ChatMessageV2) throws(ProtocolError) {
+    static func check(_ message: ChatMessageV2, checkingNames: Bool) throws(ProtocolError) {
+        func checkConversation(_ text: String) throws(ProtocolError) {
+            guard isConversation(text, checkingNames: checkingNames) else { throw .invalidConversation(text) }
+        }
+        func checkName(_ name: String) throws(ProtocolError) {
+            guard !checkingNames || UserName.isWellFormed(name) else { throw .invalidName(name) }
+        }
         switch message {
         case .login(_, let password, _, let client, let positions, _):
             if let password {
@@ -67,11 +78,6 @@ extension ChatCodec {
         }
     }
 
-    /// Throws unless `name` follows the login rules (``Router/isValid(_:)``).
-    private static func checkName(_ name: String) throws(ProtocolError) {
-        guard Router.isValid(name) else { throw .invalidName(name) }
-    }
-
     /// Throws unless `value` is 0 to ``maxExactInteger``.
     private static func checkCount(_ value: Int, key: String) throws(ProtocolError) {
         guard value >= 0, UInt64(value) <= maxExactInteger else { throw .countOutOfRange(key: key, value: value) }
@@ -82,18 +88,26 @@ extension ChatCodec {
         guard value >= lowest, value <= maxExactInteger else { throw .numberOutOfRange(key: key, value: value) }
     }
 
-    private static func checkConversation(_ text: String) throws(ProtocolError) {
-        guard isConversation(text) else { throw .invalidConversation(text) }
-    }
-
-    /// True for a conversation id in its text form: `room`, or `direct:` then two user names (each valid
-    /// as ``ChatServer`` requires: 1 to 32 characters, no whitespace, control or formatting characters)
-    /// separated by one space. The order of the two names is the server's to check.
-    static func isConversation(_ text: String) -> Bool {
+    /// True for a conversation id in its text form: `room`, or `direct:` then two user names separated
+    /// by one space (U+0020), each not empty and, with `checkingNames`, well formed
+    /// (``UserName/isWellFormed(_:)``: so no other white space either). The order of the two names is
+    /// the server's to check.
+    static func isConversation(_ text: String, checkingNames: Bool = true) -> Bool {
         if text == "room" { return true }
-        guard text.hasPrefix("direct:") else { return false }
-        let names = text.dropFirst("direct:".count).split(separator: " ", omittingEmptySubsequences: false)
-        return names.count == 2 && names.allSatisfy { Router.isValid(String($0)) }
+        var text = text
+        return text.withUTF8 { bytes in
+            // On every `received` and delivery: a loop over the bytes, no substrings.
+            let prefix: StaticString = "direct:"
+            let prefixLength = prefix.utf8CodeUnitCount
+            guard bytes.count > prefixLength,
+                  UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefixLength).elementsEqual(bytes.prefix(prefixLength)),
+                  let space = bytes[prefixLength...].firstIndex(of: UInt8(ascii: " "))
+            else { return false }
+            let first = UnsafeBufferPointer(rebasing: bytes[prefixLength..<space])
+            let second = UnsafeBufferPointer(rebasing: bytes[(space + 1)...])
+            guard !first.isEmpty, !second.isEmpty, !second.contains(UInt8(ascii: " ")) else { return false }
+            return !checkingNames || UserName.isWellFormed(utf8: first) && UserName.isWellFormed(utf8: second)
+        }
     }
 
     /// True for exactly ``clientInstanceLength`` (32) characters, each `0`–`9` or `a`–`f`.

@@ -14,7 +14,9 @@ import SocketFraming
 /// costs encoding nothing (no extra copy: the body is encoded once and appended after the header).
 ///
 /// Encoding checks a version 2 message against the same bounds decoding does (``ProtocolError``), so it
-/// never sends what the other side would refuse.
+/// never sends what the other side would refuse, except the form of user names, which only decoding
+/// checks (``UserName/isWellFormed(_:)``): a server sends the names it admitted, and the server checks
+/// what a client sends it; so a delivery costs no name check on the way out.
 public struct ChatCodec: LinkCodec {
     /// The header versions this codec decodes: 1 and 2 (``ChatProtocolVersion``).
     public static let versions: Set<UInt16> = Set(ChatProtocolVersion.allCases.map(\.rawValue))
@@ -78,13 +80,15 @@ public struct ChatCodec: LinkCodec {
         case invalidClientInstance(String)
         /// A login's `password` has this many bytes of UTF-8: 0, or over ``ChatCodec/maxPasswordBytes``.
         case invalidPasswordLength(bytes: Int)
-        /// Not a conversation id: neither `room` nor `direct:` and two user names separated by one space.
+        /// Not a conversation id: neither `room` nor `direct:` and two well-formed user names separated
+        /// by one space.
         case invalidConversation(String)
         /// A list of names under JSON key `key` (`names` of online users; `online` and `offline` of
         /// presence changes, counted together) holds `count` names, over ``ChatCodec/maxWhoLimit`` or
         /// ``ChatCodec/maxPresenceListed`` (both 100).
         case tooManyNames(key: String, count: Int)
-        /// A user name in a who, online users or presence changes body breaks the login rules.
+        /// A user name in a who, online users or presence changes body is not well formed
+        /// (``UserName/isWellFormed(_:)``: empty, or with white space, control or formatting characters).
         case invalidName(String)
         /// The count under JSON key `key` (`onlineCount`, `unlisted`) is negative or over
         /// ``ChatCodec/maxExactInteger``.

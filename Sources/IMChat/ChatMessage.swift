@@ -89,9 +89,11 @@ public enum FunctionCode: UInt16, Sendable, CaseIterable {
 
 /// Why the server refused a request, as sent in an ``ChatMessage/error(code:detail:)`` body.
 public enum ChatErrorCode: String, Sendable, Codable, Equatable {
-    /// Another user is logged in with that name.
+    /// The name is logged in already, claimed with a password (version 1), or the same name as a
+    /// user's under another spelling (``UserName/Key``: `ANN is too similar to the existing user ann`).
     case nameTaken
-    /// The name is empty, longer than 32 characters, or contains whitespace or control characters.
+    /// The name breaks a rule of ``UserName/validate(_:)`` (docs/PROTOCOL.md "Names"); the detail is
+    /// the ``UserName/Refusal``'s description, naming the rule and the character.
     case invalidName
     /// No user of that name is logged in.
     case unknownRecipient

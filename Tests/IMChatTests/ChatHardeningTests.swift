@@ -33,13 +33,13 @@ import TestSupport
     }
 
     @Test func namesWithInvisibleOrControlCharactersAreRefused() {
-        #expect(Router.isValid("ann"))
-        #expect(Router.isValid("日本語の名前"))
-        #expect(!Router.isValid("ann\u{200B}"))
-        #expect(!Router.isValid("a\u{1B}b"))
-        #expect(!Router.isValid("a b"))
-        #expect(!Router.isValid(String(repeating: "n", count: 33)))
-        #expect(!Router.isValid(""))
+        #expect(UserName.isValid("ann"))
+        #expect(UserName.isValid("日本語の名前"))
+        #expect(!UserName.isValid("ann\u{200B}"))
+        #expect(!UserName.isValid("a\u{1B}b"))
+        #expect(!UserName.isValid("a b"))
+        #expect(!UserName.isValid(String(repeating: "n", count: 33)))
+        #expect(!UserName.isValid(""))
     }
 
     @Test func emptyTextsAndServerOnlyMessagesAreBadRequests() async throws {

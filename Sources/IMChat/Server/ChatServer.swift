@@ -20,8 +20,9 @@ import SocketLog
 /// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
 /// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
 public final class ChatServer: Sendable {
-    /// Longest user name accepted, in characters.
-    public static let maxNameLength = 32
+    /// Longest user name accepted, in characters: ``UserName/maxCharacters`` (32; names are limited in
+    /// bytes too, ``UserName/maxBytes``).
+    public static let maxNameLength = UserName.maxCharacters
     /// Most names listed in a ``ChatMessage/loginAccepted(name:online:onlineCount:resumeToken:)``, so
     /// the reply stays small however many users are online.
     public static let maxOnlineListed = 100

@@ -31,7 +31,7 @@ extension Router {
         if let recipient {
             let known: Bool
             do {
-                known = try knownUsers.contains(recipient) || Router.isValid(recipient) && store.user(named: recipient) != nil
+                known = try knownUsers.contains(recipient) || Router.couldBeAUser(recipient) && store.user(named: recipient)?.name == recipient
                 if known { knownUsers.insert(recipient) }
             } catch {
                 logger.error("store error reading user \(recipient): \(error)")

@@ -24,8 +24,8 @@ extension Router {
                         reason: "a second login on one connection")
             return
         }
-        guard Router.isValid(name) else {
-            refuseLogin(name, session, version: .v2, .invalidName, Router.nameRule, reason: "invalid name")
+        if let refusal = Router.invalidNameDetail(name) {
+            refuseLogin(name, session, version: .v2, .invalidName, refusal, reason: "invalid name: \(refusal)")
             return
         }
         let address = session.remoteAddress?.host ?? "?"
@@ -35,6 +35,10 @@ extension Router {
         } catch {
             logger.error("store error reading user \(name): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
+            return
+        }
+        if let detail = Router.similarNameDetail(name, record) {
+            refuseLogin(name, session, version: .v2, .nameTaken, detail, reason: detail)
             return
         }
         guard let password else {
@@ -103,6 +107,10 @@ extension Router {
             do {
                 // Read again: another connection may have claimed the name while this one hashed.
                 let record = try store.user(named: name)
+                if let detail = Router.similarNameDetail(name, record) {
+                    refuseLogin(name, session, version: .v2, .nameTaken, detail, reason: detail)
+                    return
+                }
                 if record?.passwordHash != nil {
                     logger.notice("refused login \(name) from \(address) (claimed by another login meanwhile)")
                     refuse(.nameTaken, "\(name) was claimed by another login just now")

@@ -43,6 +43,8 @@ final class Router: @unchecked Sendable {
     let hashing = DispatchQueue(label: "IMChat.ChatServer.passwords", attributes: .concurrent)
     let hashingSlots = DispatchSemaphore(value: 2)
     var users: [String: User] = [:]
+    /// The names of ``users`` by key, to refuse a login too similar to a name online (Router+Names).
+    var onlineNames = NameIndex()
     /// Names the store is known to hold (users are never removed), so a message to one of them needs no
     /// lookup in the store.
     var knownUsers: Set<String> = []
@@ -115,6 +117,7 @@ final class Router: @unchecked Sendable {
             }
             guard users[name]?.session === session else { return }
             users[name] = nil
+            onlineNames.remove(name, key: UserName.Key(name))
             if reason == .byClient {
                 logger.info("logout \(name) (\(reason))")
             } else {
@@ -146,8 +149,9 @@ final class Router: @unchecked Sendable {
             handle(message, from: session)
         case .login(let name, let token):
             loginV1(name, token: token, session: session)
-        case .directMessage(let recipient, let text):
+        case .directMessage(let typed, let text):
             guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
+            let recipient = registeredName(of: typed)
             submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: nil, session: session)
         case .broadcast(let text):
             guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
@@ -164,8 +168,9 @@ final class Router: @unchecked Sendable {
         case .login(let name, let password, let token, let instance, let positions, let presenceChanges):
             loginV2(name, password: password, token: token, instance: instance, positions: positions,
                     presenceChanges: presenceChanges, session: session)
-        case .directMessage(let id, let recipient, let text):
+        case .directMessage(let id, let typed, let text):
             guard let sender = loggedIn(session, version: .v2, id: id) else { return }
+            let recipient = registeredName(of: typed)
             submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: id, session: session)
         case .broadcast(let id, let text):
             guard let sender = loggedIn(session, version: .v2, id: id) else { return }
@@ -204,12 +209,16 @@ final class Router: @unchecked Sendable {
                         reason: "a second login on one connection")
             return
         }
-        guard Router.isValid(name) else {
-            refuseLogin(name, session, version: .v1, .invalidName, Router.nameRule, reason: "invalid name")
+        if let refusal = Router.invalidNameDetail(name) {
+            refuseLogin(name, session, version: .v1, .invalidName, refusal, reason: "invalid name: \(refusal)")
             return
         }
         do {
             let record = try store.user(named: name)
+            if let detail = Router.similarNameDetail(name, record) {
+                refuseLogin(name, session, version: .v1, .nameTaken, detail, reason: detail)
+                return
+            }
             if record?.passwordHash != nil {
                 refuseLogin(name, session, version: .v1, .nameTaken,
                             "\(name) is claimed with a password (log in with protocol version 2)",
@@ -236,6 +245,12 @@ final class Router: @unchecked Sendable {
     func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
                presenceChanges: Bool = false, session: Session) -> Bool {
         let address = Router.address(of: session)
+        let key = UserName.Key(name)
+        if users[name] == nil, let other = onlineNames.similar(to: key) {
+            refuseLogin(name, session, version: version, .nameTaken, Router.similarOnlineDetail(name, other),
+                        reason: "too similar to \(other), who is logged in")
+            return false
+        }
         if let existing = users[name] {
             // The resume token, or the password (a stored session), proves it is the same user.
             guard window != nil || token == existing.resumeToken else {
@@ -265,19 +280,11 @@ final class Router: @unchecked Sendable {
             session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken,
                                             stored: window != nil)))
         }
-        if isNew { sendPresence(of: name, online: true) }
+        if isNew {
+            onlineNames.insert(name, key: key)
+            sendPresence(of: name, online: true)
+        }
         users[name]?.presenceSeen = presence.event
         return true
-    }
-
-    static let nameRule = "a name is 1 to \(ChatServer.maxNameLength) characters, no spaces"
-
-    /// 1 to 32 characters, none of them whitespace, control or invisible formatting (such as a
-    /// zero-width space), so names cannot be confused with one another.
-    static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= ChatServer.maxNameLength
-            && !name.unicodeScalars.contains {
-                $0.properties.isWhitespace || [.control, .format].contains($0.properties.generalCategory)
-            }
     }
 }

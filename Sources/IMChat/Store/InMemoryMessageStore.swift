@@ -34,6 +34,8 @@ public final class InMemoryMessageStore: MessageStore {
 
     private struct State {
         var users: [String: UserRecord] = [:]
+        /// The users' names by key, for names too similar to theirs.
+        var names = NameIndex()
         var conversations: [ConversationID: Conversation] = [:]
         var sequences: [ClientKey: UInt64] = [:]
         var positions: [PositionKey: UInt64] = [:]
@@ -44,18 +46,22 @@ public final class InMemoryMessageStore: MessageStore {
     /// An empty store.
     public init() {}
 
-    /// The user called `name`, or nil.
+    /// The user called `name`, or the one whose name is too similar (``UserName/Key``), or nil.
     public func user(named name: String) -> UserRecord? {
-        state.withLock { $0.users[name] }
+        if let user = state.withLock({ $0.users[name] }) { return user }
+        let key = UserName.Key(name)
+        return state.withLock { state in state.names.similar(to: key).flatMap { state.users[$0] } }
     }
 
     /// Records user `name`; ``UserRecord/roomStart`` is the room's head now.
-    /// - Throws: ``StoreError/userExists(_:)``.
+    /// - Throws: ``StoreError/userExists(_:)`` with the name of the user found (``user(named:)``).
     public func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
-        try state.withLock { state throws(StoreError) -> UserRecord in
-            guard state.users[name] == nil else { throw StoreError.userExists(name) }
+        let key = UserName.Key(name)
+        return try state.withLock { state throws(StoreError) -> UserRecord in
+            if let existing = state.users[name]?.name ?? state.names.similar(to: key) { throw StoreError.userExists(existing) }
             let user = UserRecord(name: name, passwordHash: passwordHash, roomStart: state.conversations[.room]?.head ?? 0, created: time)
             state.users[name] = user
+            state.names.insert(name, key: key)
             return user
         }
     }

@@ -16,12 +16,17 @@ import Foundation
 /// implementation), and the backend's own errors (``SQLiteError``) when storage fails; after a throw
 /// nothing of the call was stored.
 public protocol MessageStore: AnyObject, Sendable {
-    /// The user called `name`, or nil if that name has never logged in.
+    /// The user called `name`, or the user whose name is too similar to it (their ``UserName/Key``s
+    /// match: `ANN` finds `ann`), or nil if no such name has ever logged in. The user of exactly this
+    /// name comes first; of several similar ones (a store from before the name rules may hold them),
+    /// the oldest. The record's ``UserRecord/name`` is the registered spelling; every other method
+    /// takes that exact spelling.
     func user(named name: String) throws -> UserRecord?
 
     /// Records user `name`, created at `time` (kept to the millisecond), with ``UserRecord/roomStart``
     /// the room's head now, so broadcasts stored before the user existed are not theirs.
-    /// - Throws: ``StoreError/userExists(_:)`` if the name is taken.
+    /// - Throws: ``StoreError/userExists(_:)`` with the existing user's name if ``user(named:)`` finds
+    ///   one (the same name, or one too similar).
     func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord
 
     /// Replaces the password hash of user `user` (a name claimed with a password for the first time).

@@ -14,7 +14,8 @@ import Foundation
 /// (one ``append(_:)`` per loop pass) is what keeps either fast: one commit for the whole batch.
 ///
 /// One server per file: a second process using the same file waits up to 5 s for each write lock, then
-/// fails with `SQLITE_BUSY`. File layout: ``schema``, version ``schemaVersion``.
+/// fails with `SQLITE_BUSY`. File layout: ``schema``, version ``schemaVersion``; a file of version 1
+/// is migrated when opened (each user gets its name's ``UserName/Key``).
 ///
 /// Threading: the connection lives behind a lock, so each method is atomic and may be called from any
 /// thread; the server calls it from its routing queue. Each call blocks its caller for the SQL it runs
@@ -30,16 +31,20 @@ public final class SQLiteMessageStore: MessageStore {
     public let synchronous: SQLiteSynchronous
     private let database: LockedValue<SQLiteDatabase>
 
-    /// Opens the store at `path`, creating the file (not its directory) and its schema if missing.
+    /// Opens the store at `path`, creating the file (not its directory) and its schema if missing,
+    /// migrating a file of an older schema version, and computing the users' name keys again if they
+    /// were computed with other rules or another ICU (``UserName/keyVersion``).
     /// - Throws: ``SQLiteError`` (`SQLITE_CANTOPEN`: no such directory or no permission;
     ///   `SQLITE_NOTADB`: the file is not a database), ``StoreError/notAStore(path:)`` (another kind of
     ///   SQLite file), ``StoreError/unsupportedSchemaVersion(found:supported:)`` (made by a later version).
     public init(path: String, synchronous: SQLiteSynchronous = .normal) throws {
         self.path = path
         self.synchronous = synchronous
-        database = LockedValue(try SQLiteDatabase.openStore(
+        let database = try SQLiteDatabase.openStore(
             path: path, applicationID: Self.applicationID, schemaVersion: Self.schemaVersion,
-            schema: Self.schema, synchronous: synchronous))
+            schema: Self.schema, migrations: Self.migrations, synchronous: synchronous)
+        try Self.refreshNameKeys(in: database)
+        self.database = LockedValue(database)
     }
 
     /// Closes the file (the `-wal` file is checkpointed into it and removed). Later calls throw
@@ -55,32 +60,49 @@ public final class SQLiteMessageStore: MessageStore {
 
     // MARK: Users
 
-    /// The user called `name`, or nil.
+    /// The user called `name` or a name too similar to it (``UserName/Key``), or nil: the user of
+    /// exactly this name if there is one, else the oldest (by creation time) whose key matches.
     public func user(named name: String) throws -> UserRecord? {
-        try withDatabase { database in
-            try database.query(
-                "SELECT name, password_hash, room_start, created_ms FROM users WHERE name = ?1", [.key(name)]
-            ) { row in
-                UserRecord(
-                    name: row.text(0), passwordHash: row.isNull(1) ? nil : row.text(1),
-                    roomStart: try row.unsigned(2, "room_start of user \(name)"),
-                    created: Date(millisecondsSince1970: row.integer(3)))
-            }.first
+        let key = UserName.Key(name)
+        return try withDatabase { database in
+            try Self.user(named: name, key: key, in: database)
         }
     }
 
-    /// Records user `name`; ``UserRecord/roomStart`` is the room's head now.
-    /// - Throws: ``StoreError/userExists(_:)``, ``SQLiteError``.
+    private static func user(named name: String, key: UserName.Key, in database: SQLiteDatabase) throws -> UserRecord? {
+        try database.query(
+            """
+            SELECT name, password_hash, room_start, created_ms FROM users
+            WHERE name = ?1 OR key_folded = ?2 OR key_cased = ?3
+            ORDER BY name = ?1 DESC, created_ms, rowid LIMIT 1
+            """,
+            [.key(name), .text(key.folded), .text(key.cased)]
+        ) { row in
+            UserRecord(
+                name: row.text(0), passwordHash: row.isNull(1) ? nil : row.text(1),
+                roomStart: try row.unsigned(2, "room_start of user \(name)"),
+                created: Date(millisecondsSince1970: row.integer(3)))
+        }.first
+    }
+
+    /// Records user `name` with its ``UserName/Key``; ``UserRecord/roomStart`` is the room's head now.
+    /// - Throws: ``StoreError/userExists(_:)`` with the name of the user found (``user(named:)``),
+    ///   ``SQLiteError``.
     public func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
-        try withDatabase { database in
+        let key = UserName.Key(name)
+        return try withDatabase { database in
             try database.transaction {
-                guard try database.integer("SELECT 1 FROM users WHERE name = ?1", [.key(name)]) == nil else {
-                    throw StoreError.userExists(name)
+                if let existing = try Self.user(named: name, key: key, in: database) {
+                    throw StoreError.userExists(existing.name)
                 }
                 let user = UserRecord(name: name, passwordHash: passwordHash, roomStart: try Self.head(of: .room, in: database), created: time)
                 try database.run(
-                    "INSERT INTO users (name, password_hash, room_start, created_ms) VALUES (?1, ?2, ?3, ?4)",
-                    [.key(name), passwordHash.map(SQLiteValue.text) ?? .null, try .sequence(user.roomStart), .integer(user.created.millisecondsSince1970)])
+                    """
+                    INSERT INTO users (name, password_hash, room_start, created_ms, key_folded, key_cased)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    """,
+                    [.key(name), passwordHash.map(SQLiteValue.text) ?? .null, try .sequence(user.roomStart), .integer(user.created.millisecondsSince1970),
+                     .text(key.folded), .text(key.cased)])
                 return user
             }
         }

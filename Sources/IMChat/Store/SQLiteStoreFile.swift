@@ -28,12 +28,15 @@ extension SQLiteDatabase {
     /// Opens the store file at `path` (created if missing): checks it is a store of this kind
     /// (`PRAGMA application_id` = `applicationID`, schema version at most `schemaVersion`), switches it to
     /// WAL with `synchronous`, and on a new file runs `schema` and sets `PRAGMA user_version` to
-    /// `schemaVersion`, in one transaction.
+    /// `schemaVersion`, in one transaction. A file of an older version is migrated in one transaction:
+    /// `migrations[n]` takes it from version n to n + 1, up to `schemaVersion`.
     /// - Throws: ``SQLiteError`` (`SQLITE_NOTADB` for a file that is not a database, `SQLITE_CANTOPEN`
     ///   for a missing directory or no permission); ``StoreError/notAStore(path:)``;
-    ///   ``StoreError/unsupportedSchemaVersion(found:supported:)``.
+    ///   ``StoreError/unsupportedSchemaVersion(found:supported:)`` (also for an older version without
+    ///   its migration).
     static func openStore(
-        path: String, applicationID: Int32, schemaVersion: Int32, schema: String, synchronous: SQLiteSynchronous
+        path: String, applicationID: Int32, schemaVersion: Int32, schema: String, migrations: [Int32: String] = [:],
+        synchronous: SQLiteSynchronous
     ) throws -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path)
         _ = try database.contents(applicationID: applicationID, schemaVersion: schemaVersion)
@@ -44,9 +47,19 @@ extension SQLiteDatabase {
         try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         try database.transaction {
             // Again inside the write lock: another process may have created the schema meanwhile.
-            guard case .empty = try database.contents(applicationID: applicationID, schemaVersion: schemaVersion) else { return }
-            try database.execute(schema)
-            try database.execute("PRAGMA application_id = \(applicationID); PRAGMA user_version = \(schemaVersion)")
+            switch try database.contents(applicationID: applicationID, schemaVersion: schemaVersion) {
+            case .empty:
+                try database.execute(schema)
+                try database.execute("PRAGMA application_id = \(applicationID); PRAGMA user_version = \(schemaVersion)")
+            case .store(let version):
+                for from in version..<schemaVersion {
+                    guard let migration = migrations[from] else {
+                        throw StoreError.unsupportedSchemaVersion(found: version, supported: schemaVersion)
+                    }
+                    try database.execute(migration)
+                }
+                if version < schemaVersion { try database.execute("PRAGMA user_version = \(schemaVersion)") }
+            }
         }
         return database
     }

@@ -55,14 +55,14 @@ import Testing
             let path = directory.appendingPathComponent("chat.sqlite").path
             try SQLiteMessageStore(path: path).close()
             let database = try SQLiteDatabase(path: path)
-            #expect(try database.schemaVersion() == 1)
+            #expect(try database.schemaVersion() == 2)
             #expect(try database.integer("PRAGMA application_id") == 0x494D_4353)
             #expect(try database.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { $0.text(0) }
-                == ["conversations", "messages", "positions", "users"])
+                == ["conversations", "messages", "positions", "settings", "users"])
             // A later version of the program wrote this file.
-            try database.execute("PRAGMA user_version = 2")
+            try database.execute("PRAGMA user_version = 3")
             database.close()
-            #expect(throws: StoreError.unsupportedSchemaVersion(found: 2, supported: 1)) { try SQLiteMessageStore(path: path) }
+            #expect(throws: StoreError.unsupportedSchemaVersion(found: 3, supported: 2)) { try SQLiteMessageStore(path: path) }
         }
     }
 

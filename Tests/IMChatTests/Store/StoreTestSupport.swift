@@ -10,6 +10,14 @@ func withTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Re
     return try body(directory)
 }
 
+/// `withTemporaryDirectory(_:)` for an async `body` (a server on a store file).
+func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-store-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try await body(directory)
+}
+
 /// The two ``MessageStore`` implementations, so one suite runs against both.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case memory, sqlite
