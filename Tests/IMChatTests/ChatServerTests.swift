@@ -75,6 +75,31 @@ final class ChatFixture: Sendable {
         #expect(chat.server.onlineUsers == ["ann"])
     }
 
+    /// The operator sees one line per refused login, with the reason and the address.
+    @Test func everyRefusedLoginIsLoggedWithItsReason() async throws {
+        let chat = try ChatFixture()
+        let (ann, annOut) = chat.client("ann")
+        defer { ann.finishInput() }
+        _ = try await annOut.next(2)
+        let login = try await chat.log.next()
+        #expect(login.hasPrefix("login ann from 127.0.0.1:"))
+        let annAddress = login.replacingOccurrences(of: "login ann from ", with: "")
+        var blankRefusal = ""
+        do { try UserName.validate("\u{3164}") } catch { blankRefusal = error.description }
+        #expect(blankRefusal.contains("U+3164 HANGUL FILLER"))
+        for name in ["ann", "ANN", "\u{3164}"] {
+            let (_, out) = chat.client(name)
+            _ = try await out.next(4)  // connected, the error, disconnected, finished
+        }
+        // "refused login NAME from 127.0.0.1:PORT (REASON)": each client's port varies.
+        let refusals = try await chat.log.next(3).map { $0.replacingOccurrences(of: #"from 127\.0\.0\.1:[0-9]+ "#, with: "", options: .regularExpression) }
+        #expect(refusals == [
+            "refused login ann (already logged in from \(annAddress))",
+            "refused login ANN (ANN is too similar to the existing user ann)",
+            "refused login \u{3164} (invalid name: \(blankRefusal))",
+        ])
+    }
+
     @Test func logsLoginsLogoutsAndDropsWithTheirCause() async throws {
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
