@@ -77,7 +77,7 @@ let package = Package(
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
         // The terminal's layout arithmetic and the screen on a pseudo-terminal.
-        .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal"]),
+        .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal", "TestSupport", "AsyncSocket"]),
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
         .testTarget(name: "InteropTests", dependencies: ["AsyncSocket", "TestSupport"]),
         // A few seconds of socket-bench: that it runs clean, not how fast.

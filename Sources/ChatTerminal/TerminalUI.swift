@@ -265,6 +265,8 @@ private final class TerminalLoop: @unchecked Sendable {
     // MARK: Drawing
 
     /// Writes `text` to the terminal, all of it (EINTR and short writes retried; an error ends it).
+    /// Rows end with a bare newline: the terminal's `ONLCR` (kept on by libedit's edit mode) starts
+    /// the next one at the left.
     func write(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
@@ -282,7 +284,7 @@ private final class TerminalLoop: @unchecked Sendable {
     func writeStatusRow() {
         let text = status?.render(Date()) ?? ""
         let layout = EditAreaLayout(columns: editor.columns)
-        write(layout.truncated(text, toColumns: editor.columns - 1) + "\r\n")
+        write(layout.truncated(text, toColumns: editor.columns - 1) + "\n")
     }
 
     /// Moves to the start of the status row and clears from there down.
@@ -307,7 +309,7 @@ private final class TerminalLoop: @unchecked Sendable {
         if taken.statusChanged { status = taken.status }
         if !taken.lines.isEmpty || taken.statusChanged || (taken.endInput && reading) {
             erase()
-            for line in taken.lines { write(line + "\r\n") }
+            for line in taken.lines { write(line + "\n") }
             if taken.endInput { reading = false }
             draw()
         }
@@ -316,7 +318,7 @@ private final class TerminalLoop: @unchecked Sendable {
 
     func end(_ finish: TerminalUI.Finish) {
         erase()
-        for line in finish.lines { write(line + "\r\n") }
+        for line in finish.lines { write(line + "\n") }
         editor.end()
         var saved = settings
         _ = tcsetattr(ui.input, TCSAFLUSH, &saved)

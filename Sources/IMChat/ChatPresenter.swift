@@ -99,11 +99,12 @@ final class ChatPresenter: @unchecked Sendable {
         if !finished { onStatus?(new) }
     }
 
-    /// Re-reads the outbox count into the status (only when someone listens: it waits for the link's loop).
-    private func refreshOutboxCount() {
-        guard onStatus != nil, version == .v2 else { return }
-        let count = outboxCount()
-        updateStatus { $0.outboxCount = count }
+    /// Version 2: the status's outbox count, moved by `change` as messages enter it (accepted) and
+    /// leave it (stored, refused), in the order the events are shown (the link's own count may be
+    /// ahead of them).
+    private func countOutbox(_ change: Int) {
+        guard version == .v2 else { return }
+        updateStatus { $0.outboxCount = max(($0.outboxCount ?? 0) + change, 0) }
     }
 
     /// Before connecting: version 2 counts what an earlier run left in the outbox (`earlier`: those
@@ -122,7 +123,7 @@ final class ChatPresenter: @unchecked Sendable {
     func accepted(id: UInt64, message: ChatMessage) {
         remember(id, message)
         if let line = lines.accepted(id: id, message) { say(line) }
-        refreshOutboxCount()
+        countOutbox(1)
     }
 
     /// Version 1: own `message` handed to the link (no id, no outbox).
@@ -175,13 +176,13 @@ final class ChatPresenter: @unchecked Sendable {
         switch event {
         case .connected(let host, let port):
             connected = true
-            updateStatus { $0.connection = .loggingIn(name: lines.me) }
             if let attempt {
                 say("* reconnect attempt \(attempt) succeeded: connected to \(host):\(port)")
             } else {
                 say("* connected to \(host):\(port)")
             }
             attempt = nil
+            updateStatus { $0.connection = .loggingIn(name: lines.me) }
         case .connectFailed(let error):
             if let attempt {
                 say("* reconnect attempt \(attempt) failed: \(error)")
@@ -213,13 +214,13 @@ final class ChatPresenter: @unchecked Sendable {
             let live = lastAnswer?.id == id && lastAnswer?.sequence == nil
             lastAnswer = nil
             say(lines.stored(id: id, live: live))
-            refreshOutboxCount()
+            countOutbox(-1)
             progressed()
         case .refused(let id, _):
             unanswered[id] = nil
             failed = true
             say(lines.refused(id: id))
-            refreshOutboxCount()
+            countOutbox(-1)
             progressed()
         case .sendFailed(let message, let reason):
             fail("not sent (\(reason)): \(message.description.terminalSafe)")
