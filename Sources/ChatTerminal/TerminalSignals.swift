@@ -10,8 +10,8 @@ import Glibc
 ///   async-signal-safe); system calls interrupted by them restart (`SA_RESTART`).
 /// - SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT and SIGTRAP (``fatal``: a crash, a Swift runtime trap)
 ///   put the terminal's saved settings back (tcsetattr(3), async-signal-safe), write a newline, then
-///   reinstate the handler that was there before and return, so the crash goes on as it would have
-///   (a backtrace, a core dump) with the terminal usable.
+///   reinstate the handler that was there before and raise the signal again, so the crash goes on as
+///   it would have (a backtrace, a core dump) with the terminal usable.
 ///
 /// ``uninstall()`` puts back every handler that was there before.
 enum TerminalSignals {
@@ -49,6 +49,7 @@ enum TerminalSignals {
                     _ = withUnsafeBytes(of: &newline) { write(restoreDescriptor, $0.baseAddress, 2) }
                 }
                 sigaction(signal, previousActions + Int(signal), nil)
+                raise(signal)  // blocked until this handler returns, then the previous handler's
             }
             sigemptyset(&action.sa_mask)
             sigaction(signal, &action, previousActions + Int(signal))
