@@ -248,7 +248,15 @@ private final class TerminalLoop: @unchecked Sendable {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
             let ready = poll(&descriptors, 2, timeout())
-            if ready < 0 && errno != EINTR { break }
+            if ready < 0 && errno != EINTR {
+                // Cannot happen with these descriptors; never spin, never leave the terminal raw.
+                if reading {
+                    endOfInput()
+                    continue
+                }
+                end(TerminalUI.Finish(lines: [], done: {}))
+                break
+            }
             if ready == 0 { redrawStatusIfTicking() }
             if descriptors[0].revents != 0 {
                 for signal in drainWakePipe() { handle(signal: signal) }
@@ -333,7 +341,7 @@ private final class TerminalLoop: @unchecked Sendable {
         let hungUp = events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
             || ioctl(ui.input, UInt(FIONREAD), &available) != 0 || available == 0
         if hungUp {
-            endOfInput(erasing: true)
+            endOfInput()
             return
         }
         switch editor.readKey() {
@@ -352,11 +360,12 @@ private final class TerminalLoop: @unchecked Sendable {
             drawn = true
             callbacks.onLine(text)
         case .endOfInput:
-            endOfInput(erasing: true)
+            endOfInput()
         }
     }
 
-    func endOfInput(erasing: Bool) {
+    /// Ctrl-D or a hang-up: the prompt goes, keys are no longer read, the callback is told.
+    func endOfInput() {
         guard reading else { return }
         erase()
         reading = false

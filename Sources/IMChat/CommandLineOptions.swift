@@ -54,7 +54,7 @@ public struct ServerOptions: Equatable, Sendable {
           --retain-messages N    keep only the newest N messages of each conversation (default: all)
           --retain-days D        keep only the messages of the last D days (default: all)
           --name NAME            server name in LAN discovery answers (default chat)
-          --no-discovery         do not answer LAN discovery
+          --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
           --discovery-port P     UDP port for discovery (default 7777)
           --version              print the version (im-server \(chatVersion)) and exit

@@ -46,6 +46,17 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             return rows
         }
 
+        /// The screen and the cursor's place on it, read until the screen is the same before and after
+        /// the cursor is asked for (a line may arrive meanwhile).
+        func screenAndCursor() async throws -> (rows: [String], cursor: (column: Int, row: Int)) {
+            for _ in 0..<100 {
+                let before = try await screen()
+                let place = try await cursor()
+                if try await screen() == before { return (before, place) }
+            }
+            throw ChildProcessError("the screen never stood still")
+        }
+
         /// The cursor's column and row.
         func cursor() async throws -> (column: Int, row: Int) {
             let place = try await run(["display-message", "-t", "chat", "-p", "#{cursor_x} #{cursor_y}"])
@@ -69,7 +80,21 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             return rows
         }
 
-        func stop() async { _ = try? await run(["kill-server"]) }
+        /// Ends the session, and with it the server. (Not kill-server: that is a SIGTERM the server
+        /// sends itself, which stays blocked when the test's thread had it blocked.)
+        func stop() async { _ = try? await run(["kill-session", "-t", "chat"]) }
+
+        /// Runs `body` with a tmux started with `environment`, stopped afterwards, also on errors.
+        static func with(environment: [String: String], _ body: (Tmux) async throws -> Void) async throws {
+            let tmux = try await Tmux(environment: environment)
+            do {
+                try await body(tmux)
+            } catch {
+                await tmux.stop()
+                throw error
+            }
+            await tmux.stop()
+        }
     }
 
     /// `HH:MM ` and the rest of a row, or nil for a row without a time.
@@ -87,58 +112,119 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
         defer { server.stop() }
         let annFiles = try ClientExecutableTests.Files(password: "ann-password")
         let bobFiles = try ClientExecutableTests.Files(password: "bob-password")
-        let tmux = try await Tmux(environment: ["PS1": "$ ", "LANG": "C.UTF-8", "NO_COLOR": "1", "HOME": annFiles.directory.path])
-        defer { Task { await tmux.stop() } }
-        try await tmux.waitForScreen("the shell's prompt") { $0.last == "$" }
-        let settings = annFiles.directory.appendingPathComponent("stty").path
-        try await tmux.type("stty -g > \(settings).before; clear")
-        try await tmux.press("Enter")
-        try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
+        try await Tmux.with(environment: ["PS1": "$ ", "LANG": "C.UTF-8", "NO_COLOR": "1", "HOME": annFiles.directory.path]) { tmux in
+            try await tmux.waitForScreen("the shell's prompt") { $0.last == "$" }
+            let settings = annFiles.directory.appendingPathComponent("stty").path
+            try await tmux.type("stty -g > \(settings).before; clear")
+            try await tmux.press("Enter")
+            try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
 
-        let command = [ChildProcess.productPath("im-client"), "ann", "--port", server.port,
-                       "--data-dir", annFiles.dataDirectory, "--password-file", annFiles.passwordFile]
-        try await tmux.type(command.joined(separator: " "))
-        try await tmux.press("Enter")
-        try await tmux.waitForScreen("ann online") { $0.suffix(2) == ["[online as ann]", ">"] }
-        try await tmux.type("half typed")
-        try await tmux.waitForScreen("the half-typed line") { $0.last == "> half typed" }
+            let command = [ChildProcess.productPath("im-client"), "ann", "--port", server.port,
+                           "--data-dir", annFiles.dataDirectory, "--password-file", annFiles.passwordFile]
+            try await tmux.type(command.joined(separator: " "))
+            try await tmux.press("Enter")
+            try await tmux.waitForScreen("ann online") { $0.suffix(2) == ["[online as ann]", ">"] }
+            try await tmux.type("half typed")
+            try await tmux.waitForScreen("the half-typed line") { $0.last == "> half typed" }
 
-        let bob = try ChildProcess.startProduct("im-client", [
-            "bob", "--port", server.port, "--data-dir", bobFiles.dataDirectory, "--password-file", bobFiles.passwordFile,
+            let bob = try ChildProcess.startProduct("im-client", [
+                "bob", "--port", server.port, "--data-dir", bobFiles.dataDirectory, "--password-file", bobFiles.passwordFile,
+            ])
+            defer { bob.stop() }
+            for text in ["one", "two", "three"] { bob.type("/to ann \(text)") }
+            let rows = try await tmux.waitForScreen("bob's three messages") { rows in
+                rows.compactMap(Self.untimed).contains("bob (direct): three")
+            }
+            let shown = rows.compactMap(Self.untimed)
+            #expect(shown.filter { $0.hasPrefix("bob (direct)") } == ["bob (direct): one", "bob (direct): two", "bob (direct): three"])
+            let (still, cursor) = try await tmux.screenAndCursor()
+            #expect(still.suffix(2) == ["[online as ann]", "> half typed"])
+            #expect(cursor.column == 12 && cursor.row == still.count - 1)
+
+            try await tmux.type(" and finished")
+            try await tmux.press("Enter")
+            let sent = try await tmux.waitForScreen("the line sent and stored") { rows in
+                rows.compactMap(Self.untimed).contains("✓ #1 stored") && rows.last == ">"
+            }
+            #expect(sent.compactMap(Self.untimed).filter { $0.contains("#1") } == ["#1 → everyone: half typed and finished", "✓ #1 stored"])
+            #expect(sent.suffix(2) == ["[online as ann]", ">"])
+            #expect(try await bob.lines.first { $0.hasPrefix("ann:") } == "ann: half typed and finished")
+
+            // Ctrl-C with a half-typed line: nothing of it reaches the shell.
+            try await tmux.type("never sent")
+            try await tmux.waitForScreen("the second half-typed line") { $0.last == "> never sent" }
+            try await tmux.press("C-c")
+            let after = try await tmux.waitForScreen("the shell's prompt after the client") { $0.last == "$" }
+            #expect(!after.contains { $0.contains("never sent") })
+            #expect(!after.contains { $0.hasPrefix("[online as ann") })
+            try await tmux.type("echo \"exit $?\"; stty -g > \(settings).after")
+            try await tmux.press("Enter")
+            let echoed = try await tmux.waitForScreen("the shell's answer") { $0.last == "$" && $0.contains("exit 130") }
+            #expect(echoed.suffix(3).first == "$ echo \"exit $?\"; stty -g > \(settings).after")
+            let before = try String(contentsOfFile: settings + ".before", encoding: .utf8)
+            try await waitUntil("stty's whole output") { ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n") }
+            #expect(try String(contentsOfFile: settings + ".after", encoding: .utf8) == before)
+        }
+    }
+
+    /// The other ways out: a refused login (status 2) and Ctrl-D after a line was sent (status 0)
+    /// leave the shell's terminal exactly as it was, the status line gone.
+    @Test(.enabled(if: tmuxInstalled, "tmux is not installed (scripts/setup.sh installs it)"))
+    func aRefusedLoginAndCtrlDLeaveTheShellClean() async throws {
+        let server = try await ChatServerProcess.start()
+        defer { server.stop() }
+        let right = try ClientExecutableTests.Files(password: "the right one")
+        let wrong = try ClientExecutableTests.Files(password: "a wrong one")
+        // ann claims her name.
+        let claim = try ChildProcess.startProduct("im-client", [
+            "ann", "--port", server.port, "--data-dir", right.dataDirectory, "--password-file", right.passwordFile,
         ])
-        defer { bob.stop() }
-        for text in ["one", "two", "three"] { bob.type("/to ann \(text)") }
-        let rows = try await tmux.waitForScreen("bob's three messages") { rows in
-            rows.compactMap(Self.untimed).contains("bob (direct): three")
-        }
-        let shown = rows.compactMap(Self.untimed)
-        #expect(shown.filter { $0.hasPrefix("bob (direct)") } == ["bob (direct): one", "bob (direct): two", "bob (direct): three"])
-        #expect(rows.suffix(2) == ["[online as ann]", "> half typed"])
-        let cursor = try await tmux.cursor()
-        #expect(cursor.column == 12 && cursor.row == rows.count - 1)
+        defer { claim.stop() }
+        _ = try await claim.lines.first { $0.hasPrefix("* logged in as ann") }
+        claim.closeInput()
+        #expect(try await claim.exitStatus() == 0)
 
-        try await tmux.type(" and finished")
-        try await tmux.press("Enter")
-        let sent = try await tmux.waitForScreen("the line sent and stored") { rows in
-            rows.compactMap(Self.untimed).contains("✓ #1 stored") && rows.last == ">"
-        }
-        #expect(sent.compactMap(Self.untimed).filter { $0.contains("#1") } == ["#1 → everyone: half typed and finished", "✓ #1 stored"])
-        #expect(sent.suffix(2) == ["[online as ann]", ">"])
-        #expect(try await bob.lines.first { $0.hasPrefix("ann:") } == "ann: half typed and finished")
+        try await Tmux.with(environment: ["PS1": "$ ", "LANG": "C.UTF-8", "NO_COLOR": "1", "HOME": right.directory.path]) { tmux in
+            try await tmux.waitForScreen("the shell's prompt") { $0.last == "$" }
+            let settings = right.directory.appendingPathComponent("stty").path
+            try await tmux.type("stty -g > \(settings).before; clear")
+            try await tmux.press("Enter")
+            try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
+            func ann(_ files: ClientExecutableTests.Files) async throws {
+                try await tmux.type([ChildProcess.productPath("im-client"), "ann", "--port", server.port,
+                                     "--data-dir", files.dataDirectory, "--password-file", files.passwordFile].joined(separator: " "))
+                try await tmux.press("Enter")
+            }
+            /// Waits for the shell's prompt, asks for the status; returns the screen.
+            func exitStatus(_ expected: Int) async throws -> [String] {
+                try await tmux.waitForScreen("the shell's prompt") { $0.last == "$" }
+                try await tmux.type("echo \"exit $?\"")
+                try await tmux.press("Enter")
+                return try await tmux.waitForScreen("exit \(expected)") { $0.suffix(2) == ["exit \(expected)", "$"] }
+            }
 
-        // Ctrl-C with a half-typed line: nothing of it reaches the shell.
-        try await tmux.type("never sent")
-        try await tmux.waitForScreen("the second half-typed line") { $0.last == "> never sent" }
-        try await tmux.press("C-c")
-        let after = try await tmux.waitForScreen("the shell's prompt after the client") { $0.last == "$" }
-        #expect(!after.contains { $0.contains("never sent") })
-        #expect(!after.contains { $0.hasPrefix("[online as ann") })
-        try await tmux.type("echo \"exit $?\"; stty -g > \(settings).after")
-        try await tmux.press("Enter")
-        let echoed = try await tmux.waitForScreen("the shell's answer") { $0.last == "$" && $0.contains("exit 130") }
-        #expect(echoed.suffix(3).first == "$ echo \"exit $?\"; stty -g > \(settings).after")
-        let before = try String(contentsOfFile: settings + ".before", encoding: .utf8)
-        try await waitUntil("stty's output") { FileManager.default.fileExists(atPath: settings + ".after") }
-        #expect(try String(contentsOfFile: settings + ".after", encoding: .utf8) == before)
+            try await ann(wrong)
+            let refused = try await exitStatus(2)
+            #expect(refused.compactMap(Self.untimed).contains("! badPassword: wrong password for ann"))
+            #expect(!refused.contains { $0.hasPrefix("[") || $0.hasPrefix(">") })
+
+            try await tmux.type("clear")
+            try await tmux.press("Enter")
+            try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
+            try await ann(right)
+            try await tmux.waitForScreen("ann online") { $0.suffix(2) == ["[online as ann]", ">"] }
+            try await tmux.type("bye")
+            try await tmux.press("Enter")
+            try await tmux.waitForScreen("bye stored") { $0.compactMap(Self.untimed).contains("✓ #1 stored") }
+            try await tmux.press("C-d")
+            let ended = try await exitStatus(0)
+            #expect(ended.compactMap(Self.untimed).suffix(3) == ["#1 → everyone: bye", "✓ #1 stored", "* disconnected (by user)"])
+            #expect(!ended.contains { $0.hasPrefix("[") || $0.hasPrefix(">") })
+            try await tmux.type("stty -g > \(settings).after")
+            try await tmux.press("Enter")
+            try await waitUntil("stty's output") { FileManager.default.fileExists(atPath: settings + ".after") }
+            try await waitUntil("stty's whole output") { ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n") }
+            #expect(try String(contentsOfFile: settings + ".after", encoding: .utf8) == String(contentsOfFile: settings + ".before", encoding: .utf8))
+        }
     }
 }
