@@ -26,7 +26,9 @@ import Glibc
 /// ``finish(printing:then:)``, on a crash (``TerminalSignals``) and around a suspension (Ctrl-Z).
 /// One ``TerminalUI`` at a time per process (signal handlers are the process's).
 ///
-/// Assumes an ANSI (ECMA-48) terminal: moves up with `ESC [ n A` and clears with `ESC [ J`.
+/// Assumes an ANSI (ECMA-48) terminal: moves up with `ESC [ n A` and clears with `ESC [ J`. A key
+/// libedit reads as the start of a sequence (a lone Esc, emacs's meta prefix) holds the screen until
+/// the next key completes it: lines printed meanwhile appear then.
 public final class TerminalUI: Sendable {
     /// What other threads hand to the terminal thread.
     fileprivate struct Inbox: Sendable {
@@ -45,6 +47,7 @@ public final class TerminalUI: Sendable {
         let render: @Sendable (Date) -> String
     }
 
+    /// What ``finish(printing:then:)`` asked for.
     struct Finish: Sendable {
         let lines: [String]
         let done: @Sendable () -> Void
@@ -235,8 +238,9 @@ private final class TerminalLoop: @unchecked Sendable {
     }
 
     func run() {
-        let taken = ui.take()
+        var taken = ui.take()
         status = taken.status
+        taken.statusChanged = false  // drawn now
         writeStatusRow()
         editor.begin()
         drawn = true
