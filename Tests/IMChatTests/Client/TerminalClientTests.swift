@@ -80,8 +80,8 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             return rows
         }
 
-        /// Ends the session, and with it the server. (Not kill-server: that is a SIGTERM the server
-        /// sends itself, which stays blocked when the test's thread had it blocked.)
+        /// Ends the session, and with it the server. (Not kill-server: tmux 3.3a's server answers it
+        /// with a SIGTERM to itself, and on this machine it went on running afterwards.)
         func stop() async { _ = try? await run(["kill-session", "-t", "chat"]) }
 
         /// Runs `body` with a tmux started with `environment`, stopped afterwards, also on errors.
