@@ -51,6 +51,13 @@ let package = Package(
             providers: [.apt(["libicu-dev"]), .brew(["icu4c"])]
         ),
         .target(name: "CICUShims", dependencies: ["CICU"]),
+        // Debian's libedit (libedit-dev, BSD licence), the line editor of im-client's terminal;
+        // installed by scripts/setup.sh. Its header wraps libedit's variadic calls, which Swift cannot make.
+        .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"]), .brew(["libedit"])]
+        ),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
@@ -59,7 +66,10 @@ let package = Package(
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
         .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
-        .executableTarget(name: "im-client", dependencies: ["IMChat"]),
+        // im-client's terminal screen: the typed line kept at the bottom under a status line, output
+        // above it, editing and history by libedit; the terminal put back on every way out.
+        .target(name: "ChatTerminal", dependencies: ["CEditLine"]),
+        .executableTarget(name: "im-client", dependencies: ["IMChat", "ChatTerminal"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
         .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
@@ -79,6 +89,8 @@ let package = Package(
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
+        // The terminal's layout arithmetic and the screen on a pseudo-terminal.
+        .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal", "TestSupport", "AsyncSocket"]),
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
         .testTarget(name: "InteropTests", dependencies: ["AsyncSocket", "TestSupport"]),
         // A few seconds of socket-bench: that it runs clean, not how fast.

@@ -1,3 +1,4 @@
+import Foundation
 import LongLink
 
 extension ChatClient {
@@ -11,12 +12,17 @@ extension ChatClient {
         case serverUnavailable = 1
         /// The server refused the name (`nameTaken`, `invalidName`) or the password (`badPassword`).
         case loginRefused = 2
+        /// The session ended as for ``quit``, but something failed along the way: a message was refused,
+        /// the server answered a request with an error, or a typed command could not be carried out
+        /// (not understood, or not available with protocol version 1). The error lines say what.
+        case completedWithErrors = 4
     }
 
     /// How the client writes its lines (``ClientOptions/help`` lists both).
     public enum OutputStyle: Sendable, Equatable {
         /// For a person: arrows and check marks (`#17 → bob: hi`, `✓ #17 stored`, `✓✓ #17 received by
-        /// bob`), reconnect times as clock times.
+        /// bob`), reconnect times as clock times, every line after its local time (`14:02 bob: hi`),
+        /// names in colour with ``Configuration/color``.
         case terminal
         /// For a script: the same events as plain words (`accepted #17 to bob: hi`, `stored #17`,
         /// `received #17 by bob`), one per line, numbers as digits, times in milliseconds since 1970.
@@ -58,6 +64,19 @@ extension ChatClient {
         /// ``ExitStatus/serverUnavailable`` (the outbox is kept). Measured on the event loop group's
         /// clock. Default 30 s.
         public var wait: Duration = .seconds(30)
+        /// ``OutputStyle/terminal`` only: names in colour, one of six ANSI colours chosen by a hash of
+        /// the name. Default false; `im-client` turns it on in a terminal unless `NO_COLOR` is set
+        /// (``ClientOptions/wantsColor(terminal:environment:)``).
+        public var color = false
+        /// ``OutputStyle/pipe`` only: every line starts with its UTC time, ISO 8601 to the millisecond,
+        /// and a space (`2023-11-14T22:13:20.123Z stored #17`). Default false (`im-client --timestamps`).
+        public var timestamps = false
+        /// The time zone of the clock times a terminal shows (line times, reconnect times). Default the
+        /// process's (`TZ`, else the system's).
+        public var timeZone = TimeZone.current
+        /// The wall clock for line times and reconnect times (not for timers, which the event loop
+        /// group's clock measures). Default `Date()`.
+        public var clock: @Sendable () -> Date = { Date() }
 
         /// A configuration for `name` on `host`:`port` with the defaults above.
         public init(name: String, host: String, port: UInt16) {

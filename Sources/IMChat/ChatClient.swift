@@ -16,12 +16,14 @@ import SocketFraming
 /// reconnecting on its own. With version 1 it is the live-only client it always was.
 ///
 /// Threading: methods may be called from any thread (``handle(line:)`` blocks until the message is
-/// persisted in the outbox). Output lines go to `output` and the end of the session to `onFinish`,
-/// both on the client's own serial queue, in order; `onFinish` is called once.
+/// persisted in the outbox). Output lines go to `output`, status changes (``Status``) to `onStatus`
+/// and the end of the session to `onFinish`, all on the client's own serial queue, in order;
+/// `onFinish` is called once.
 ///
 /// Exit statuses (``ExitStatus``): 0 after the input ended and everything was stored, 1 when the
 /// server could not be reached within ``Configuration/wait`` (or, with ``ReconnectPolicy/giveUp``,
-/// when the attempts ran out), 2 when the server refused the name or password.
+/// when the attempts ran out), 2 when the server refused the name or password, 4 when the session
+/// ended as for 0 but a message was refused or a command failed.
 public final class ChatClient: Sendable {
     private let queue: DispatchQueue
     private let link: LongLinkClient<ChatCodec>
@@ -44,6 +46,9 @@ public final class ChatClient: Sendable {
     ///   - group: the loops the connection and the client's timers run on (its clock measures
     ///     ``Configuration/wait`` and the reconnect delays).
     ///   - output: receives each line, on the client's queue.
+    ///   - onStatus: receives the status (``Status``) at ``start()`` and whenever it changes, on the
+    ///     client's queue, in order with the lines; `nil` (the default): the status is not followed
+    ///     (nor the outbox counted after each message).
     ///   - onFinish: receives the end of the session, once, on the client's queue.
     /// - Throws: version 2 only: ``ChatClientStateError`` (no data directory, cannot create it, another
     ///   client uses the same files), ``SQLiteError`` / ``StoreError`` from the files,
@@ -52,6 +57,7 @@ public final class ChatClient: Sendable {
         configuration: Configuration,
         group: EventLoopGroup = .shared,
         output: @escaping @Sendable (String) -> Void,
+        onStatus: (@Sendable (Status) -> Void)? = nil,
         onFinish: @escaping @Sendable (ExitStatus) -> Void
     ) throws {
         let queue = DispatchQueue(label: "IMChat.ChatClient")
@@ -61,7 +67,7 @@ public final class ChatClient: Sendable {
         linkConfiguration.reconnectPolicy = configuration.reconnectPolicy
         guard configuration.protocolVersion == .v2 else {
             let presenter = ChatPresenter(configuration: configuration, sentLog: nil, group: group, queue: queue, output: output,
-                                          onFinish: onFinish)
+                                          onStatus: onStatus, onFinish: onFinish)
             let link = LongLinkClient(codec: ChatCodec(), configuration: linkConfiguration, group: group, eventQueue: queue) {
                 presenter.handle($0)
             }
@@ -75,7 +81,7 @@ public final class ChatClient: Sendable {
                                         port: configuration.port)
         linkConfiguration.reportsStoredAnswers = true
         let presenter = ChatPresenter(configuration: configuration, sentLog: state.sentLog, group: group, queue: queue, output: output,
-                                      onFinish: onFinish)
+                                      onStatus: onStatus, onFinish: onFinish)
         let link = try LongLinkClient(codec: ChatCodec(version: .v2), configuration: linkConfiguration, store: state.deliveryStore,
                                       group: group, eventQueue: queue) { presenter.handle($0) }
         let login = ChatLogin(name: configuration.name, password: configuration.password,
@@ -169,7 +175,7 @@ public final class ChatClient: Sendable {
         case .listCommands: say(ChatCommand.help)
         case .quit: finishInput()
         case .nothing: break
-        case .invalid(let help): say(help)
+        case .invalid(let help): fail(help)
         }
     }
 
@@ -216,7 +222,10 @@ public final class ChatClient: Sendable {
 
     private func send(_ message: ChatMessage) {
         guard protocolVersion == .v2 else {
-            link.send(message)
+            onQueueAndWait { [link, presenter] in
+                presenter.sent(message)
+                link.send(message)
+            }
             return
         }
         // Sent from the client's queue, so the link's answer (an event queued behind) cannot be shown
@@ -229,7 +238,7 @@ public final class ChatClient: Sendable {
 
     private func requestHistory(with other: String?, limit: Int) {
         guard protocolVersion == .v2 else {
-            say("! /history needs protocol version 2")
+            fail("/history needs protocol version 2 (--protocol 2, the default)")
             return
         }
         let conversation = other.map { ConversationID(between: name, and: $0) } ?? .room
@@ -239,7 +248,7 @@ public final class ChatClient: Sendable {
     /// Sends a `who` for the first page, or (`more`) for the page after the last one shown.
     private func requestWho(more: Bool) {
         guard protocolVersion == .v2 else {
-            say("! /who needs protocol version 2")
+            fail("/who needs protocol version 2 (--protocol 2, the default)")
             return
         }
         onQueueAndWait { [link, presenter] in
@@ -250,6 +259,11 @@ public final class ChatClient: Sendable {
 
     private func say(_ line: String) {
         queue.async { [presenter] in presenter.say(line) }
+    }
+
+    /// Says `line` as an error (`! line`); the session's clean end becomes ``ExitStatus/completedWithErrors``.
+    private func fail(_ line: String) {
+        queue.async { [presenter] in presenter.fail(line) }
     }
 }
 

@@ -21,7 +21,8 @@ public enum ChatCommand: Equatable, Sendable {
 
     /// The commands, for help output (one line).
     public static let help = "commands: /to NAME text (direct message), /history [NAME] [N] (the last N messages "
-        + "with NAME, or of the room; default 20, at most 100), /who [more] (who is online, 100 at a time), /help, /quit; any other line goes to everyone"
+        + "with NAME, or of the room; default 20, at most 100; protocol 2), /who [more] (who is online, 100 at a time; "
+        + "protocol 2), /help, /quit (leave once what you sent is stored); any other line goes to everyone"
 
     /// How many messages `/history` shows when not told: 20.
     public static let defaultHistoryLimit = 20

@@ -18,20 +18,20 @@ extension ChatLines {
     }
 
     private func presenceLine(_ names: [String], verb: String) -> String {
-        let safe = names.map(\.terminalSafe)
+        let safe = names.map(shown)
         switch style {
         case .pipe:
             return "* \(verb): \(safe.joined(separator: " "))"
         case .terminal:
-            let shown = safe.prefix(Self.maxNamesShown)
-            let others = safe.count - shown.count
+            let listed = safe.prefix(Self.maxNamesShown)
+            let others = safe.count - listed.count
             let list: String
             if others > 0 {
-                list = shown.joined(separator: ", ") + " and \(others) \(others == 1 ? "other" : "others")"
-            } else if shown.count == 1 {
-                list = shown[0]
+                list = listed.joined(separator: ", ") + " and \(others) \(others == 1 ? "other" : "others")"
+            } else if listed.count == 1 {
+                list = listed[0]
             } else {
-                list = shown.dropLast().joined(separator: ", ") + " and " + shown[shown.count - 1]
+                list = listed.dropLast().joined(separator: ", ") + " and " + listed[listed.count - 1]
             }
             return "* \(list) \(verb)"
         }
@@ -41,7 +41,7 @@ extension ChatLines {
     /// (without the hint on the last page); pipe `online 1234 more: ann bob carl` or, on the last page,
     /// `online 1234 end: ann bob carl` (names separated by spaces; none after the colon on an empty page).
     func onlineUsers(names: [String], onlineCount: Int, more: Bool) -> String {
-        let safe = names.map(\.terminalSafe)
+        let safe = names.map(shown)
         switch style {
         case .pipe:
             return "online \(onlineCount) \(more ? "more" : "end"):" + safe.map { " " + $0 }.joined()

@@ -11,13 +11,54 @@ import Darwin
 struct ChatLines: Sendable {
     let style: ChatClient.OutputStyle
     let me: String
+    /// Terminal only: names in colour (``ANSIColor/forName(_:)``).
+    let color: Bool
+    /// Pipe only: every line starts with its UTC time in ISO 8601 (``stamped(_:at:entry:)``).
+    let timestamps: Bool
+    /// The time zone of the clock times shown in a terminal.
+    let timeZone: TimeZone
+
+    init(style: ChatClient.OutputStyle, me: String, color: Bool = false, timestamps: Bool = false, timeZone: TimeZone = .current) {
+        self.style = style
+        self.me = me
+        self.color = color && style == .terminal
+        self.timestamps = timestamps
+        self.timeZone = timeZone
+    }
+
+    /// `line` as printed at `time`: in a terminal after the local clock time, `14:02 bob: hi` (not for
+    /// an `entry` of a history, which shows its own date and time); in a pipe unchanged, or with
+    /// ``timestamps`` after the UTC time to the millisecond, `2023-11-14T22:13:20.123Z bob: hi`.
+    func stamped(_ line: String, at time: Date, entry: Bool = false) -> String {
+        switch style {
+        case .terminal: return entry ? line : "\(Self.clockTime(time, timeZone: timeZone, withSeconds: false)) \(line)"
+        case .pipe: return timestamps ? "\(Self.iso8601(time)) \(line)" : line
+        }
+    }
+
+    /// A name as shown: control characters escaped, and in a terminal with ``color`` in its colour.
+    func shown(_ name: String) -> String {
+        color ? ANSIColor.forName(name).wrap(name.terminalSafe) : name.terminalSafe
+    }
+
+    /// Version 1 (no ids, no outbox): own message sent: `→ bob: hi`, `→ everyone: hi all`; pipe:
+    /// `sent to bob: hi`, `sent broadcast: hi all`. `nil` for other messages.
+    func sent(_ message: ChatMessage) -> String? {
+        switch (message, style) {
+        case (.directMessage(let to, let text), .terminal): return "→ \(shown(to)): \(text.terminalSafe)"
+        case (.broadcast(let text), .terminal): return "→ everyone: \(text.terminalSafe)"
+        case (.directMessage(let to, let text), .pipe): return "sent to \(to.terminalSafe): \(text.terminalSafe)"
+        case (.broadcast(let text), .pipe): return "sent broadcast: \(text.terminalSafe)"
+        default: return nil
+        }
+    }
 
     /// Own message `id` accepted into the outbox: `#17 → bob: hi`, `#18 → everyone: hi all`; pipe:
     /// `accepted #17 to bob: hi`, `accepted #18 broadcast: hi all`. `nil` for other messages.
     func accepted(id: UInt64, _ message: ChatMessage) -> String? {
         switch (message, style) {
         case (.directMessage(let to, let text), .terminal), (.v2(.directMessage(_, let to, let text)), .terminal):
-            return "#\(id) → \(to.terminalSafe): \(text.terminalSafe)"
+            return "#\(id) → \(shown(to)): \(text.terminalSafe)"
         case (.broadcast(let text), .terminal), (.v2(.broadcast(_, let text)), .terminal):
             return "#\(id) → everyone: \(text.terminalSafe)"
         case (.directMessage(let to, let text), .pipe), (.v2(.directMessage(_, let to, let text)), .pipe):
@@ -41,7 +82,7 @@ struct ChatLines: Sendable {
     /// `by`'s client has received message `id`: `✓✓ #17 received by bob`; pipe: `received #17 by bob`.
     func receipt(id: UInt64, by: String) -> String {
         switch style {
-        case .terminal: return "✓✓ #\(id) received by \(by.terminalSafe)"
+        case .terminal: return "✓✓ #\(id) received by \(shown(by))"
         case .pipe: return "received #\(id) by \(by.terminalSafe)"
         }
     }
@@ -59,15 +100,15 @@ struct ChatLines: Sendable {
         if from == me, let conversation {
             switch ConversationID(conversation) {
             case .direct(let first, let second)? where !(first == me && second == me):
-                let other = (first == me ? second : first).terminalSafe
-                return style == .terminal ? "you (another device) → \(other): \(text)" : "you to \(other): \(text)"
+                let other = first == me ? second : first
+                return style == .terminal ? "you (another device) → \(shown(other)): \(text)" : "you to \(shown(other)): \(text)"
             case .room?:
                 return style == .terminal ? "you (another device): \(text)" : "you broadcast: \(text)"
             default:
                 break
             }
         }
-        return isDirect ? "\(from.terminalSafe) (direct): \(text)" : "\(from.terminalSafe): \(text)"
+        return isDirect ? "\(shown(from)) (direct): \(text)" : "\(shown(from)): \(text)"
     }
 
     /// An error from the server; `id` names the message it answers: `! unknownRecipient for #17: …`.
@@ -87,11 +128,11 @@ struct ChatLines: Sendable {
             let what: String
             switch ConversationID(conversation) {
             case .room?: what = "of the room"
-            case .direct(let first, let second)?: what = "with \((first == me ? second : first).terminalSafe)"
+            case .direct(let first, let second)?: what = "with \(shown(first == me ? second : first))"
             case nil: what = "of \(safe)"
             }
             return ["* history \(what), \(count)\(messages.isEmpty ? "" : ":")"] + messages.map { entry in
-                "  #\(entry.sequence) \(Self.localTime(entry.time, withDate: true)) \(entry.from.terminalSafe): \(entry.text.terminalSafe)"
+                "  #\(entry.sequence) \(Self.localTime(entry.time, withDate: true, timeZone: timeZone)) \(shown(entry.from)): \(entry.text.terminalSafe)"
             }
         case .pipe:
             return ["history \(safe): \(count)"] + messages.map { entry in
@@ -101,26 +142,49 @@ struct ChatLines: Sendable {
         }
     }
 
-    /// `* reconnect attempt 4 in 8.318 s`, and in a terminal ` (at 14:02:11)`: the attempt's local
+    /// `* reconnect attempt 4 in 8.318 s`, and in a terminal ` (at 14:02:11)`: the attempt's clock
     /// time, `now` plus `delay`.
     func reconnecting(_ description: String, delay: Duration, now: Date) -> String {
         guard style == .terminal else { return "* \(description)" }
         let (seconds, attoseconds) = delay.components
         let at = now.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        return "* \(description) (at \(Self.localTime(at, withDate: false)))"
+        return "* \(description) (at \(Self.clockTime(at, timeZone: timeZone, withSeconds: true)))"
     }
 
-    /// `time` in the local time zone: `14:02:11`, or with the date `2023-11-14 22:13`.
-    static func localTime(_ time: Date, withDate: Bool) -> String {
-        var seconds = time_t(time.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        if withDate {
-            return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
-        }
-        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    /// `time` in `timeZone` (default: the local one): `14:02:11`, or with the date `2023-11-14 22:13`.
+    static func localTime(_ time: Date, withDate: Bool, timeZone: TimeZone = .current) -> String {
+        guard withDate else { return clockTime(time, timeZone: timeZone, withSeconds: true) }
+        let parts = brokenDown(time, offset: timeZone.secondsFromGMT(for: time))
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
     }
+
+    /// `time` in `timeZone` as a clock time: `14:02`, or `withSeconds` `14:02:11` (seconds rounded down).
+    static func clockTime(_ time: Date, timeZone: TimeZone, withSeconds: Bool) -> String {
+        let parts = brokenDown(time, offset: timeZone.secondsFromGMT(for: time))
+        let minutes = "\(two(parts.tm_hour)):\(two(parts.tm_min))"
+        return withSeconds ? "\(minutes):\(two(parts.tm_sec))" : minutes
+    }
+
+    /// `time` in UTC, ISO 8601 to the millisecond (rounded down): `2023-11-14T22:13:20.123Z`.
+    static func iso8601(_ time: Date) -> String {
+        let milliseconds = Int64((time.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let fraction = milliseconds - seconds * 1000
+        let parts = brokenDown(Date(timeIntervalSince1970: Double(seconds)), offset: 0)
+        let millis = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millis)Z"
+    }
+
+    /// The calendar fields of `time` shifted by `offset` seconds, as gmtime_r(3) gives them.
+    private static func brokenDown(_ time: Date, offset: Int) -> tm {
+        var seconds = time_t(time.timeIntervalSince1970.rounded(.down)) + time_t(offset)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return parts
+    }
+
+    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }
 
 extension String {

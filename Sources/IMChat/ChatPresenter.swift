@@ -2,9 +2,10 @@ import AsyncSocket
 import Foundation
 import LongLink
 
-/// The chat client's mind: turns link events into lines (``ChatLines``), keeps what it needs to show
-/// each thing once (own messages announced, receipts matched through the ``SentMessageLog``), and
-/// decides when the session ends and with which status.
+/// The chat client's mind: turns link events into lines (``ChatLines``) and the status
+/// (``ChatClient/Status``), keeps what it needs to show each thing once (own messages announced,
+/// receipts matched through the ``SentMessageLog``), and decides when the session ends and with which
+/// status.
 ///
 /// Unchecked Sendable: used on the client's serial queue only (`link` and `login` are set once, before
 /// the first event); its timers hop to that queue.
@@ -15,7 +16,10 @@ final class ChatPresenter: @unchecked Sendable {
     let wait: Duration
     let sentLog: SentMessageLog?
     let output: @Sendable (String) -> Void
+    let onStatus: (@Sendable (ChatClient.Status) -> Void)?
     let onFinish: @Sendable (ChatClient.ExitStatus) -> Void
+    /// The wall clock of the lines' times and the status's reconnect times.
+    let now: @Sendable () -> Date
     /// The loop whose clock times ``ChatClient/Configuration/wait`` and throttling delays.
     let loop: EventLoop
     let queue: DispatchQueue
@@ -45,12 +49,23 @@ final class ChatPresenter: @unchecked Sendable {
     /// `/who` paging: the last name of the latest page shown, and whether names follow it.
     private var whoCursor: String?
     private var whoHasMore = false
+    /// Something failed along the way (a message refused, an error from the server, a command not
+    /// understood): a clean end is ``ChatClient/ExitStatus/completedWithErrors`` rather than `quit`.
+    private(set) var failed = false
+    /// What ``onStatus`` was last told.
+    private(set) var status: ChatClient.Status
 
     init(
         configuration: ChatClient.Configuration, sentLog: SentMessageLog?, group: EventLoopGroup, queue: DispatchQueue,
-        output: @escaping @Sendable (String) -> Void, onFinish: @escaping @Sendable (ChatClient.ExitStatus) -> Void
+        output: @escaping @Sendable (String) -> Void, onStatus: (@Sendable (ChatClient.Status) -> Void)? = nil,
+        onFinish: @escaping @Sendable (ChatClient.ExitStatus) -> Void
     ) {
-        lines = ChatLines(style: configuration.style, me: configuration.name)
+        lines = ChatLines(style: configuration.style, me: configuration.name, color: configuration.color,
+                          timestamps: configuration.timestamps, timeZone: configuration.timeZone)
+        now = configuration.clock
+        status = ChatClient.Status(connecting: configuration.host, port: configuration.port,
+                                   outboxCount: configuration.protocolVersion == .v2 ? 0 : nil)
+        self.onStatus = onStatus
         version = configuration.protocolVersion
         if case .keepTrying = configuration.reconnectPolicy { keepsTrying = true } else { keepsTrying = false }
         wait = configuration.wait
@@ -63,18 +78,44 @@ final class ChatPresenter: @unchecked Sendable {
 
     // MARK: Calls from ChatClient (on the queue)
 
-    func say(_ line: String) {
+    /// Writes `line`, stamped (``ChatLines/stamped(_:at:entry:)``; `entry`: a line of a history).
+    func say(_ line: String, entry: Bool = false) {
         guard !finished else { return }
-        output(line)
+        output(lines.stamped(line, at: now(), entry: entry))
+    }
+
+    /// Writes `line` as an error (`! line`) and remembers that something failed.
+    func fail(_ line: String) {
+        failed = true
+        say("! " + line)
+    }
+
+    /// Changes the status; tells ``onStatus`` when it changed.
+    private func updateStatus(_ change: (inout ChatClient.Status) -> Void) {
+        var new = status
+        change(&new)
+        guard new != status else { return }
+        status = new
+        if !finished { onStatus?(new) }
+    }
+
+    /// Version 2: the status's outbox count, moved by `change` as messages enter it (accepted) and
+    /// leave it (stored, refused), in the order the events are shown (the link's own count may be
+    /// ahead of them).
+    private func countOutbox(_ change: Int) {
+        guard version == .v2 else { return }
+        updateStatus { $0.outboxCount = max(($0.outboxCount ?? 0) + change, 0) }
     }
 
     /// Before connecting: version 2 counts what an earlier run left in the outbox (`earlier`: those
     /// messages, by id).
-    func starting(_ status: DeliveryStatus?, earlier: [(id: UInt64, message: ChatMessage)]) {
-        guard let status else { return }
+    func starting(_ delivery: DeliveryStatus?, earlier: [(id: UInt64, message: ChatMessage)]) {
+        onStatus?(status)
+        guard let delivery else { return }
         for (id, message) in earlier { remember(id, message) }
-        if status.outboxCount > 0 {
-            say("* \(Self.messages(status.outboxCount)) from an earlier run in the outbox; sent once logged in")
+        if delivery.outboxCount > 0 {
+            say("* \(Self.messages(delivery.outboxCount)) from an earlier run in the outbox; sent once logged in")
+            updateStatus { $0.outboxCount = delivery.outboxCount }
         }
     }
 
@@ -82,6 +123,12 @@ final class ChatPresenter: @unchecked Sendable {
     func accepted(id: UInt64, message: ChatMessage) {
         remember(id, message)
         if let line = lines.accepted(id: id, message) { say(line) }
+        countOutbox(1)
+    }
+
+    /// Version 1: own `message` handed to the link (no id, no outbox).
+    func sent(_ message: ChatMessage) {
+        if let line = lines.sent(message) { say(line) }
     }
 
     /// The `who` for `/who` (`more` false: the first page) or `/who more` (the page after the last one
@@ -98,6 +145,7 @@ final class ChatPresenter: @unchecked Sendable {
     func inputEnded() {
         guard !finished else { return }
         inputHasEnded = true
+        updateStatus { $0.inputEnded = true }
         restartWaitTimer()
         if version == .v1 {
             link?.disconnectAfterSending()
@@ -134,6 +182,7 @@ final class ChatPresenter: @unchecked Sendable {
                 say("* connected to \(host):\(port)")
             }
             attempt = nil
+            updateStatus { $0.connection = .loggingIn(name: lines.me) }
         case .connectFailed(let error):
             if let attempt {
                 say("* reconnect attempt \(attempt) failed: \(error)")
@@ -142,7 +191,9 @@ final class ChatPresenter: @unchecked Sendable {
             }
         case .reconnecting(let attempt, let delay):
             self.attempt = attempt
-            say(lines.reconnecting("\(event)", delay: delay, now: Date()))
+            let time = now()
+            say(lines.reconnecting("\(event)", delay: delay, now: time))
+            updateStatus { $0.connection = .reconnecting(attempt: attempt, at: time.addingTimeInterval(Self.interval(delay))) }
         case .disconnected(let reason):
             disconnected(reason)
         case .serverUnavailable:
@@ -150,6 +201,7 @@ final class ChatPresenter: @unchecked Sendable {
                 finish(.quit)  // everything was stored; only the goodbye could not be said
             } else if keepsTrying && !(version == .v1 && inputHasEnded) {
                 say("! server unavailable; still trying")
+                updateStatus { $0.serverUnavailable = true }
             } else {
                 say("* server unavailable")
                 reportOutboxLeft()
@@ -162,13 +214,16 @@ final class ChatPresenter: @unchecked Sendable {
             let live = lastAnswer?.id == id && lastAnswer?.sequence == nil
             lastAnswer = nil
             say(lines.stored(id: id, live: live))
+            countOutbox(-1)
             progressed()
         case .refused(let id, _):
             unanswered[id] = nil
+            failed = true
             say(lines.refused(id: id))
+            countOutbox(-1)
             progressed()
         case .sendFailed(let message, let reason):
-            say("! not sent (\(reason)): \(message.description.terminalSafe)")
+            fail("not sent (\(reason)): \(message.description.terminalSafe)")
         }
     }
 
@@ -177,11 +232,14 @@ final class ChatPresenter: @unchecked Sendable {
         if reason == .byUser, let delay = throttleDelay, let link {
             throttleDelay = nil
             say("* disconnected (login throttled); trying again in \(Self.seconds(delay)) s")
+            let at = now().addingTimeInterval(Self.interval(delay))
+            updateStatus { $0.connection = .reconnecting(attempt: nil, at: at) }
             loop.scheduleTask(in: delay) { link.connect() }
             return
         }
         say("* disconnected (\(reason))")
         guard reason == .byUser else { return }
+        updateStatus { $0.connection = .offline }
         let left = outboxCount()
         if left > 0 { reportOutboxLeft() }
         finish(left > 0 ? .serverUnavailable : .quit)
@@ -193,12 +251,17 @@ final class ChatPresenter: @unchecked Sendable {
         switch message {
         case .loginAccepted(let name, let online, let count, let token):
             link?.greeting = .login(name: name, resumeToken: token)
-            say("* logged in as \(name.terminalSafe); online: \(Self.list(online, count))")
+            say("* logged in as \(name.terminalSafe); online: \(list(online, count))")
+            updateStatus {
+                $0.connection = .online(name: name, liveOnly: false)
+                $0.serverUnavailable = false
+            }
         case .delivery(let from, let text, let isDirect):
             say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: nil))
         case .presence(let name, let online):
-            say("* \(name.terminalSafe) \(online ? "joined" : "left")")
+            say("* \(lines.shown(name)) \(online ? "joined" : "left")")
         case .error(let code, let detail):
+            if Self.isFailure(code) { failed = true }
             say(lines.error(code: code, detail: detail, id: nil))
             loginFailed(code, retryAfter: nil)
         case .v2(let message):
@@ -212,7 +275,11 @@ final class ChatPresenter: @unchecked Sendable {
         switch message {
         case .loginAccepted(let name, let online, let count, let token, let stored):
             login?.update(token: token)
-            say("* logged in as \(name.terminalSafe)\(stored ? "" : " (live only: no password)"); online: \(Self.list(online, count))")
+            say("* logged in as \(name.terminalSafe)\(stored ? "" : " (live only: no password)"); online: \(list(online, count))")
+            updateStatus {
+                $0.connection = .online(name: name, liveOnly: !stored)
+                $0.serverUnavailable = false
+            }
             finishIfDone()
         case .delivery(let from, let text, let isDirect, let conversation, let sequence, _):
             if from == lines.me, let sequence, conversation != "direct:\(from) \(from)",
@@ -221,7 +288,7 @@ final class ChatPresenter: @unchecked Sendable {
             }
             say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation))
         case .presence(let name, let online):
-            say("* \(name.terminalSafe) \(online ? "joined" : "left")")
+            say("* \(lines.shown(name)) \(online ? "joined" : "left")")
         case .stored(let id, let conversation, let sequence):
             // Passed on just before .stored(id:): keep its place for receipts and echoes.
             lastAnswer = (id, sequence)
@@ -230,7 +297,9 @@ final class ChatPresenter: @unchecked Sendable {
             let ids = useSentLog { try $0.receipt(conversation: conversation, upTo: upTo) } ?? []
             for id in ids { say(lines.receipt(id: id, by: by)) }
         case .history(let conversation, let messages):
-            for line in lines.history(conversation: conversation, messages: messages) { say(line) }
+            for (index, line) in lines.history(conversation: conversation, messages: messages).enumerated() {
+                say(line, entry: index > 0)
+            }
         case .presenceChanges(let online, let offline, let count, let unlisted):
             for line in lines.presenceChanges(online: online, offline: offline, onlineCount: count, unlisted: unlisted) {
                 say(line)
@@ -240,6 +309,7 @@ final class ChatPresenter: @unchecked Sendable {
             whoHasMore = more
             say(lines.onlineUsers(names: names, onlineCount: count, more: more))
         case .error(let code, let detail, let id, let retryAfter):
+            if Self.isFailure(code) { failed = true }
             say(lines.error(code: code, detail: detail, id: id))
             if id == nil { loginFailed(code, retryAfter: retryAfter) }
         case .login, .directMessage, .broadcast, .received, .historyRequest, .who, .heartbeat, .heartbeatAck:
@@ -298,7 +368,7 @@ final class ChatPresenter: @unchecked Sendable {
         } catch {
             if !sentLogFailed {
                 sentLogFailed = true
-                say("! cannot use the sent-message log \(sentLog.path): \(error)")
+                fail("cannot use the sent-message log \(sentLog.path): \(error)")
             }
             return nil
         }
@@ -359,12 +429,14 @@ final class ChatPresenter: @unchecked Sendable {
 
     private func outboxCount() -> Int { link?.deliveryStatus?.outboxCount ?? 0 }
 
+    /// Ends the session with `status`; a clean end after a failure is ``ChatClient/ExitStatus/completedWithErrors``.
     private func finish(_ status: ChatClient.ExitStatus) {
         guard !finished else { return }
+        updateStatus { $0.connection = .offline }
         finished = true
         waitTimer?.cancel()
         waitTimer = nil
-        onFinish(status)
+        onFinish(status == .quit && failed ? .completedWithErrors : status)
         afterFinish?()
     }
 
@@ -380,9 +452,26 @@ final class ChatPresenter: @unchecked Sendable {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
     }
 
-    /// "bob, cy and 3 more", or "nobody else".
-    static func list(_ online: [String], _ count: Int) -> String {
-        var list = online.isEmpty ? "nobody else" : online.map(\.terminalSafe).joined(separator: ", ")
+    /// `duration` in seconds, for dates.
+    static func interval(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// Whether an error with `code` counts as a failure for the exit status: every code but those
+    /// about the login, which end the session with their own status (`nameTaken`, `invalidName`,
+    /// `badPassword`) or are retried (`throttled`), and those after which the message stays in the
+    /// outbox to be resent (`storeUnavailable`) or the session goes on elsewhere (`replaced`).
+    static func isFailure(_ code: ChatErrorCode) -> Bool {
+        switch code {
+        case .nameTaken, .invalidName, .badPassword, .throttled, .storeUnavailable, .replaced: return false
+        default: return true
+        }
+    }
+
+    /// "bob, cy and 3 more", or "nobody else" (names as ``ChatLines/shown(_:)`` shows them).
+    func list(_ online: [String], _ count: Int) -> String {
+        var list = online.isEmpty ? "nobody else" : online.map(lines.shown).joined(separator: ", ")
         if count > online.count { list += " and \(count - online.count) more" }
         return list
     }

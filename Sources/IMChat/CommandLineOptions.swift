@@ -1,5 +1,6 @@
 import AsyncSocket
 import SocketLog
+import Foundation
 
 /// A command line that cannot be used; `message` says why and how to call the program.
 public struct UsageError: Error, CustomStringConvertible, Equatable {
@@ -58,12 +59,14 @@ public struct ServerOptions: Equatable, Sendable {
           --retain-messages N    keep only the newest N messages of each conversation (default: all)
           --retain-days D        keep only the messages of the last D days (default: all)
           --name NAME            server name in LAN discovery answers (default chat)
-          --no-discovery         do not answer LAN discovery
+          --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
           --discovery-port P     UDP port for discovery (default 7777)
           --log-level LEVEL      least severe log lines written: trace, debug, info (default), notice,
                                  warning, error or critical. Lines go to standard output, each
                                  "TIME LEVEL text" with TIME in UTC, ISO 8601, to the millisecond
+          --version              print the version (im-server \(chatVersion)) and exit
+          -h, --help             print this help and exit
         """
 
     /// Parses the arguments after the program name.
@@ -151,22 +154,27 @@ public struct ClientOptions: Equatable, Sendable {
     /// to store the messages still in the outbox (restarted whenever one is stored) before exiting
     /// with status 1. Default 30 s.
     public var wait: Duration = .seconds(30)
+    /// `--timestamps`: in a pipe, every line starts with its UTC time in ISO 8601
+    /// (``ChatClient/Configuration/timestamps``). Default false. A terminal always shows local `HH:MM`.
+    public var timestamps = false
 
     /// The synopsis printed with every usage error.
     public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
-        + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS]\n"
+        + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
         + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [other flags as above]"
 
-    /// The text printed for `--help`: the synopsis, every flag with its default, and the lines the
-    /// client prints (the same in a terminal and in a pipe, except where marked).
+    /// The text printed for `--help`: the synopsis, every flag with its default, the terminal's screen,
+    /// the lines the client prints (the same in a terminal and in a pipe, except where marked) and the
+    /// exit statuses.
     public static let help = usage + """
 
 
         Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N],
         /who [more], /help, /quit; any other line goes to everyone.
 
-          --host H, --port P      the server (default 127.0.0.1, \(defaultChatPort))
+          --host H                server host name or address (default 127.0.0.1)
+          --port P                server TCP port (default \(defaultChatPort))
           --heartbeat SECONDS     seconds between heartbeats (default 180)
           --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
           --password-file FILE    the password is the first line of FILE; without it a terminal asks
@@ -177,9 +185,42 @@ public struct ClientOptions: Equatable, Sendable {
                                   ~/.local/share/im-client; created with mode 0700)
           --wait SECONDS          after the input ends, how long to wait for the server to store what
                                   is in the outbox (restarted at each message stored; default 30)
-          --discover ...          find the server by LAN discovery (see docs/PROTOCOL.md)
+          --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
+                                  2023-11-14T22:13:20.123Z stored #17 (default off; a terminal always
+                                  starts lines with the local time, 14:02)
+          --discover              find the server by LAN discovery instead of --host/--port (default
+                                  off; docs/PROTOCOL.md); with it:
+          --discover-timeout S    how long to collect answers (default 1)
+          --discover-group G      multicast group to ask (default 239.255.77.77)
+          --discover-port P       UDP port to ask (default 7777)
+          --discover-ttl N        multicast TTL, 0-255 (default 1: this network; 0: this host only)
+          --discover-name NAME    only the server of that name (default: any; the one with the fewest
+                                  users online is chosen)
+          --discover-interface I  ask from interface I: an address, a name, or default (the routed
+                                  one); repeatable (default: 127.0.0.1 and the routed interface)
+          --version               print the version (im-client \(chatVersion)) and exit
+          -h, --help              print this help and exit
 
-        Lines printed (protocol 2), in a terminal / in a pipe (standard input or output not a terminal):
+        In a terminal (standard input and output both terminals), what you type stays on the bottom
+        line, under a status line, and what arrives prints above them without disturbing it:
+          14:02 * logged in as ann; online: bob
+          14:02 bob (direct): hi ann
+          14:03 #17 → bob: hello bob
+          14:03 ✓ #17 stored
+          [online as ann · 1 message waiting]
+          > what you are typ_
+        Every line starts with its local time; names are in colour unless NO_COLOR is set (to anything
+        but the empty string). The status line says: connecting… / logging in as NAME… / online as NAME /
+        reconnecting in N s (attempt A at HH:MM:SS), after "server unavailable; " once the first attempts
+        failed / offline; then how many of your messages wait in the outbox, and "leaving" after /quit.
+        Editing and history are libedit's (emacs keys, ~/.editrc; Up for earlier lines, Ctrl-L redraws).
+        Ctrl-D on an empty line or /quit leaves once what you sent is stored; Ctrl-C, SIGTERM or SIGHUP
+        leave at once (what the server has not stored stays in the outbox for the next start); Ctrl-Z
+        suspends. The terminal is put back as it was on every way out, and what was typed but not sent
+        is dropped, not left for the shell.
+
+        Lines printed (protocol 2), in a terminal (after the time) / in a pipe (standard input or output
+        not a terminal):
           #17 → bob: hi                 / accepted #17 to bob: hi      your message, in the outbox as #17
           #18 → everyone: hi all        / accepted #18 broadcast: hi all
           ✓ #17 stored                  / stored #17       the server has stored #17: it will not be lost
@@ -188,6 +229,8 @@ public struct ClientOptions: Equatable, Sendable {
           ✗ #17 refused                 / refused #17      refused for good (the line before says why)
           you (another device) → bob: hi / you to bob: hi  your own message, sent by another client of yours
           you (another device): hi all  / you broadcast: hi all
+          → bob: hi                     / sent to bob: hi  protocol 1: your message, sent (no ids there)
+          → everyone: hi all            / sent broadcast: hi all
           * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
             #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
                                           (sequence number, time in ms since 1970, sender: text)
@@ -200,17 +243,32 @@ public struct ClientOptions: Equatable, Sendable {
         The same in both:
           bob (direct): hi              a direct message from bob
           bob: hi all                   a message from bob to everyone
+          commands: ...                 the answer to /help
           ! CODE: detail                an error; ! CODE for #17: detail when it answers #17
+          ! usage: /to NAME text        a command not understood (also ! unknown command /x; ...), or
+          ! /who needs protocol version 2 ...          not available with --protocol 1
           ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
           * ...                         connection news: connected, logged in, joined, left,
                                         disconnected, reconnect attempt N in S s (a terminal adds
                                         the clock time), messages left in the outbox
+        Text from others is shown with control characters escaped (\\u{1B}).
+
         Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
         --wait passed without the server storing any (the line before says how many messages stay in
         the outbox, for the next start); 2 when the server refused the name or password; 3 when the
         data directory cannot be used (another im-client uses it for this name and server, say);
-        64 for bad flags or an unreadable password file.
+        4 as 0, but something failed on the way: a message was refused, the server answered with an
+        error, or a command was not understood or needs protocol 2 (the ! lines say what); 64 for bad
+        flags or an unreadable password file; in a terminal 130 after Ctrl-C, 143 after SIGTERM, 129
+        after SIGHUP (128 + the signal's number).
         """
+
+    /// Whether `im-client` shows names in colour: only in a `terminal` (standard input and output both
+    /// terminals), and only while `NO_COLOR` is unset or empty (https://no-color.org: any other value,
+    /// even `0`, turns colour off).
+    public static func wantsColor(terminal: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        terminal && (environment["NO_COLOR"] ?? "").isEmpty
+    }
 
     /// Parses the arguments after the program name.
     /// - Throws: ``UsageError``.
@@ -242,6 +300,7 @@ public struct ClientOptions: Equatable, Sendable {
                 dataDirectory = try parser.value(for: option)
                 versionTwoFlag = option
             case "--wait": wait = try parser.seconds(for: option)
+            case "--timestamps": timestamps = true
             case "--discover": discover = true
             case "--discover-timeout": search.timeout = try parser.seconds(for: option)
             case "--discover-group": search.group = try parser.group(for: option)
@@ -369,8 +428,13 @@ extension ClientOptions {
     }
 
     /// The ``ChatClient`` configuration these options describe, for the server at `host`:`port` (from
-    /// the options or found by discovery), with `password` and lines for a terminal or a pipe.
-    public func configuration(host: String, port: UInt16, password: String?, style: ChatClient.OutputStyle) -> ChatClient.Configuration {
+    /// the options or found by discovery), with `password` and lines for a terminal or a pipe; names
+    /// in colour in a terminal unless `environment` has a non-empty `NO_COLOR`
+    /// (``wantsColor(terminal:environment:)``).
+    public func configuration(
+        host: String, port: UInt16, password: String?, style: ChatClient.OutputStyle,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ChatClient.Configuration {
         var configuration = ChatClient.Configuration(name: name, host: host, port: port)
         configuration.heartbeat = heartbeat
         configuration.protocolVersion = protocolVersion
@@ -378,6 +442,8 @@ extension ClientOptions {
         configuration.dataDirectory = dataDirectory
         configuration.style = style
         configuration.wait = wait
+        configuration.timestamps = timestamps
+        configuration.color = Self.wantsColor(terminal: style == .terminal, environment: environment)
         return configuration
     }
 }

@@ -1,5 +1,7 @@
-// im-client: the chat client. Parses flags, gets the password, starts IMChat.ChatClient, feeds it
-// standard input line by line (terminal or pipe) and prints what it reports.
+// im-client: the chat client. Parses flags, gets the password, starts IMChat.ChatClient and feeds it
+// what is typed: in a terminal through ChatTerminal.TerminalUI (the typed line kept at the bottom under
+// a status line, output above it), from a pipe line by line; prints what it reports.
+import ChatTerminal
 import Dispatch
 import Foundation
 import IMChat
@@ -18,6 +20,10 @@ if arguments.contains("--help") || arguments.contains("-h") {
     say(ClientOptions.help)
     exit(0)
 }
+if arguments.contains("--version") {
+    say("im-client \(chatVersion)")
+    exit(0)
+}
 let options: ClientOptions
 do {
     options = try ClientOptions(arguments: arguments)
@@ -32,10 +38,14 @@ do {
     fail("\(error)", 64)
 }
 
-/// Connects to `host`:`port`, then feeds standard input to the client.
+/// Connects to `host`:`port`, then feeds what is typed to the client.
 func chat(_ options: ClientOptions, host: String, port: UInt16) {
     let configuration = options.configuration(host: host, port: port, password: password,
                                               style: interactive ? .terminal : .pipe)
+    if interactive {
+        chatInTerminal(configuration)
+        return
+    }
     let client: ChatClient
     do {
         client = try ChatClient(configuration: configuration, output: { line in say(line) },
@@ -49,6 +59,51 @@ func chat(_ options: ClientOptions, host: String, port: UInt16) {
         client.finishInput()
     }
     input.start()
+}
+
+/// The client on the terminal: lines above, the status line and the typed line at the bottom, the
+/// terminal put back on every way out (ChatTerminal.TerminalUI).
+func chatInTerminal(_ configuration: ChatClient.Configuration) {
+    // libedit reads and measures characters in the C library's locale: UTF-8, as the lines are.
+    if setlocale(LC_CTYPE, "").map({ String(cString: $0) })?.uppercased().contains("UTF-8") != true {
+        _ = setlocale(LC_CTYPE, "C.UTF-8")
+    }
+    let screen: TerminalUI
+    do {
+        screen = try TerminalUI()
+    } catch {
+        fail("\(error)", 1)
+    }
+    let color = configuration.color
+    let timeZone = configuration.timeZone
+    let client: ChatClient
+    do {
+        client = try ChatClient(
+            configuration: configuration,
+            output: { line in screen.print(line) },
+            onStatus: { status in
+                screen.setStatus(ticking: status.isCountingDown) { now in status.line(now: now, color: color, timeZone: timeZone) }
+                if status.inputEnded { screen.endInput() }
+            },
+            onFinish: { status in screen.finish { exit(status.rawValue) } })
+    } catch {
+        fail("\(error)", 3)
+    }
+    do {
+        try screen.start(
+            onLine: { line in client.handle(line: line) },
+            onEndOfInput: { client.finishInput() },
+            onSignal: { signal in
+                // Ctrl-C, SIGTERM, SIGHUP: leave at once; what is not stored stays in the outbox.
+                let left = client.deliveryStatus?.outboxCount ?? 0
+                client.stop()
+                let note = left == 0 ? [] : ["! \(left == 1 ? "1 message" : "\(left) messages") still in the outbox, kept for the next start"]
+                screen.finish(printing: note) { exit(128 + signal) }
+            })
+    } catch {
+        fail("\(error)", 1)
+    }
+    client.start()
 }
 
 if let discovery = options.discovery {

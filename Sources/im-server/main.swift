@@ -13,6 +13,10 @@ if arguments.contains("--help") || arguments.contains("-h") {
     say(ServerOptions.help)
     exit(0)
 }
+if arguments.contains("--version") {
+    say("im-server \(chatVersion)")
+    exit(0)
+}
 let options: ServerOptions
 do {
     options = try ServerOptions(arguments: arguments)

@@ -48,11 +48,14 @@ final class ChatFixture: Sendable {
         #expect(try await bobOut.next(2) == ["* connected to 127.0.0.1:\(chat.server.port)", "* logged in as bob; online: ann"])
         #expect(try await annOut.next() == "* bob joined")
         bob.handle(line: "/to ann psst")
+        #expect(try await bobOut.next() == "sent to ann: psst")
         #expect(try await annOut.next() == "bob (direct): psst")
         ann.handle(line: "hello everyone")
+        #expect(try await annOut.next() == "sent broadcast: hello everyone")
         #expect(try await bobOut.next() == "ann: hello everyone")
         // The sender does not get its own broadcast back; a marker proves nothing else arrived first.
         bob.handle(line: "/to ann marker")
+        #expect(try await bobOut.next() == "sent to ann: marker")
         #expect(try await annOut.next() == "bob (direct): marker")
         let logins = try await chat.log.next(2)
         #expect(logins.map { $0.components(separatedBy: " from ")[0] } == ["login ann", "login bob"])
@@ -64,7 +67,7 @@ final class ChatFixture: Sendable {
         defer { ann.finishInput() }
         _ = try await annOut.next(2)
         ann.handle(line: "/to zed are you there")
-        #expect(try await annOut.next() == "! unknownRecipient: no user named zed has ever logged in")
+        #expect(try await annOut.next(2) == ["sent to zed: are you there", "! unknownRecipient: no user named zed has ever logged in"])
         let (_, imposterOut) = chat.client("ann")
         #expect(try await imposterOut.next(4) == [
             "* connected to 127.0.0.1:\(chat.server.port)",
@@ -124,7 +127,7 @@ final class ChatFixture: Sendable {
             // Virtual time must not outrun the real-time round trip of ann's heartbeat: a message to
             // herself comes back after the heartbeat's acknowledgement.
             ann.handle(line: "/to ann ping")
-            #expect(try await annOut.next() == "ann (direct): ping")
+            #expect(try await annOut.next(2) == ["sent to ann: ping", "ann (direct): ping"])
         }
         ann.handle(line: "/quit")
         #expect(try await chat.log.next() == "logout ann (closed by client)")

@@ -4,12 +4,10 @@ import TestSupport
 
 @Suite struct EndToEndTests {
     @Test func twoClientsChatThroughTheServerExecutable() async throws {
-        // Discovery off: it would bind UDP port 7777 of the machine (DiscoveryTests covers it on ports of its own).
-        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery", "--store", ":memory:"])
-        defer { server.stop() }
-        let listening = logText(try await server.lines.next())
-        #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
-        let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
+        let chatServer = try await ChatServerProcess.start()
+        defer { chatServer.stop() }
+        let server = chatServer.process
+        let port = chatServer.port
 
         let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port, "--protocol", "1"])
         defer { ann.stop() }
@@ -20,8 +18,10 @@ import TestSupport
         #expect(try await ann.lines.next() == "* bob joined")
 
         bob.type("/to ann hello ann, this is bob")
+        #expect(try await bob.lines.next() == "sent to ann: hello ann, this is bob")
         #expect(try await ann.lines.next() == "bob (direct): hello ann, this is bob")
         ann.type("hello everyone")
+        #expect(try await ann.lines.next() == "sent broadcast: hello everyone")  // own messages are shown
         #expect(try await bob.lines.next() == "ann: hello everyone")
 
         // End of input: each sends what is queued and leaves cleanly.

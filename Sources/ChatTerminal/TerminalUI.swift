@@ -1,0 +1,438 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A line-oriented terminal screen: the line being typed stays at the bottom, under a status line,
+/// and lines written with ``print(_:)`` appear above both without disturbing them, the half-typed
+/// line and its cursor drawn again as they were. Editing and history are libedit's (``LineEditor``).
+///
+/// ```
+/// 14:02 bob (direct): hi ann          ← print(_:), oldest first, scrolling up
+/// 14:03 #17 → bob: hello
+/// [online as ann · 1 message waiting] ← setStatus(ticking:_:)
+/// > what you are typ_                 ← the line being edited (libedit)
+/// ```
+///
+/// One thread of its own owns the terminal from ``start(onLine:onEndOfInput:onSignal:)`` to the end
+/// of ``finish(printing:then:)``: it waits in poll(2) on the input and on a wake pipe, to which the
+/// other methods (callable from any thread, never blocking) and the signal handlers
+/// (``TerminalSignals``) write. The callbacks run on that thread, one at a time.
+///
+/// The terminal's settings are saved at ``start(onLine:onEndOfInput:onSignal:)`` and put back, with
+/// the input not yet read discarded (`TCSAFLUSH`, so nothing typed falls into the shell), the status
+/// line and the unsent line erased, and the cursor at the start of a fresh row, by
+/// ``finish(printing:then:)``, on a crash (``TerminalSignals``) and around a suspension (Ctrl-Z).
+/// One ``TerminalUI`` at a time per process (signal handlers are the process's).
+///
+/// Assumes an ANSI (ECMA-48) terminal: moves up with `ESC [ n A` and clears with `ESC [ J`. A key
+/// libedit reads as the start of a sequence (a lone Esc, emacs's meta prefix) holds the screen until
+/// the next key completes it: lines printed meanwhile appear then.
+public final class TerminalUI: Sendable {
+    /// What other threads hand to the terminal thread.
+    fileprivate struct Inbox: Sendable {
+        var lines: [String] = []
+        var status: Status?
+        var statusChanged = false
+        var endInput = false
+        var finish: Finish?
+        /// The wake pipe is closed: nothing more is taken.
+        var closed = false
+    }
+
+    /// The status line: `render(now)`, redrawn every second while `ticking`.
+    struct Status: Sendable {
+        let ticking: Bool
+        let render: @Sendable (Date) -> String
+    }
+
+    /// What ``finish(printing:then:)`` asked for.
+    struct Finish: Sendable {
+        let lines: [String]
+        let done: @Sendable () -> Void
+    }
+
+    /// What the terminal thread calls.
+    struct Callbacks: Sendable {
+        let onLine: @Sendable (String) -> Void
+        let onEndOfInput: @Sendable () -> Void
+        let onSignal: @Sendable (Int32) -> Void
+    }
+
+    let input: Int32
+    let output: Int32
+    private let prompt: String
+    private let historySize: Int
+    private let inbox = Mutex(Inbox())
+    /// The wake pipe: [0] read by the terminal thread, [1] written by everyone else.
+    private let wake: (read: Int32, write: Int32)
+    private let started = Mutex(false)
+
+    /// A screen on the terminal `input` / `output` (default standard input and output), not started.
+    ///
+    /// - Parameters:
+    ///   - prompt: drawn before the line typed; plain text, no escape sequences. Default `"> "`.
+    ///   - historySize: how many lines Up can bring back (libedit's history, in memory). Default 500.
+    /// - Throws: ``TerminalError/notATerminal`` when `input` or `output` is not a terminal;
+    ///   ``TerminalError/cannotStart(_:)`` when the wake pipe cannot be made.
+    public init(prompt: String = "> ", historySize: Int = 500, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) throws(TerminalError) {
+        guard isatty(input) == 1, isatty(output) == 1 else { throw .notATerminal }
+        var pipeDescriptors: [Int32] = [-1, -1]
+        guard pipe(&pipeDescriptors) == 0 else { throw .cannotStart("pipe: \(String(cString: strerror(errno)))") }
+        for descriptor in pipeDescriptors {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        }
+        wake = (pipeDescriptors[0], pipeDescriptors[1])
+        self.input = input
+        self.output = output
+        self.prompt = prompt
+        self.historySize = historySize
+    }
+
+    /// Saves the terminal's settings, sets it up for editing and starts the terminal thread, which
+    /// draws the status line (empty until ``setStatus(ticking:_:)``) and the prompt. Call once.
+    ///
+    /// - Parameters:
+    ///   - onLine: each line typed (Return), without its newline, blank ones too; the screen has made
+    ///     way for the next line before. The line is added to the history.
+    ///   - onEndOfInput: Ctrl-D on an empty line, or the terminal hung up; the prompt is gone and
+    ///     keys are no longer read (as after ``endInput()``). Called at most once.
+    ///   - onSignal: SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGQUIT arrived, with its number; typically
+    ///     ends with ``finish(printing:then:)``. Called for the first one only.
+    /// - Throws: ``TerminalError/cannotStart(_:)`` when the settings cannot be read or libedit cannot
+    ///   be set up (nothing has changed then).
+    public func start(
+        onLine: @escaping @Sendable (String) -> Void,
+        onEndOfInput: @escaping @Sendable () -> Void,
+        onSignal: @escaping @Sendable (Int32) -> Void
+    ) throws(TerminalError) {
+        let first = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        precondition(first, "TerminalUI.start called twice")
+        var settings = termios()
+        guard tcgetattr(input, &settings) == 0 else { throw .cannotStart("tcgetattr: \(String(cString: strerror(errno)))") }
+        let editor = try LineEditor(prompt: prompt, historySize: historySize, input: input, output: output)
+        TerminalSignals.install(wakeDescriptor: wake.write, terminal: output, settings: settings)
+        let loop = TerminalLoop(ui: self, editor: editor, settings: settings,
+                                callbacks: Callbacks(onLine: onLine, onEndOfInput: onEndOfInput, onSignal: onSignal))
+        let thread = Thread { loop.run() }
+        thread.name = "TerminalUI"
+        thread.start()
+    }
+
+    /// Writes `line` above the status line (it should hold no control characters: escape what came
+    /// from the network; SGR colour sequences are fine). Lines keep their order.
+    public func print(_ line: String) {
+        post { $0.lines.append(line) }
+    }
+
+    /// Shows `render(now)` as the status line, at once and, while `ticking`, again every second (for
+    /// a countdown). It is cut to the terminal's width (SGR sequences take no room).
+    public func setStatus(ticking: Bool = false, _ render: @escaping @Sendable (Date) -> String) {
+        post {
+            $0.status = Status(ticking: ticking, render: render)
+            $0.statusChanged = true
+        }
+    }
+
+    /// Stops reading keys: the prompt and the half-typed line are erased, the status line stays;
+    /// keys typed from now on are discarded when the terminal is put back. `onEndOfInput` is not called.
+    public func endInput() {
+        post { $0.endInput = true }
+    }
+
+    /// Writes `lines` (after those already given to ``print(_:)``), erases the status line and the
+    /// line being typed, puts the terminal back as ``start(onLine:onEndOfInput:onSignal:)`` found it
+    /// (discarding unread input) and the signal handlers as they were, then calls `done` on the
+    /// terminal thread, which then ends (`done` may exit(3) the process). Before `start`, or when the
+    /// terminal is already finished, calls `done` at once on this thread.
+    public func finish(printing lines: [String] = [], then done: @escaping @Sendable () -> Void) {
+        let running = started.withLock { $0 }
+        let accepted = running && post { inbox in
+            guard inbox.finish == nil else { return }
+            inbox.finish = Finish(lines: lines, done: done)
+        }
+        if !accepted { done() }
+    }
+
+    /// Applies `change` to the inbox and wakes the terminal thread; false (nothing changed) once closed.
+    @discardableResult
+    private func post(_ change: (inout Inbox) -> Void) -> Bool {
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return false }
+            change(&inbox)
+            var zero: UInt8 = 0
+            _ = Glibc.write(wake.write, &zero, 1)  // EAGAIN: the pipe is full, the thread will wake anyway
+            return true
+        }
+    }
+
+    // MARK: For the terminal thread
+
+    /// Takes what was posted.
+    fileprivate func take() -> Inbox {
+        inbox.withLock { inbox in
+            let taken = inbox
+            inbox.lines = []
+            inbox.statusChanged = false
+            inbox.endInput = false
+            inbox.finish = nil
+            return taken
+        }
+    }
+
+    /// The wake pipe's read end.
+    fileprivate var wakeDescriptor: Int32 { wake.read }
+
+    /// Closes the wake pipe: later posts are refused.
+    fileprivate func close() {
+        inbox.withLock { inbox in
+            inbox.closed = true
+            _ = Glibc.close(wake.read)
+            _ = Glibc.close(wake.write)
+        }
+    }
+}
+
+/// Why a ``TerminalUI`` cannot run.
+public enum TerminalError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Standard input or output (the descriptors given) is not a terminal.
+    case notATerminal
+    /// The terminal could not be set up; the text says which call failed.
+    case cannotStart(String)
+
+    /// One line for error messages.
+    public var description: String {
+        switch self {
+        case .notATerminal: return "not a terminal"
+        case .cannotStart(let reason): return "cannot set up the terminal: \(reason)"
+        }
+    }
+}
+
+/// The terminal thread's state and loop (``TerminalUI``). Unchecked Sendable: handed to that thread
+/// when it starts and used there only.
+private final class TerminalLoop: @unchecked Sendable {
+    let ui: TerminalUI
+    let editor: LineEditor
+    let settings: termios
+    let callbacks: TerminalUI.Callbacks
+    var status: TerminalUI.Status?
+    /// Keys are read and the prompt is shown.
+    var reading = true
+    /// The status line (and, while reading, the prompt and line) are on the screen, the cursor in
+    /// the line (or, not reading, at the start of the row below the status line).
+    var drawn = false
+    var signalled = false
+    var suspended = false
+
+    init(ui: TerminalUI, editor: LineEditor, settings: termios, callbacks: TerminalUI.Callbacks) {
+        self.ui = ui
+        self.editor = editor
+        self.settings = settings
+        self.callbacks = callbacks
+    }
+
+    func run() {
+        var taken = ui.take()
+        status = taken.status
+        taken.statusChanged = false  // drawn now
+        writeStatusRow()
+        editor.begin()
+        drawn = true
+        apply(taken)  // lines, or a finish, posted before the thread started
+        var descriptors = [pollfd(fd: ui.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: ui.input, events: Int16(POLLIN), revents: 0)]
+        while !finished {
+            descriptors[1].fd = reading ? ui.input : -1
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            let ready = poll(&descriptors, 2, timeout())
+            if ready < 0 && errno != EINTR {
+                // Cannot happen with these descriptors; never spin, never leave the terminal raw.
+                if reading {
+                    endOfInput()
+                    continue
+                }
+                end(TerminalUI.Finish(lines: [], done: {}))
+                break
+            }
+            if ready == 0 { redrawStatusIfTicking() }
+            if descriptors[0].revents != 0 {
+                for signal in drainWakePipe() { handle(signal: signal) }
+                if finished { break }
+                apply(ui.take())
+                if finished { break }
+            }
+            if reading && descriptors[1].revents != 0 { readInput(descriptors[1].revents) }
+        }
+    }
+
+    private var finished = false
+
+    // MARK: Drawing
+
+    /// Writes `text` to the terminal, all of it (EINTR and short writes retried; an error ends it).
+    /// Rows end with a bare newline: the terminal's `ONLCR` (kept on by libedit's edit mode) starts
+    /// the next one at the left.
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { raw in
+                Glibc.write(ui.output, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+
+    /// The status line, cut to the width, then a new row.
+    func writeStatusRow() {
+        let text = status?.render(Date()) ?? ""
+        let layout = EditAreaLayout(columns: editor.columns)
+        write(layout.truncated(text, toColumns: editor.columns - 1) + "\n")
+    }
+
+    /// Moves to the start of the status row and clears from there down.
+    func erase() {
+        guard drawn else { return }
+        let up = 1 + (reading ? editor.cursorRow : 0)
+        write("\r\u{1B}[\(up)A\u{1B}[J")
+        drawn = false
+    }
+
+    /// Draws the status row and, while reading, the prompt and the line, from the cursor.
+    func draw() {
+        guard !drawn else { return }
+        writeStatusRow()
+        if reading { editor.redraw() }
+        drawn = true
+    }
+
+    // MARK: Events
+
+    func apply(_ taken: TerminalUI.Inbox) {
+        if taken.statusChanged { status = taken.status }
+        if !taken.lines.isEmpty || taken.statusChanged || (taken.endInput && reading) {
+            erase()
+            for line in taken.lines { write(line + "\n") }
+            if taken.endInput { reading = false }
+            draw()
+        }
+        if let finish = taken.finish { end(finish) }
+    }
+
+    func end(_ finish: TerminalUI.Finish) {
+        erase()
+        for line in finish.lines { write(line + "\n") }
+        editor.end()
+        var saved = settings
+        _ = tcsetattr(ui.input, TCSAFLUSH, &saved)
+        TerminalSignals.uninstall()
+        ui.close()
+        finished = true
+        finish.done()
+    }
+
+    func readInput(_ events: Int16) {
+        var available: Int32 = 0
+        let hungUp = events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+            || ioctl(ui.input, UInt(FIONREAD), &available) != 0 || available == 0
+        if hungUp {
+            endOfInput()
+            return
+        }
+        switch editor.readKey() {
+        case .editing:
+            if editor.takeRedrawRequest() {
+                write("\u{1B}[H\u{1B}[2J")
+                drawn = false
+                draw()
+            }
+        case .line(let text):
+            // The line and its newline are on the screen: up to the status row, clear, draw anew.
+            write("\r\u{1B}[\(1 + editor.rowsOfCompletedLine)A\u{1B}[J")
+            editor.remember(text)
+            writeStatusRow()
+            editor.restartLine()
+            drawn = true
+            callbacks.onLine(text)
+        case .endOfInput:
+            endOfInput()
+        }
+    }
+
+    /// Ctrl-D or a hang-up: the prompt goes, keys are no longer read, the callback is told.
+    func endOfInput() {
+        guard reading else { return }
+        erase()
+        reading = false
+        draw()
+        callbacks.onEndOfInput()
+    }
+
+    /// The signal numbers in the wake pipe (its zero bytes are wake-ups).
+    func drainWakePipe() -> [Int32] {
+        var signals: [Int32] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(ui.wakeDescriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            signals += buffer[..<count].filter { $0 != 0 }.map { Int32($0) }
+        }
+        return signals
+    }
+
+    func handle(signal: Int32) {
+        switch signal {
+        case SIGWINCH:
+            erase()
+            editor.resize()
+            draw()
+        case SIGTSTP:
+            // Ctrl-Z: leave the terminal as it was, stop; SIGCONT (fg) sets it up again.
+            erase()
+            editor.prepareTerminal(false)
+            var saved = settings
+            _ = tcsetattr(ui.input, TCSADRAIN, &saved)
+            suspended = true
+            kill(getpid(), SIGSTOP)
+        case SIGCONT:
+            editor.prepareTerminal(false)
+            editor.prepareTerminal(true)
+            if suspended {
+                suspended = false
+                drawn = false
+            } else {
+                erase()
+            }
+            draw()
+        default:
+            guard TerminalSignals.ending.contains(signal), !signalled else { return }
+            signalled = true
+            callbacks.onSignal(signal)
+        }
+    }
+
+    // MARK: Time
+
+    /// poll's timeout: until the next whole second while the status ticks, else none.
+    func timeout() -> Int32 {
+        guard status?.ticking == true else { return -1 }
+        let now = Date().timeIntervalSince1970
+        return Int32(((now.rounded(.down) + 1 - now) * 1000).rounded(.up)) + 5
+    }
+
+    func redrawStatusIfTicking() {
+        guard status?.ticking == true else { return }
+        erase()
+        draw()
+    }
+}
