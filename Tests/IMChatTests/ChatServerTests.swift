@@ -61,6 +61,19 @@ final class ChatFixture: Sendable {
         #expect(logins.map { $0.components(separatedBy: " from ")[0] } == ["login ann", "login bob"])
     }
 
+    /// Regression: a live-only user alone online got its own broadcast back (shown as if from another
+    /// device), because "one reader" was taken for "a direct message to oneself".
+    @Test func aLoneLiveOnlyUserDoesNotGetItsOwnBroadcastBack() async throws {
+        let chat = try ChatFixture()
+        let (ann, annOut) = chat.client("ann")
+        defer { ann.finishInput() }
+        _ = try await annOut.next(2)
+        ann.handle(line: "anyone here?")
+        #expect(try await annOut.next() == "sent broadcast: anyone here?")
+        ann.handle(line: "/to ann note to self")
+        #expect(try await annOut.next(2) == ["sent to ann: note to self", "ann (direct): note to self"])
+    }
+
     @Test func errorsForUnknownRecipientsAndTakenNames() async throws {
         let chat = try ChatFixture()
         let (ann, annOut) = chat.client("ann")

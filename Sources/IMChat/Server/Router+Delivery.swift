@@ -135,7 +135,7 @@ extension Router {
                 window.available(conversation: message.conversation.description, upTo: message.sequence)
                 users[name]?.window = window
                 pump(name, fresh: message)
-            } else if name != message.sender || readers.count == 1 {  // a direct message to oneself reaches oneself
+            } else if name != message.sender || (isDirect && readers.count == 1) {  // a direct message to oneself reaches oneself
                 if user.version == .v1 { liveV1.append(user.session) } else { liveV2.append(user.session) }
             }
         }
