@@ -115,13 +115,20 @@ public struct ChatCodec: LinkCodec {
     }
 
     /// A decoder of the chat's frames: bodies up to ``maxBodyLength`` bytes once decompressed, and a
-    /// header that must carry one of ``ChatCodec/versions`` and one of the ``FunctionCode``s, checked as soon as its
-    /// 7 bytes arrive, so a stream that has lost its place fails at once with
-    /// `FramingError.unsupportedVersion` or `.unknownFunctionCode` instead of waiting for a body length
-    /// read from the wrong bytes.
+    /// header that must carry one of ``ChatCodec/versions``, one of the ``FunctionCode``s of that version
+    /// (``FunctionCode/isVersion2Only`` codes in version 2 frames only) and a body length of at most
+    /// ``maxBodyLength`` (65,535, the field's maximum, with the default), checked as soon as its 7 bytes
+    /// arrive, before any wait for the body: a stream that has lost its place, or another protocol (an
+    /// HTTP request), fails at once with `FramingError.unsupportedVersion`, `.unknownFunctionCode`,
+    /// `.malformedHeader` or `.frameTooLong` instead of waiting for a body length read from the wrong
+    /// bytes.
     public func makeDecoder() -> SevenByteHeaderFrameDecoder {
-        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxBodyLength, acceptedVersions: ChatCodec.versions,
-                                    isKnownFunctionCode: { FunctionCode(rawValue: $0) != nil })
+        SevenByteHeaderFrameDecoder(
+            maxDecompressedBodyLength: maxBodyLength, acceptedVersions: ChatCodec.versions,
+            isKnownFunctionCode: { code, version in
+                FunctionCode(rawValue: code).map { version == ChatProtocolVersion.v2.rawValue || !$0.isVersion2Only } ?? false
+            },
+            maxWireBodyLength: min(maxBodyLength, SevenByteHeaderFrame.maxWireBodyLength))
     }
 
     /// The heartbeat in ``version``: ``ChatMessage/heartbeat`` or `.v2(.heartbeat)`.
@@ -171,6 +178,8 @@ public struct ChatCodec: LinkCodec {
             }
         } catch let error as ProtocolError {
             throw error
+        } catch let error as DecodingError {
+            throw ProtocolError.malformedBody(functionCode: frame.functionCode, reason: ChatCodec.plainWords(error))
         } catch {
             throw ProtocolError.malformedBody(functionCode: frame.functionCode, reason: "\(error)")
         }

@@ -1,4 +1,6 @@
-// im-server: the chat server. Parses flags, starts IMChat.ChatServer, prints one line per event.
+// im-server: the chat server. Parses flags, starts IMChat.ChatServer, prints one line per event;
+// shuts down gracefully on SIGINT or SIGTERM (a second one exits at once).
+import AsyncSocket
 import Dispatch
 import Foundation
 import IMChat
@@ -12,6 +14,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
     say(ServerOptions.help)
     exit(0)
 }
+// One descriptor per connection: the default connection limit follows the raised soft limit.
+ResourceLimits.raiseOpenFileLimit()
 let options: ServerOptions
 do {
     options = try ServerOptions(arguments: arguments)
@@ -28,7 +32,7 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention) { line in
+                        discovery: options.discovery, store: store, retention: options.retention, limits: options.limits) { line in
     say(line)
 }
 do {
@@ -42,4 +46,23 @@ say("im-server listening on \(server.localAddress?.description ?? "\(options.hos
 if let discovery = options.discovery, let port = server.discoveryPort {
     say("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
+// SIGINT and SIGTERM: stop accepting, flush, tell the clients, exit 0; a second signal exits at once.
+let signalQueue = DispatchQueue(label: "im-server.signals")
+var signalSources: [any DispatchSourceSignal] = []
+let shuttingDown = LockedValue(false)
+for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+    signal(number, SIG_IGN)  // the dispatch source receives it instead
+    let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+    source.setEventHandler {
+        guard shuttingDown.withLock({ let first = !$0; $0 = true; return first }) else {
+            say("\(name) again: exiting now")
+            exit(1)
+        }
+        say("\(name): shutting down (a second signal exits at once)")
+        server.shutDown { _ in exit(0) }
+    }
+    source.resume()
+    signalSources.append(source)
+}
+say("im-server limits: \(options.limits)")
 dispatchMain()

@@ -10,6 +10,9 @@ import TestSupport
         let listening = try await server.lines.next()
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in memory only)"))
         let port = try #require(listening.split(separator: ":").last?.split(separator: " ").first.map(String.init))
+        let limits = try await server.lines.next()
+        #expect(limits.hasPrefix("im-server limits: ") && limits.hasSuffix(
+            " connections, 20 messages/s per connection (burst 300), login within 10 s, frames within 10 s"))
 
         let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port, "--protocol", "1"])
         defer { ann.stop() }
