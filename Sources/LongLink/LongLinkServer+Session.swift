@@ -103,9 +103,11 @@ extension LongLinkServer {
             }
         }
 
-        /// Tells the client why (the codec's farewell, after what was sent before) and closes once that
-        /// is written; the app gets ``Event/closed(_:_:)`` with `reason`. Does nothing when the session
-        /// is already ending. Loop thread, or any thread for ``LongLinkServer/shutDown(timeout:completion:)``.
+        /// Stops handing frames on, tells the client why (the codec's farewell) and closes once that is
+        /// written; the app gets ``Event/closed(_:_:)`` with `reason`. The farewell goes through the
+        /// event queue, as heartbeat acknowledgements do, so it follows the app's replies to the messages
+        /// that came before. Does nothing when the session is already ending. Loop thread, or any thread
+        /// for ``LongLinkServer/shutDown(timeout:completion:)``.
         func refuse(_ refusal: LinkRefusal, reason: CloseReason) {
             guard socket.eventLoop.inEventLoop else {
                 socket.eventLoop.execute { [self] in refuse(refusal, reason: reason) }
@@ -113,8 +115,11 @@ extension LongLinkServer {
             }
             guard closeReason == nil else { return }
             closeReason = reason
-            if let farewell = server.codec.farewell(refusal, version: lastVersion) { send(farewell) }
-            socket.disconnectAfterWriting()
+            let farewell = server.codec.farewell(refusal, version: lastVersion)
+            server.afterEvents { [self] in
+                if let farewell { send(farewell) }
+                socket.disconnectAfterWriting()
+            }
         }
 
         /// Closes now, without waiting for unsent bytes (the end of a shutdown's grace time).
