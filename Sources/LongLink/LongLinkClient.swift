@@ -551,8 +551,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
                 finishDrainIfDone()
             }
         case .retry(let after):
+            pauseOutbox(for: after, delivery)  // before the app hears of it: its clock may move at once
             emit(.received(message))
-            pauseOutbox(for: after, delivery)
         case .drop:
             break
         case .gap(let conversation, let expected, let received):

@@ -31,6 +31,8 @@ extension Router {
     /// `rateLimited` (with its id and `retryAfter` in version 2), not stored or delivered, and, beyond
     /// ``ChatServer/Limits/maxRefusedInARow`` refusals in a row, the connection is being closed.
     func withinRate(_ message: ChatMessage, from session: Session) -> Bool {
+        // Closing for its rate: what it still sends is not answered (nor stored: it stays with the client).
+        guard closing[session.id] == nil else { return false }
         guard Router.countsAgainstRate(message), var pace = paces[session.id] else { return true }
         let now = clock()
         let wait: UInt64
@@ -65,9 +67,13 @@ extension Router {
         if pace.refusedInARow > limits.maxRefusedInARow, closing[session.id] == nil {
             let why = "rate limit: more than \(limits.maxRefusedInARow) messages refused in a row"
             closing[session.id] = why
-            session.send(Router.error(.rateLimited, "closing the connection: \(why)", id: nil, version: message.version,
-                                      retryAfter: retryAfter))
-            session.close()
+            let farewell = Router.error(.rateLimited, "closing the connection: \(why)", id: nil, version: message.version,
+                                        retryAfter: retryAfter)
+            // After the group commit already scheduled: what was taken is acknowledged before the close.
+            queue.async {
+                session.send(farewell)
+                session.close()
+            }
         }
         return false
     }
@@ -111,7 +117,12 @@ extension Router {
         case .slowConsumer: kind = "slow consumer"
         default: kind = "\(reason)"
         }
-        logOnce("drop \(session.remoteAddress?.description ?? "?") (\(reason))", source: host, kind: kind)
+        logOnce("drop \(session.remoteAddress?.description ?? "?") (\(Router.describe(reason)))", source: host, kind: kind)
+    }
+
+    /// A close reason in the chat's words: LongLink's "admission timeout" is the chat's login timeout.
+    static func describe(_ reason: LongLinkServer<ChatCodec>.CloseReason) -> String {
+        reason == .admissionTimeout ? "login timeout" : "\(reason)"
     }
 
     /// A message that could not be encoded (LongLink's `sendFailed`): logged with its recipients.

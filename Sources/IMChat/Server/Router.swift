@@ -111,7 +111,7 @@ final class Router: @unchecked Sendable {
             }
         case .closed(let session, let reason):
             held[session.id] = nil
-            let why = closing[session.id] ?? "\(reason)"
+            let why = closing[session.id] ?? Router.describe(reason)
             forgetLimits(of: session)
             guard let name = name(of: session) else {
                 if reason != .byClient && reason != .shuttingDown { droppedBeforeLogin(session, reason) }
