@@ -62,8 +62,8 @@ public struct ServerOptions: Equatable, Sendable {
           --rate R               messages per second one connection may send on average; over it a message
                                  is answered rateLimited and not stored (default 20; heartbeats and
                                  received acknowledgements do not count)
-          --burst N              messages one connection may send at once before --rate applies (default
-                                 300); after 1000 refused in a row the connection is closed
+          --burst N              messages one connection may send at once before --rate applies
+                                 (default 300); after 1000 refused in a row the connection is closed
           --login-timeout S      close a connection not logged in within S seconds, with loginTimeout
                                  (default 10)
           --frame-timeout S      close a connection that has not finished a started frame within S seconds,
