@@ -67,21 +67,28 @@ final class DecodedFrameRead<Decoder: FrameDecoder & Sendable>: @unchecked Senda
     private let decoder: SocketFrameDecoder<Decoder>
     private let pauseFrames: (TCPSocket) -> Bool
     private let onFrame: (TCPSocket, Decoder.Frame) -> Void
+    private let onUnfinishedFrame: ((TCPSocket, Int) -> Void)?
+    private let onDecodingError: ((TCPSocket, FramingError) -> Void)?
 
     init(socket: TCPSocket, decoder: SocketFrameDecoder<Decoder>, pauseFrames: @escaping (TCPSocket) -> Bool,
+         onUnfinishedFrame: ((TCPSocket, Int) -> Void)? = nil, onDecodingError: ((TCPSocket, FramingError) -> Void)? = nil,
          onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void) {
         self.socket = socket
         self.decoder = decoder
         self.pauseFrames = pauseFrames
+        self.onUnfinishedFrame = onUnfinishedFrame
+        self.onDecodingError = onDecodingError
         self.onFrame = onFrame
     }
 
-    /// Decodes and hands on every whole frame of `bytes` until paused. A decoder error after frames
-    /// already handed on in the same call is thrown at the next call, so those frames count as consumed.
+    /// Decodes and hands on every whole frame of `bytes` until paused, then reports the bytes left of
+    /// an unfinished frame (``TCPSocket/readFrames(using:pauseFrames:onUnfinishedFrame:onDecodingError:onFrame:)``).
+    /// A decoder error after frames already handed on in the same call is thrown (or handed to
+    /// `onDecodingError`) at the next call, so those frames count as consumed.
     func consume(_ bytes: UnsafeRawBufferPointer) throws -> ByteConsumption {
         if let error = decoder.pendingError {
             decoder.pendingError = nil
-            throw error
+            return try failed(error)
         }
         var consumed = 0
         while socket.isConnectedOnLoop && !pauseFrames(socket) {
@@ -91,14 +98,24 @@ final class DecodedFrameRead<Decoder: FrameDecoder & Sendable>: @unchecked Senda
             case .success(let decoded):
                 (frame, used) = decoded
             case .failure(let error):
-                guard consumed > 0 else { throw error }
+                guard consumed > 0 else { return try failed(error) }
                 decoder.pendingError = error
                 return .needMoreData(consumed: consumed)
             }
             consumed += used
-            guard let frame else { return .needMoreData(consumed: consumed) }
+            guard let frame else {
+                if consumed < bytes.count { onUnfinishedFrame?(socket, bytes.count - consumed) }
+                return .needMoreData(consumed: consumed)
+            }
             onFrame(socket, frame)
         }
         return .complete(consumed: consumed)
+    }
+
+    /// Throws `error`, or hands it to `onDecodingError` and ends the read with the bad bytes unread.
+    private func failed(_ error: FramingError) throws -> ByteConsumption {
+        guard let onDecodingError else { throw error }
+        onDecodingError(socket, error)
+        return .complete(consumed: 0)
     }
 }

@@ -22,12 +22,25 @@ extension TCPSocket {
     ///     read, leaving the rest of the bytes buffered (reading from the kernel stops at 1 MiB, so TCP
     ///     flow control slows the peer); call this method again to resume. A frame handler that
     ///     disconnects the socket ends the read the same way.
+    ///   - onUnfinishedFrame: called on the loop thread, after the frames of each arrival have been
+    ///     handed on, when bytes of an unfinished frame are left buffered, with how many (at least 1):
+    ///     for a deadline on finishing a started frame (slowloris). Not called when the arrival left
+    ///     nothing unfinished, or when the read was paused or the socket disconnected first. Default
+    ///     `nil`.
+    ///   - onDecodingError: when given, a malformed frame does not end the connection: after the frames
+    ///     before it, this read ends (as a pause does) with the bad bytes unread, and `onDecodingError`
+    ///     gets the decoder's ``FramingError`` on the loop thread; it decides what follows (typically
+    ///     writes a last message saying why, then ``TCPSocket/disconnectAfterWriting()``). Default `nil`:
+    ///     the connection ends with ``SocketError/decodingFailed(_:)`` as described above.
     public func readFrames<Decoder>(
         using decoder: SocketFrameDecoder<Decoder>,
         pauseFrames: @escaping (TCPSocket) -> Bool = { _ in false },
+        onUnfinishedFrame: ((TCPSocket, Int) -> Void)? = nil,
+        onDecodingError: ((TCPSocket, FramingError) -> Void)? = nil,
         onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void
     ) {
-        let frames = DecodedFrameRead(socket: self, decoder: decoder, pauseFrames: pauseFrames, onFrame: onFrame)
+        let frames = DecodedFrameRead(socket: self, decoder: decoder, pauseFrames: pauseFrames,
+                                      onUnfinishedFrame: onUnfinishedFrame, onDecodingError: onDecodingError, onFrame: onFrame)
         consume({ try frames.consume($0) }, maxLength: decoder.maximumFrameLength)
     }
 

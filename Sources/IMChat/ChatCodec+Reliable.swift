@@ -30,9 +30,10 @@ extension ChatCodec: ReliableLinkCodec {
     /// - `.v2(.stored(id:…))` is ``DeliveryRole/stored(id:)`` (stored, or passed on live when it has no
     ///   sequence number: either way the server is done with it);
     /// - `.v2(.error(…, id: id, …))` whose code ``ChatErrorCode/refusesForGood`` (`unknownRecipient`,
-    ///   `badRequest`) is ``DeliveryRole/refused(id:)``; with another code (`storeUnavailable`,
-    ///   `notLoggedIn`, …) it is ``DeliveryRole/other``: the message stays in the outbox for the next
-    ///   reconnect;
+    ///   `badRequest`, `messageTooLong`) is ``DeliveryRole/refused(id:)``; `rateLimited` is
+    ///   ``DeliveryRole/retry(id:after:)`` after its `retryAfter` seconds (1 when missing): the message
+    ///   stays in the outbox and is resent then; with another code (`storeUnavailable`, `notLoggedIn`,
+    ///   …) it is ``DeliveryRole/other``: the message stays in the outbox for the next reconnect;
     /// - `.v2(.delivery(…))` with a sequence number is ``DeliveryRole/delivery(conversation:sequence:)``
     ///   (a live-only delivery, without one, is ``DeliveryRole/other``);
     /// - everything else, version 1 messages included, is ``DeliveryRole/other``.
@@ -42,6 +43,8 @@ extension ChatCodec: ReliableLinkCodec {
             return .stored(id: id)
         case .v2(.error(let code, _, let id?, _)) where code.refusesForGood:
             return .refused(id: id)
+        case .v2(.error(.rateLimited, _, let id?, let retryAfter)):
+            return .retry(id: id, after: .seconds(Int64(clamping: max(retryAfter ?? 1, 1))))
         case .v2(.delivery(_, _, _, let conversation, let sequence?, _)):
             return .delivery(conversation: conversation, sequence: sequence)
         default:

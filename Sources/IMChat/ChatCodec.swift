@@ -100,7 +100,7 @@ public struct ChatCodec: LinkCodec {
             case .unsupportedVersion(let version): return "unsupported protocol version \(version)"
             case .unknownFunctionCode(let code): return "unknown function code \(code)"
             case .malformedBody(let code, let reason):
-                let hex = String(format: "0x%04X", code)
+                let hex = ChatCodec.hex(code)
                 return "malformed body of \(FunctionCode(rawValue: code).map { "a \($0) message (function code \(hex))" } ?? "function code \(hex)"): \(reason)"
             case .numberOutOfRange(let key, let value): return "\(key) out of range: \(value)"
             case .timeOutOfRange(let time): return "time out of range: \(time)"
@@ -121,13 +121,20 @@ public struct ChatCodec: LinkCodec {
     }
 
     /// A decoder of the chat's frames: bodies up to ``maxBodyLength`` bytes once decompressed, and a
-    /// header that must carry one of ``ChatCodec/versions`` and one of the ``FunctionCode``s, checked as soon as its
-    /// 7 bytes arrive, so a stream that has lost its place fails at once with
-    /// `FramingError.unsupportedVersion` or `.unknownFunctionCode` instead of waiting for a body length
-    /// read from the wrong bytes.
+    /// header that must carry one of ``ChatCodec/versions``, one of the ``FunctionCode``s of that version
+    /// (``FunctionCode/isVersion2Only`` codes in version 2 frames only) and a body length of at most
+    /// ``maxBodyLength`` (65,535, the field's maximum, with the default), checked as soon as its 7 bytes
+    /// arrive, before any wait for the body: a stream that has lost its place, or another protocol (an
+    /// HTTP request), fails at once with `FramingError.unsupportedVersion`, `.unknownFunctionCode`,
+    /// `.malformedHeader` or `.frameTooLong` instead of waiting for a body length read from the wrong
+    /// bytes.
     public func makeDecoder() -> SevenByteHeaderFrameDecoder {
-        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: maxBodyLength, acceptedVersions: ChatCodec.versions,
-                                    isKnownFunctionCode: { FunctionCode(rawValue: $0) != nil })
+        SevenByteHeaderFrameDecoder(
+            maxDecompressedBodyLength: maxBodyLength, acceptedVersions: ChatCodec.versions,
+            isKnownFunctionCode: { code, version in
+                FunctionCode(rawValue: code).map { version == ChatProtocolVersion.v2.rawValue || !$0.isVersion2Only } ?? false
+            },
+            maxWireBodyLength: min(maxBodyLength, SevenByteHeaderFrame.maxWireBodyLength))
     }
 
     /// The heartbeat in ``version``: ``ChatMessage/heartbeat`` or `.v2(.heartbeat)`.

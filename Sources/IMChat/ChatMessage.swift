@@ -116,11 +116,34 @@ public enum ChatErrorCode: String, Sendable, Codable, Equatable {
     /// Version 2: history, stored messages and receipts are for logins with a password; this session
     /// is live only.
     case historyUnavailable
+    /// The server holds as many connections as it may (`im-server --max-connections`); this one is
+    /// closed. Try again later.
+    case serverFull
+    /// Messages came faster than the server's rate limit (`--rate`, `--burst`). The message (the error's
+    /// `id`, version 2) was not stored or delivered; the error's `retryAfter` says after how many
+    /// seconds the server takes messages again (a version 2 client resends it then, from its outbox).
+    /// A connection that goes on sending far over the limit is closed.
+    case rateLimited
+    /// No successful login within the server's login deadline (`--login-timeout`); the connection is
+    /// closed.
+    case loginTimeout
+    /// A frame was started and not finished within the server's frame deadline (`--frame-timeout`);
+    /// the connection is closed.
+    case frameTimeout
+    /// What the client sent is not a valid frame or message (the detail says what, in plain words);
+    /// the connection is closed.
+    case protocolError
+    /// The text is longer than ``ChatCodec/maxTextBytes`` (the detail gives the text's size and the
+    /// limit); the message (the error's `id`) is refused for good.
+    case messageTooLong
+    /// The server is shutting down; the connection is closed. Reconnect (at once, then on the reconnect
+    /// schedule): nothing sent is lost, what was not acknowledged is resent.
+    case serverShuttingDown
 
     /// True when a numbered message refused with this code can never succeed, so the client drops it
-    /// from its outbox (``unknownRecipient``, ``badRequest``); with any other code it stays there and
-    /// is resent after the next reconnect.
-    public var refusesForGood: Bool { self == .unknownRecipient || self == .badRequest }
+    /// from its outbox (``unknownRecipient``, ``badRequest``, ``messageTooLong``); with any other code it
+    /// stays there and is resent: after `retryAfter` for ``rateLimited``, else after the next reconnect.
+    public var refusesForGood: Bool { self == .unknownRecipient || self == .badRequest || self == .messageTooLong }
 }
 
 extension ChatMessage: CustomStringConvertible {

@@ -248,6 +248,10 @@ final class ChatPresenter: @unchecked Sendable {
     // MARK: Messages
 
     private func handle(_ message: ChatMessage) {
+        if ChatCodec().isGoingAway(message) {
+            say("* server going away; reconnecting")  // the link reconnects at once, then on its schedule
+            return
+        }
         switch message {
         case .loginAccepted(let name, let online, let count, let token):
             link?.greeting = .login(name: name, resumeToken: token)

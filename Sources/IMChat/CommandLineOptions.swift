@@ -35,6 +35,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// The least severe level written to the log (`--log-level LEVEL`: trace, debug, info, notice,
     /// warning, error, critical). Default `.info`: logins, logouts, drops, refusals and failures.
     public var logLevel = Logger.Level.info
+    /// The limits on connections and what they send (`--max-connections N`, `--rate R`, `--burst N`,
+    /// `--login-timeout S`, `--frame-timeout S`). Default ``ChatServer/Limits/init()``.
+    public var limits = ChatServer.Limits()
 
     /// The store file used when `--store` is not given: `im-chat.sqlite` in the current directory.
     public static let defaultStore = "im-chat.sqlite"
@@ -45,7 +48,8 @@ public struct ServerOptions: Equatable, Sendable {
     public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
-        + "                 [--log-level LEVEL]"
+        + "                 [--log-level LEVEL]\n"
+        + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -58,6 +62,18 @@ public struct ServerOptions: Equatable, Sendable {
                                  the server; full: it also survives a power loss (one fsync per commit)
           --retain-messages N    keep only the newest N messages of each conversation (default: all)
           --retain-days D        keep only the messages of the last D days (default: all)
+          --max-connections N    connections at once; one more is answered serverFull and closed (default:
+                                 the open-file limit less 64, at most 10000; im-server first raises its
+                                 soft limit to the hard limit)
+          --rate R               messages per second one connection may send on average; over it a message
+                                 is answered rateLimited and not stored (default 20; heartbeats and
+                                 received acknowledgements do not count)
+          --burst N              messages one connection may send at once before --rate applies
+                                 (default 300); after 1000 refused in a row the connection is closed
+          --login-timeout S      close a connection not logged in within S seconds, with loginTimeout
+                                 (default 10)
+          --frame-timeout S      close a connection that has not finished a started frame within S seconds,
+                                 with frameTimeout (default 10)
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -112,6 +128,16 @@ public struct ServerOptions: Equatable, Sendable {
                 }
                 retention = RetentionPolicy(maxMessagesPerConversation: retention.maxMessagesPerConversation,
                                             maxAge: .milliseconds(Int64((days * 86_400_000).rounded())))
+            case "--max-connections": limits.maxConnections = try parser.count(for: option)
+            case "--rate":
+                let text = try parser.value(for: option)
+                guard let rate = Double(text), rate > 0, rate <= 1e9 else {
+                    throw UsageError(description: "\(option): not a positive number of messages per second: \(text)\n\(ServerOptions.usage)")
+                }
+                limits.messageRate = rate
+            case "--burst": limits.messageBurst = try parser.count(for: option)
+            case "--login-timeout": limits.loginTimeout = try parser.seconds(for: option)
+            case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
             default: throw parser.unknown(option)
             }
         }
@@ -385,6 +411,15 @@ private struct ArgumentParser {
             throw UsageError(description: "\(option): not a positive number of seconds: \(text)\n\(usage)")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// A whole number from 1 to 1,000,000,000.
+    mutating func count(for option: String) throws(UsageError) -> Int {
+        let text = try value(for: option)
+        guard let count = Int(text), count >= 1, count <= 1_000_000_000 else {
+            throw UsageError(description: "\(option): not a positive whole number: \(text)\n\(usage)")
+        }
+        return count
     }
 
     /// A numeric IPv4 multicast address (224.0.0.0/4) to send discovery queries to or join.

@@ -103,6 +103,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var reconnectTimer: Scheduled?
     /// Fires when the current connection has been up for ``Configuration/linkHealthyAfter``.
     private var healthyTimer: Scheduled?
+    /// Reliable delivery: the server asked for a pause (``DeliveryRole/retry(id:after:)``); the outbox
+    /// is resent when it fires, and sends nothing before. With the time it fires (loop clock, ns).
+    private var retryTimer: (timer: Scheduled, deadline: UInt64)?
 
     /// The tag of writes that are not app messages (heartbeats, the greeting).
     private static var controlTag: Int { -1 }
@@ -445,6 +448,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     private func stopHeartbeat() {
+        retryTimer?.timer.cancel()
+        retryTimer = nil
         heartbeatTimer?.cancel()
         heartbeatTimer = nil
         ackTimer?.cancel()
@@ -474,6 +479,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             drop(.protocolError("\(error)"))
             return
         }
+        // The server is going away: the reconnect that follows is the schedule's first attempt.
+        if codec.isGoingAway(message) { schedule.reset() }
         if codec.isHeartbeatAck(message) {
             ackTimer?.cancel()
             ackTimer = nil
@@ -519,7 +526,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Writes the outbox messages the window lets out (after the greeting, on a connection whose socket
     /// has room).
     private func pumpOutbox() {
-        guard let delivery, phase == .connected, !sendPaused, let socket else { return }
+        guard let delivery, phase == .connected, !sendPaused, retryTimer == nil, let socket else { return }
         while let frame = delivery.nextFrame() {
             socket.write(frame, withTimeout: -1, tag: LongLinkClient.controlTag)
         }
@@ -543,6 +550,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
                 pumpOutbox()
                 finishDrainIfDone()
             }
+        case .retry(let after):
+            pauseOutbox(for: after, delivery)  // before the app hears of it: its clock may move at once
+            emit(.received(message))
         case .drop:
             break
         case .gap(let conversation, let expected, let received):
@@ -550,6 +560,24 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             drop(.deliveryGap(conversation: conversation, expected: expected, received: received))
         }
         scheduleDeliveryFlush()
+    }
+
+    /// Sends nothing from the outbox for `delay` (at least; a later deadline asked for meanwhile wins),
+    /// then every unanswered message again, from the oldest.
+    private func pauseOutbox(for delay: Duration, _ delivery: ReliableDelivery<Codec.Message>) {
+        let deadline = loop.now() &+ delay.nanosecondsValue
+        if let retryTimer {
+            guard deadline > retryTimer.deadline else { return }
+            retryTimer.timer.cancel()
+        }
+        let timer = loop.scheduleTask(in: delay) { [self] in
+            retryTimer = nil
+            guard phase == .connected else { return }
+            delivery.resendUnanswered()
+            pumpOutbox()
+            finishDrainIfDone()
+        }
+        retryTimer = (timer, deadline)
     }
 
     /// Queues one flush for the end of this loop pass (after the frames read in it): one store update

@@ -4,8 +4,9 @@ import Foundation
 import SocketFraming
 
 extension LongLinkServer {
-    /// One client's connection to a ``LongLinkServer``: its decoder, its idle timer and whatever the
-    /// app keeps with it (``context``). Methods may be called from any thread.
+    /// One client's connection to a ``LongLinkServer``: its decoder, its timers (idle, admission,
+    /// unfinished frame) and whatever the app keeps with it (``context``). Methods may be called from
+    /// any thread.
     public final class Session: @unchecked Sendable, Hashable, CustomStringConvertible {
         /// Unique within its server, from 1, in order of arrival.
         public let id: Int
@@ -19,7 +20,14 @@ extension LongLinkServer {
         // Loop-confined state (the socket's loop).
         private var lastActivity: UInt64 = 0
         private var idleTimer: Scheduled?
+        /// Set once the session is ending: why (frames arriving meanwhile are not handed on).
         private var closeReason: CloseReason?
+        /// The version (``LinkCodec/version(of:)``) of the client's last message, for farewells.
+        private var lastVersion: UInt16?
+        private var admissionTimer: Scheduled?
+        /// When the unfinished frame's first byte arrived (loop clock, ns); nil when none is unfinished.
+        private var unfinishedSince: UInt64?
+        private var frameTimer: Scheduled?
 
         init(id: Int, socket: TCPSocket, server: LongLinkServer) {
             self.id = id
@@ -40,11 +48,10 @@ extension LongLinkServer {
         /// `#id address`, for logs.
         public var description: String { "#\(id) \(remoteAddress?.description ?? "?")" }
 
-        /// Sends `message` to this client after everything sent to it before. Messages that cannot be
-        /// encoded are dropped.
+        /// Sends `message` to this client after everything sent to it before. A message that cannot be
+        /// encoded is not sent and is reported (``Event/sendFailed(_:reason:to:)``).
         public func send(_ message: Codec.Message) {
-            guard let data = try? server.codec.encode(message) else { return }
-            socket.write(data, withTimeout: -1, tag: 0)
+            server.write(message, to: socket, orReport: [self])
         }
 
         /// Closes the session once what was sent to it has gone out; the app then gets
@@ -56,6 +63,15 @@ extension LongLinkServer {
             }
         }
 
+        /// The app accepts this client (it has logged in, say): the
+        /// ``Configuration/admissionTimeout`` no longer applies to it. Calling it again does nothing.
+        public func admit() {
+            socket.eventLoop.execute { [self] in
+                admissionTimer?.cancel()
+                admissionTimer = nil
+            }
+        }
+
         public static func == (lhs: Session, rhs: Session) -> Bool { lhs === rhs }
         public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
@@ -64,11 +80,53 @@ extension LongLinkServer {
         /// Runs on the socket's loop before any of its events (the socket starts reading only after the
         /// accept callback that queued this has returned).
         func start() {
+            let configuration = server.configuration
             lastActivity = socket.eventLoop.now()
-            armIdleTimer(after: server.configuration.idleTimeout)
+            armIdleTimer(after: configuration.idleTimeout)
+            if let timeout = configuration.admissionTimeout {
+                admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
+                    admissionTimer = nil
+                    refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
+                }
+            }
             server.emit(.opened(self))
-            socket.readFrames(using: SocketFrameDecoder(server.codec.makeDecoder())) { [weak self] _, frame in
+            let unfinished: ((TCPSocket, Int) -> Void)? = configuration.frameTimeout == nil ? nil : { [weak self] _, _ in
+                self?.frameUnfinished()
+            }
+            socket.readFrames(
+                using: SocketFrameDecoder(server.codec.makeDecoder()),
+                pauseFrames: { [weak self] _ in self?.closeReason != nil },
+                onUnfinishedFrame: unfinished,
+                onDecodingError: { [weak self] _, error in self?.badBytes(error) }
+            ) { [weak self] _, frame in
                 self?.received(frame)
+            }
+        }
+
+        /// Stops handing frames on, tells the client why (the codec's farewell) and closes once that is
+        /// written; the app gets ``Event/closed(_:_:)`` with `reason`. The farewell goes through the
+        /// event queue, as heartbeat acknowledgements do, so it follows the app's replies to the messages
+        /// that came before. Does nothing when the session is already ending. Loop thread, or any thread
+        /// for ``LongLinkServer/shutDown(timeout:completion:)``.
+        func refuse(_ refusal: LinkRefusal, reason: CloseReason) {
+            guard socket.eventLoop.inEventLoop else {
+                socket.eventLoop.execute { [self] in refuse(refusal, reason: reason) }
+                return
+            }
+            guard closeReason == nil else { return }
+            closeReason = reason
+            let farewell = server.codec.farewell(refusal, version: lastVersion)
+            server.afterEvents { [self] in
+                if let farewell { send(farewell) }
+                socket.disconnectAfterWriting()
+            }
+        }
+
+        /// Closes now, without waiting for unsent bytes (the end of a shutdown's grace time).
+        func closeNow() {
+            socket.eventLoop.execute { [self] in
+                if closeReason == nil { closeReason = .shuttingDown }
+                socket.disconnect()
             }
         }
 
@@ -77,7 +135,7 @@ extension LongLinkServer {
                 let timeout = server.configuration.idleTimeout.nanosecondsValue
                 let silent = socket.eventLoop.now() &- lastActivity
                 if silent >= timeout {
-                    closeReason = .idleTimeout
+                    if closeReason == nil { closeReason = .idleTimeout }
                     socket.disconnect()
                 } else {
                     armIdleTimer(after: .nanoseconds(Int64(clamping: timeout - silent)))
@@ -90,20 +148,52 @@ extension LongLinkServer {
             socket.disconnect()
         }
 
+        /// The decoder refused the bytes after the frames handed on: a protocol error, told to the client.
+        private func badBytes(_ error: FramingError) {
+            let why = server.codec.describe(error)
+            refuse(.protocolError(why), reason: .protocolError(why))
+        }
+
+        // MARK: Unfinished frames
+
+        /// An arrival left bytes of an unfinished frame: its deadline runs from its first byte.
+        private func frameUnfinished() {
+            guard let timeout = server.configuration.frameTimeout else { return }
+            if unfinishedSince == nil { unfinishedSince = socket.eventLoop.now() }
+            if frameTimer == nil { armFrameTimer(after: timeout) }
+        }
+
+        private func armFrameTimer(after delay: Duration) {
+            frameTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
+                frameTimer = nil
+                guard let timeout = server.configuration.frameTimeout, let since = unfinishedSince else { return }
+                let waited = socket.eventLoop.now() &- since
+                if waited >= timeout.nanosecondsValue {
+                    refuse(.frameTimeout(timeout), reason: .frameTimeout)
+                } else {
+                    armFrameTimer(after: .nanoseconds(Int64(clamping: timeout.nanosecondsValue - waited)))
+                }
+            }
+        }
+
         /// One whole frame, on the socket's loop (FramedSocket's shared receive path: decoded in place,
         /// no copy before the decoder's own).
         private func received(_ frame: Codec.Decoder.Frame) {
+            guard closeReason == nil else { return }
             // Only whole frames count as activity, so a peer dripping one byte at a time ("slowloris")
-            // is still dropped at the idle timeout.
+            // is still dropped at the idle timeout (or, sooner, at the frame timeout).
             lastActivity = socket.eventLoop.now()
+            // The unfinished frame, if any, was this one: bytes left after it (reported next) start another.
+            unfinishedSince = nil
             let message: Codec.Message
             do {
                 message = try server.codec.message(from: frame)
             } catch {
-                closeReason = .protocolError("\(error)")
-                socket.disconnect()
+                let why = server.codec.describe(error)
+                refuse(.protocolError(why), reason: .protocolError(why))
                 return
             }
+            lastVersion = server.codec.version(of: message)
             if server.codec.isHeartbeat(message) {
                 // Through the event queue, so the acknowledgement follows the app's replies to the
                 // messages before the heartbeat.
@@ -116,15 +206,20 @@ extension LongLinkServer {
         private func finish(error: SocketError?) {
             idleTimer?.cancel()
             idleTimer = nil
+            admissionTimer?.cancel()
+            admissionTimer = nil
+            frameTimer?.cancel()
+            frameTimer = nil
             let reason: CloseReason
             switch error {
             case nil: reason = closeReason ?? .byServer
             case .closedByPeer?: reason = closeReason ?? .byClient
-            case .decodingFailed(let failure)?: reason = closeReason ?? .protocolError("\(failure)")
+            case .decodingFailed(let failure)?: reason = closeReason ?? .protocolError(server.codec.describe(failure.underlying))
             case let error?: reason = closeReason ?? .network(error)
             }
-            server.remove(self)
+            let isLast = server.remove(self)
             server.emit(.closed(self, reason))
+            if isLast { server.lastSessionClosed() }
         }
     }
 }

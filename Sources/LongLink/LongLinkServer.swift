@@ -10,6 +10,13 @@ import Synchronization
 /// barrier), drops clients silent for longer than the idle timeout,
 /// and sends to one client or to all.
 ///
+/// Limits (``Configuration``): at most ``Configuration/maxConnections`` connections; a session the app
+/// has not admitted (``Session/admit()``) within ``Configuration/admissionTimeout``, or whose started
+/// frame is not whole within ``Configuration/frameTimeout``, is closed; so is one that sends a bad
+/// frame, at once. Each of these refusals (``LinkRefusal``) is told to the client first, with the
+/// codec's ``LinkCodec/farewell(_:version:)``, and reported to the app (``Event/refused(_:_:)``,
+/// ``CloseReason``). ``shutDown(timeout:completion:)`` tells every client the server is going away.
+///
 /// ```swift
 /// let server = LongLinkServer(codec: ChatCodec(), configuration: .init(port: 7000), eventQueue: queue) { event in
 ///     if case .received(let message, let session) = event { session.send(reply(to: message)) }
@@ -40,6 +47,23 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         /// to (or not at all) and lets more pile up is dropped with ``CloseReason/slowConsumer(queuedBytes:)``,
         /// so it cannot make the server's memory grow without bound. Default 4 MiB.
         public var maxQueuedBytesPerSession = 4 << 20
+        /// The most connections open at once. A connection accepted beyond it gets the codec's
+        /// ``LinkCodec/farewell(_:version:)`` for ``LinkRefusal/serverFull(maxConnections:)`` and is closed
+        /// once that is written (``Event/refused(_:_:)``); sessions already open are not affected. Default
+        /// ``ResourceLimits/defaultMaxConnections()`` when the configuration is made: one descriptor per
+        /// connection below the process's open-file soft limit, after 64 for everything else, at most
+        /// 10,000 (960 with the usual soft limit of 1,024).
+        public var maxConnections = ResourceLimits.defaultMaxConnections()
+        /// How long a new session has to be admitted by the app (``Session/admit()``, called once the
+        /// client has logged in, say), from its connect. A session not admitted by then is told
+        /// ``LinkRefusal/admissionTimeout(_:)`` and closed (``CloseReason/admissionTimeout``), whatever it
+        /// sent meanwhile (heartbeats included). `nil` (the default): no deadline.
+        public var admissionTimeout: Duration?
+        /// How long a frame may take from its first byte to its last. A session holding the bytes of an
+        /// unfinished frame for longer (a slowloris: a header, then silence or a trickle) is told
+        /// ``LinkRefusal/frameTimeout(_:)`` and closed (``CloseReason/frameTimeout``), instead of being
+        /// held until the idle timeout. `nil` (the default): no deadline.
+        public var frameTimeout: Duration?
 
         /// A configuration for `port` on 127.0.0.1 with the defaults above.
         public init(host: String? = "127.0.0.1", port: UInt16) {
@@ -62,9 +86,18 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         case protocolError(String)
         /// More than ``Configuration/maxQueuedBytesPerSession`` bytes waited to be written to the client.
         case slowConsumer(queuedBytes: Int)
+        /// Not admitted within ``Configuration/admissionTimeout`` (the client was told so).
+        case admissionTimeout
+        /// A frame not whole within ``Configuration/frameTimeout`` of its first byte (the client was told so).
+        case frameTimeout
+        /// ``LongLinkServer/shutDown(timeout:completion:)`` (the client was told the server is going away).
+        case shuttingDown
 
         public var description: String {
             switch self {
+            case .admissionTimeout: return "admission timeout"
+            case .frameTimeout: return "frame timeout"
+            case .shuttingDown: return "server shutting down"
             case .slowConsumer(let bytes): return "slow consumer: \(bytes) bytes unsent"
             case .byServer: return "closed by server"
             case .byClient: return "closed by client"
@@ -83,6 +116,12 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         case received(Codec.Message, from: Session)
         /// A client's session ended.
         case closed(Session, CloseReason)
+        /// A connection from `address` was refused before it became a session
+        /// (``LinkRefusal/serverFull(maxConnections:)``); it was told so and closed.
+        case refused(SocketAddress?, LinkRefusal)
+        /// `message` could not be encoded (`reason`: the codec's error) and was not sent to `sessions`:
+        /// nothing is dropped without the app hearing of it.
+        case sendFailed(Codec.Message, reason: String, to: [Session])
     }
 
     /// The codec given at creation.
@@ -94,6 +133,8 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     private let listenerCallbacks = SocketCallbacks()
     private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
+    /// Set by ``shutDown(timeout:completion:)``: called once the last session has closed.
+    private let shutdownWaiter = LockedValue<(@Sendable () -> Void)?>(nil)
 
     /// Creates a server; it listens once ``start()`` is called.
     ///
@@ -116,10 +157,22 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     private func accepted(_ socket: TCPSocket) {
+        let limit = configuration.maxConnections
+        guard sessionTable.withLock({ $0.count }) < limit else {
+            refuse(socket, .serverFull(maxConnections: limit))
+            return
+        }
         let id = sessionIDs.add(1, ordering: .relaxed).newValue
         let session = Session(id: id, socket: socket, server: self)
         sessionTable.withLock { $0[id] = session }
         socket.eventLoop.execute { session.start() }
+    }
+
+    /// Tells a connection that will not become a session why, and closes it once that is written.
+    private func refuse(_ socket: TCPSocket, _ refusal: LinkRefusal) {
+        if let farewell = codec.farewell(refusal, version: nil) { write(farewell, to: socket, orReport: []) }
+        socket.disconnectAfterWriting()
+        emit(.refused(socket.connectedAddress, refusal))
     }
 
     /// Starts listening.
@@ -143,10 +196,59 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         send(message, to: sessions)
     }
 
-    /// Sends `message` to each of `sessions`, encoding it once. Messages that cannot be encoded are dropped.
+    /// Sends `message` to each of `sessions`, encoding it once. A message that cannot be encoded is
+    /// sent to none of them and reported (``Event/sendFailed(_:reason:to:)``).
     public func send(_ message: Codec.Message, to sessions: some Sequence<Session>) {
-        guard let data = try? codec.encode(message) else { return }
+        let data: Data
+        do {
+            data = try codec.encode(message)
+        } catch {
+            emit(.sendFailed(message, reason: describe(encodingError: error), to: Array(sessions)))
+            return
+        }
         for session in sessions { session.socket.write(data, withTimeout: -1, tag: 0) }
+    }
+
+    /// Encodes `message` and queues it on `socket`; reports a failure for `sessions`.
+    func write(_ message: Codec.Message, to socket: TCPSocket, orReport sessions: [Session]) {
+        do {
+            socket.write(try codec.encode(message), withTimeout: -1, tag: 0)
+        } catch {
+            emit(.sendFailed(message, reason: describe(encodingError: error), to: sessions))
+        }
+    }
+
+    private func describe(encodingError error: any Error) -> String { "cannot encode: \(error)" }
+
+    /// Stops accepting connections; the sessions open go on. (``shutDown(timeout:completion:)`` and
+    /// ``stop()`` do it too.)
+    public func stopAccepting() {
+        listener.disconnect()
+    }
+
+    /// Shuts down gracefully: stops accepting, tells every session the server is going away (the
+    /// codec's ``LinkCodec/farewell(_:version:)`` for ``LinkRefusal/shuttingDown``, after whatever was
+    /// sent to it before), closes each once that is written (``CloseReason/shuttingDown``), and calls
+    /// `completion` with the number of sessions told, on the event queue after their ``Event/closed(_:_:)``
+    /// events, once every one has closed, or once `timeout` has passed (the sessions still open, whose
+    /// clients read too slowly to take their last bytes, are then closed at once). Call it once.
+    public func shutDown(timeout: Duration = .seconds(5), completion: @escaping @Sendable (Int) -> Void) {
+        listener.disconnect()
+        listener.eventLoop.execute { [self] in
+            let told = sessions
+            let done = LockedValue(false)
+            let finishOnce: @Sendable () -> Void = { [self] in
+                guard done.withLock({ let first = !$0; $0 = true; return first }) else { return }
+                afterEvents { completion(told.count) }
+            }
+            shutdownWaiter.withLock { $0 = finishOnce }
+            for session in told { session.refuse(.shuttingDown, reason: .shuttingDown) }
+            listener.eventLoop.scheduleTask(in: timeout) { [self] in
+                for session in sessions { session.closeNow() }
+                if sessions.isEmpty { finishOnce() }
+            }
+            if sessionTable.withLock({ $0.isEmpty }) { finishOnce() }
+        }
     }
 
     /// Stops listening and closes every session (reason ``CloseReason/byServer``).
@@ -165,7 +267,16 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// Runs `work` on the event queue after the events emitted before it.
     func afterEvents(_ work: @escaping @Sendable () -> Void) { events.perform(work) }
 
-    func remove(_ session: Session) {
-        _ = sessionTable.withLock { $0.removeValue(forKey: session.id) }
+    /// Forgets `session`; true when no session is left.
+    func remove(_ session: Session) -> Bool {
+        sessionTable.withLock { table in
+            table.removeValue(forKey: session.id)
+            return table.isEmpty
+        }
+    }
+
+    /// The last session has closed (its ``Event/closed(_:_:)`` emitted): a shutdown waiting for it ends.
+    func lastSessionClosed() {
+        shutdownWaiter.withLock { $0 }?()
     }
 }

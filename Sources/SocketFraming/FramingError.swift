@@ -8,7 +8,7 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// parts, one part is over its own limit). `length` and `maxFrameLength` are counted as the limit
     /// that was exceeded counts: the whole frame for the length-field decoder (Netty's `maxFrameLength`,
     /// equal to `maximumFrameLength`); the body alone, against `maxBodyLength`, for the eight-byte and
-    /// JSON header decoders; the bytes before the delimiter, against Netty's `maxFrameLength`, for the
+    /// JSON header decoders, against `maxWireBodyLength` for the seven-byte header decoder; the bytes before the delimiter, against Netty's `maxFrameLength`, for the
     /// delimiter decoder (with `failFast`, the bytes known so far to precede it).
     case frameTooLong(length: Int, maxFrameLength: Int)
     /// A seven-byte header's version field (bytes 0–1, big-endian) holds a version the decoder does not
@@ -16,7 +16,8 @@ public enum FramingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// place, junk read as a header. Carries the version read. Thrown as soon as the 7 header bytes are in.
     case unsupportedVersion(UInt16)
     /// A seven-byte header's function code (bytes 2–3, big-endian) is not one the application knows (see
-    /// `SevenByteHeaderFrameDecoder.isKnownFunctionCode`). Carries the code read. Thrown as soon as the 7
+    /// `SevenByteHeaderFrameDecoder.isKnownFunctionCode`), or not one in the header's version. Carries the
+    /// code read. Thrown as soon as the 7
     /// header bytes are in.
     case unknownFunctionCode(UInt16)
     /// A header of variable length (the JSON header) has more than `maxHeaderLength` bytes before its end

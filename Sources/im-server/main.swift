@@ -1,4 +1,6 @@
-// im-server: the chat server. Parses flags, starts IMChat.ChatServer and writes its log to standard output.
+// im-server: the chat server. Parses flags, starts IMChat.ChatServer and writes its log to standard output;
+// shuts down gracefully on SIGINT or SIGTERM (a second one exits at once).
+import AsyncSocket
 import Dispatch
 import Foundation
 import IMChat
@@ -17,6 +19,8 @@ if arguments.contains("--version") {
     say("im-server \(chatVersion)")
     exit(0)
 }
+// One descriptor per connection: the default connection limit follows the raised soft limit.
+ResourceLimits.raiseOpenFileLimit()
 let options: ServerOptions
 do {
     options = try ServerOptions(arguments: arguments)
@@ -41,7 +45,7 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention)
+                        discovery: options.discovery, store: store, retention: options.retention, limits: options.limits)
 do {
     try server.start()
 } catch {
@@ -53,4 +57,23 @@ logger.notice("im-server listening on \(server.localAddress?.description ?? "\(o
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
+// SIGINT and SIGTERM: stop accepting, flush, tell the clients, exit 0; a second signal exits at once.
+let signalQueue = DispatchQueue(label: "im-server.signals")
+var signalSources: [any DispatchSourceSignal] = []
+let shuttingDown = LockedValue(false)
+for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+    signal(number, SIG_IGN)  // the dispatch source receives it instead
+    let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+    source.setEventHandler {
+        guard shuttingDown.withLock({ let first = !$0; $0 = true; return first }) else {
+            logger.warning("\(name) again: exiting now")
+            exit(1)
+        }
+        logger.notice("\(name): shutting down (a second signal exits at once)")
+        server.shutDown { _ in exit(0) }
+    }
+    source.resume()
+    signalSources.append(source)
+}
+logger.notice("im-server limits: \(options.limits)")
 dispatchMain()

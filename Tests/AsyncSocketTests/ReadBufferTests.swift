@@ -46,3 +46,25 @@ import Testing
         #expect(contents(buffer) == [4, 5])
     }
 }
+
+/// Regression (issue 12): a connection holding 4 KiB of an unfinished frame reserved room for a whole
+/// scratch buffer's read (256 KiB) at its first in-place read; now the room doubles what is buffered.
+@Suite struct ReadBufferInPlaceGrowthTests {
+    @Test func anInPlaceReadTakesAsManyBytesAgainAsAreBufferedWithinTheScratchSize() {
+        #expect(ReadBuffer.inPlaceReadLength(unread: 10, maximum: 256 * 1024) == 4096)
+        #expect(ReadBuffer.inPlaceReadLength(unread: 4103, maximum: 256 * 1024) == 4103)
+        #expect(ReadBuffer.inPlaceReadLength(unread: 100_000, maximum: 256 * 1024) == 100_000)
+        #expect(ReadBuffer.inPlaceReadLength(unread: 300_000, maximum: 256 * 1024) == 256 * 1024)
+    }
+
+    @Test func aStalledPartialFrameOfFourKiBHoldsAboutEightKiB() {
+        var buffer = ReadBuffer()
+        let partial = [UInt8](repeating: 1, count: 7 + 4096)
+        partial.withUnsafeBytes { buffer.append($0) }
+        let room = buffer.room(upTo: ReadBuffer.inPlaceReadLength(unread: buffer.count, maximum: 256 * 1024))
+        room.storeBytes(of: 2, toByteOffset: 0, as: UInt8.self)
+        buffer.didAppend(1)
+        #expect(buffer.count == 4104)
+        #expect(buffer.capacity == 2 * 4103)
+    }
+}

@@ -78,15 +78,23 @@ import TestSupport
         #expect(reason(1, 0x0010, #"{"to":null,"text":"x"}"#) == #"malformed body of a directMessage message (function code 0x0010): "to" is null, not a string"#)
     }
 
-    @Test func theDecoderAcceptsVersion1AndEveryFunctionCode() throws {
+    @Test func theDecoderAcceptsVersions1And2EachWithItsFunctionCodesAtTheHeader() throws {
         let decoder = codec.makeDecoder()
         #expect(decoder.acceptedVersions == ChatCodec.versions)
         #expect(decoder.acceptedVersions == [1, 2])
-        for code in FunctionCode.allCases {
-            var reader = FrameReader(decoder: codec.makeDecoder())
-            reader.append(try SevenByteHeaderFrameEncoder().encode(
-                SevenByteHeaderFrame(version: 1, functionCode: code.rawValue, body: Data("{}".utf8))))
-            #expect(try reader.nextFrame() == SevenByteHeaderFrame(version: 1, functionCode: code.rawValue, body: Data("{}".utf8)))
+        #expect(decoder.maxWireBodyLength == 65_535)
+        for version: UInt16 in [1, 2] {
+            for code in FunctionCode.allCases {
+                var reader = FrameReader(decoder: codec.makeDecoder())
+                let frame = SevenByteHeaderFrame(version: version, functionCode: code.rawValue, body: Data("{}".utf8))
+                reader.append(try SevenByteHeaderFrameEncoder().encode(frame))
+                if version == 1 && code.isVersion2Only {
+                    // Refused at the header: the 0x0014–0x001B codes do not exist in version 1.
+                    #expect(throws: FramingError.unknownFunctionCode(code.rawValue)) { try reader.nextFrame() }
+                } else {
+                    #expect(try reader.nextFrame() == frame)
+                }
+            }
         }
     }
 

@@ -14,11 +14,13 @@ final class ChatFixture: Sendable {
     let group: EventLoopGroup
     private let ownsGroup: Bool
 
-    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil) throws {
+    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatServer.Limits(),
+         store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0) throws {
         let log = self.log
         self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")
         ownsGroup = group == nil
-        server = ChatServer(host: "127.0.0.1", port: 0, idleTimeout: idleTimeout, group: self.group, logger: .recording(into: log))
+        server = ChatServer(host: "127.0.0.1", port: port, idleTimeout: idleTimeout, store: store,
+                            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log))
         try server.start()
     }
 

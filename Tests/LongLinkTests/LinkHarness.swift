@@ -19,21 +19,29 @@ final class LinkHarness: Sendable {
     }
 
     /// A server that echoes every message back to its sender as "echo: …".
+    /// `configure` may set the limits (``LongLinkServer/Configuration/maxConnections``, …). A message
+    /// "admit me" is admitted (``LongLinkServer/Session/admit()``) before its echo.
     func makeServer(
-        port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20, reusePort: Bool = false
+        port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20, reusePort: Bool = false,
+        configure: (inout LongLinkServer<TextCodec>.Configuration) -> Void = { _ in }
     ) throws -> LongLinkServer<TextCodec> {
         var configuration = LongLinkServer<TextCodec>.Configuration(port: port)
         configuration.isReusePortEnabled = reusePort
         configuration.idleTimeout = idleTimeout
         configuration.maxQueuedBytesPerSession = maxQueuedBytes
+        configure(&configuration)
         let events = serverEvents
         let server = LongLinkServer(codec: TextCodec(), configuration: configuration, group: group, eventQueue: serverQueue) { event in
             switch event {
             case .opened: events.record("opened")
             case .received(let message, let session):
                 events.record("received \(message)")
+                if message == "admit me" { session.admit() }
                 session.send("echo: \(message)")
             case .closed(_, let reason): events.record("closed (\(reason))")
+            case .refused(_, let refusal): events.record("refused (\(refusal))")
+            case .sendFailed(let message, let reason, let sessions):
+                events.record("send failed to \(sessions.map(\.id)): \(message) (\(reason))")
             }
         }
         try server.start()

@@ -278,7 +278,7 @@ import Testing
     }
 
     @Test func an_unknown_function_code_fails_as_soon_as_the_header_is_in_before_its_body() {
-        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 || $0 == 11 })
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { code, _ in code == 10 || code == 11 })
         // Function code 12 with a body of 65_535 bytes, none of which has arrived.
         var reader = FrameReader(decoder: decoder)
         reader.append(Data([0x00, 0x01, 0x00, 0x0C, 0x00, 0xFF, 0xFF]))
@@ -289,12 +289,38 @@ import Testing
     }
 
     @Test func the_version_is_checked_before_the_function_code_and_the_compressed_flag() {
-        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { $0 == 10 })
+        let decoder = SevenByteHeaderFrameDecoder(isKnownFunctionCode: { code, _ in code == 10 })
         #expect(throws: FramingError.unsupportedVersion(9)) { try decodeAll([0x00, 0x09, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
         #expect(throws: FramingError.unknownFunctionCode(11)) { try decodeAll([0x00, 0x01, 0x00, 0x0B, 0x05, 0x00, 0x00], decoder) }
         #expect(throws: FramingError.malformedHeader("compressed flag is 5, expected 0 or 1")) {
             try decodeAll([0x00, 0x01, 0x00, 0x0A, 0x05, 0x00, 0x00], decoder)
         }
+    }
+
+    @Test func a_function_code_known_only_in_another_version_fails_as_soon_as_the_header_is_in() throws {
+        // Code 20 exists in version 2 only (as the chat's 0x0014 to 0x001B do).
+        let decoder = SevenByteHeaderFrameDecoder(acceptedVersions: [1, 2], isKnownFunctionCode: { code, version in
+            code == 10 || (code == 20 && version == 2)
+        })
+        var reader = FrameReader(decoder: decoder)
+        reader.append(Data([0x00, 0x01, 0x00, 0x14, 0x00, 0x10, 0x00]))  // 4,096 bytes of body announced, none sent
+        #expect(throws: FramingError.unknownFunctionCode(20)) { try reader.nextFrame() }
+        var accepted = FrameReader(decoder: decoder)
+        accepted.append(Data([0x00, 0x02, 0x00, 0x14, 0x00, 0x00, 0x02, 0x7B, 0x7D]))
+        #expect(try accepted.nextFrame() == SevenByteHeaderFrame(version: 2, functionCode: 20, body: Data("{}".utf8)))
+    }
+
+    @Test func a_body_length_over_max_wire_body_length_fails_as_soon_as_the_header_is_in() throws {
+        let decoder = SevenByteHeaderFrameDecoder(maxWireBodyLength: 100)
+        #expect(decoder.maximumFrameLength == 107)
+        #expect(SevenByteHeaderFrameDecoder().maximumFrameLength == 65_542)
+        var reader = FrameReader(decoder: decoder)
+        reader.append(Data([0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x65]))  // 101 bytes announced
+        #expect(throws: FramingError.frameTooLong(length: 101, maxFrameLength: 100)) { try reader.nextFrame() }
+        // Exactly the limit decodes, however it is cut.
+        let body = Data(repeating: 0x61, count: 100)
+        let wire = [0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x64] + [UInt8](body)
+        DecoderVerifier.verify({ decoder }, bytes: wire, expecting: [SevenByteHeaderFrame(version: 1, functionCode: 10, body: body)])
     }
 
     @Test func frames_before_a_bad_version_are_all_delivered_first() throws {

@@ -17,10 +17,21 @@ struct ReadBuffer: ~Copyable {
     /// through the loop's scratch buffer: a large frame is arriving, and reading in place saves a copy.
     static let readInPlaceThreshold = 4096
 
+    /// The most bytes one in-place read may take when `unread` bytes are buffered: as many again as are
+    /// buffered (at least ``readInPlaceThreshold``), at most `maximum` (the loop's scratch buffer, 256
+    /// KiB). So the storage grows by doubling with what actually arrives: a peer that sends 4 KiB of a
+    /// frame and then stalls leaves about 8 KiB allocated, not the 260 KiB that room for a whole
+    /// scratch buffer's read reserved (issue 12: partial frames held by slow or silent peers).
+    static func inPlaceReadLength(unread: Int, maximum: Int) -> Int {
+        min(maximum, max(unread, readInPlaceThreshold))
+    }
+
     deinit { storage.deallocate() }
 
     /// Bytes waiting to be read.
     var count: Int { writerIndex - readerIndex }
+    /// Bytes of storage allocated (unread bytes, room after them, consumed bytes not yet moved).
+    var capacity: Int { storage.count }
     var isEmpty: Bool { readerIndex == writerIndex }
 
     mutating func append(_ chunk: UnsafeRawBufferPointer) {

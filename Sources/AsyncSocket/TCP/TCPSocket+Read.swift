@@ -17,7 +17,8 @@ extension TCPSocket {
         do {
             if inPlace {
                 // Part of a large frame is buffered already: read the rest in after it, saving a copy.
-                result = try eventLoop.io.read(connection.fd, into: connection.buffer.room(upTo: scratch.count))
+                let length = ReadBuffer.inPlaceReadLength(unread: connection.buffer.count, maximum: scratch.count)
+                result = try eventLoop.io.read(connection.fd, into: connection.buffer.room(upTo: length))
                 if case .processed(let count) = result { connection.buffer.didAppend(count) }
             } else {
                 result = try eventLoop.io.read(connection.fd, into: scratch)

@@ -30,9 +30,10 @@ public final class ChatServer: Sendable {
     /// (docs/PROTOCOL.md "Presence").
     public static let defaultPresenceInterval: Duration = .milliseconds(200)
 
-    private let queue = DispatchQueue(label: "IMChat.ChatServer")
-    private let link: LongLinkServer<ChatCodec>
-    private let router: Router
+    let queue = DispatchQueue(label: "IMChat.ChatServer")
+    let link: LongLinkServer<ChatCodec>
+    let router: Router
+    let logger: Logger
     private let responder: DiscoveryResponder?
     private let retention: RetentionPolicy
     private let retentionTimer = LockedValue<DispatchSourceTimer?>(nil)
@@ -58,6 +59,8 @@ public final class ChatServer: Sendable {
     ///     first one, and then announced together (docs/PROTOCOL.md "Presence"). Default
     ///     ``defaultPresenceInterval`` (200 ms); `nil`: only when ``flushPresence()`` is called (tests
     ///     use it to drive the ticks themselves).
+    ///   - limits: the limits on connections and what they send (``Limits``: connections, message rate
+    ///     and burst, login and frame deadlines). Default ``Limits/init()``.
     ///   - logger: the operator's log (see above). Default: a logger labelled `IMChat.ChatServer` from
     ///     ``LoggingSystem`` (silent until the app bootstraps it).
     public init(
@@ -70,13 +73,19 @@ public final class ChatServer: Sendable {
         loginThrottle: LoginThrottle.Configuration = LoginThrottle.Configuration(),
         retention: RetentionPolicy = .keepEverything,
         presenceInterval: Duration? = ChatServer.defaultPresenceInterval,
+        limits: Limits = Limits(),
         group: EventLoopGroup = .shared,
         logger: Logger = Logger(label: "IMChat.ChatServer")
     ) {
         var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
         configuration.idleTimeout = idleTimeout
+        configuration.maxConnections = limits.maxConnections
+        configuration.admissionTimeout = limits.loginTimeout
+        configuration.frameTimeout = limits.frameTimeout
+        let clock = group.next()
         let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
-                            queue: queue, logger: logger)
+                            queue: queue, limits: limits, clock: { clock.now() }, logger: logger)
+        self.logger = logger
         router.presenceInterval = presenceInterval
         self.router = router
         self.retention = retention
@@ -129,21 +138,27 @@ public final class ChatServer: Sendable {
     /// The address listened on, once started (`127.0.0.1:7777`, `[::1]:7777`).
     public var localAddress: SocketAddress? { link.localAddress }
 
-    /// Stops listening and answering discovery, and closes every connection.
+    /// Stops listening and answering discovery, and closes every connection at once (without telling
+    /// the clients why: ``shutDown(timeout:completion:)`` does).
     public func stop() {
+        stopTimers()
+        link.stop()
+    }
+
+    /// Stops the retention timer and discovery.
+    func stopTimers() {
         retentionTimer.withLock { timer in
             timer?.cancel()
             timer = nil
         }
         responder?.stop()
-        link.stop()
     }
 
     /// Names of the users logged in now, sorted. Waits for the routing queue.
     public var onlineUsers: [String] { queue.sync { router.presence.roster } }
 
     /// Announces the logins and logouts gathered since the last presence tick now, as the tick does by
-    /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:group:logger:)``).
+    /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:limits:group:logger:)``).
     /// Returns once they are handed to the connections. Waits for the routing queue: do not call it from
     /// the `log` closure.
     public func flushPresence() { queue.sync { router.presenceTick() } }

@@ -24,8 +24,10 @@ extension Router {
             session.send(Router.error(.badRequest, "empty message", id: id, version: version))
             return
         }
-        guard fitsInADelivery(text, from: sender, in: conversation) else {
-            session.send(Router.error(.badRequest, "the text is too long to deliver (at most 64 KiB of JSON with its delivery)", id: id, version: version))
+        let textBytes = ChatCodec.jsonTextBytes(text)
+        guard textBytes <= ChatCodec.maxTextBytes else {
+            session.send(Router.error(.messageTooLong, "the text is \(textBytes) bytes; at most \(ChatCodec.maxTextBytes) "
+                                        + "(UTF-8, as written in JSON)", id: id, version: version))
             return
         }
         if let recipient {
@@ -55,15 +57,6 @@ extension Router {
                                  clientInstance: instance, clientID: clientID)
         pendingMessages.append(PendingMessage(message: message, session: session, id: id))
         scheduleFlush()
-    }
-
-    /// Whether `text` from `sender` still encodes as a delivery (64 KiB of JSON at most, escapes included).
-    func fitsInADelivery(_ text: String, from sender: String, in conversation: ConversationID) -> Bool {
-        // JSON escapes at most six bytes per byte of text; short texts need no trial encode.
-        if text.utf8.count * 6 + 512 < 64 * 1024 { return true }
-        let trial = ChatMessage.v2(.delivery(from: sender, text: text, isDirect: true, conversation: conversation.description,
-                                             sequence: ChatCodec.maxExactInteger, time: Date()))
-        return (try? ChatCodec().encode(trial)) != nil
     }
 
     /// Commits what is pending at the end of this pass over the queue: every message submitted meanwhile

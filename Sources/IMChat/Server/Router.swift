@@ -65,16 +65,35 @@ final class Router: @unchecked Sendable {
     var nextV1MessageID: UInt64 = 1
     /// Distinguishes this process's version 1 messages from another run's in the store.
     let v1Instance = "v1-" + UUID().uuidString.lowercased()
+    /// The limits on one connection (Router+Limits).
+    let limits: ChatServer.Limits
+    /// Monotonic time in nanoseconds (the event loops' clock, virtual in tests): for the rate limits and
+    /// the log's repeat windows.
+    let clock: @Sendable () -> UInt64
+    /// Each open connection's message rate, by session id.
+    var paces: [Int: Router.Pace] = [:]
+    /// Sessions the router is closing for a limit, with the reason for the log line of their close.
+    var closing: [Int: String] = [:]
+    /// Refusals logged once per offender.
+    var offences = RepeatLog()
+    var offenceSummaryScheduled = false
+    /// Set by ``beginShutdown()``: messages are no longer taken.
+    var shuttingDown = false
+    /// Direct messages and broadcasts that arrived after the shutdown began (not acknowledged).
+    var lateMessages = 0
 
     /// Most messages kept from a session while its login is being checked; more close the connection.
     static let maxHeldMessages = 1_000
 
     init(store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
+         limits: ChatServer.Limits = ChatServer.Limits(), clock: @escaping @Sendable () -> UInt64,
          logger: Logger) {
         self.store = store
         self.hasher = hasher
         self.throttle = throttle
         self.queue = queue
+        self.limits = limits
+        self.clock = clock
         self.logger = logger
     }
 
@@ -97,9 +116,14 @@ final class Router: @unchecked Sendable {
 
     func handle(_ event: LongLinkServer<ChatCodec>.Event) {
         switch event {
-        case .opened:
-            break
+        case .opened(let session):
+            paces[session.id] = Pace(bucket: TokenBucket(rate: limits.messageRate, burst: limits.messageBurst))
         case .received(let message, let session):
+            guard !shuttingDown else {
+                arrivedLate(message)
+                return
+            }
+            guard withinRate(message, from: session) else { return }
             if held[session.id] != nil {
                 hold(message, from: session)
             } else {
@@ -107,23 +131,30 @@ final class Router: @unchecked Sendable {
             }
         case .closed(let session, let reason):
             held[session.id] = nil
+            let why = closing[session.id] ?? Router.describe(reason)
+            forgetLimits(of: session)
             if let replaced = session.context as? ReplacedSession {
-                logger.debug("closed the replaced session of \(replaced.name) from \(Router.address(of: session)) (\(reason))")
+                logger.debug("closed the replaced session of \(replaced.name) from \(Router.address(of: session)) (\(why))")
                 return
             }
             guard let name = name(of: session) else {
-                if reason != .byClient { logger.info("drop \(Router.address(of: session)) (\(reason))") }
+                if reason != .byClient && reason != .shuttingDown { droppedBeforeLogin(session, reason) }
                 return
             }
             guard users[name]?.session === session else { return }
             users[name] = nil
             onlineNames.remove(name, key: UserName.Key(name))
+            guard !shuttingDown else { return }  // the shutdown's summary line counts them
             if reason == .byClient {
                 logger.info("logout \(name) (\(reason))")
             } else {
-                logger.info("drop \(name) (\(reason))")
+                logger.info("drop \(name) (\(why))")
             }
             sendPresence(of: name, online: false)
+        case .refused(let address, let refusal):
+            refused(address, refusal)
+        case .sendFailed(let message, let reason, let sessions):
+            unsendable(message, reason: reason, to: sessions)
         }
     }
 
@@ -244,6 +275,7 @@ final class Router: @unchecked Sendable {
     @discardableResult
     func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
                presenceChanges: Bool = false, session: Session) -> Bool {
+        guard !shuttingDown else { return false }
         let address = Router.address(of: session)
         let key = UserName.Key(name)
         if users[name] == nil, let other = onlineNames.similar(to: key) {
@@ -268,6 +300,7 @@ final class Router: @unchecked Sendable {
         }
         let resumeToken = token ?? UUID().uuidString
         session.context = name
+        session.admit()  // the login deadline no longer applies
         let isNew = users[name] == nil
         users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window,
                            presenceChanges: presenceChanges)

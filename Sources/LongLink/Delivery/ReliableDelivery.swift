@@ -37,6 +37,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         case stored(id: UInt64, Message)
         /// The server refused outbox message `id` (`nil`: not in the outbox); pass the answer on too.
         case refused(id: UInt64, Message?)
+        /// The server will take the outbox's messages after `after`: pause, then resend; pass the answer on.
+        case retry(after: Duration)
         /// A delivery to pass on.
         case deliver
         /// A delivery to drop: a duplicate, or an answer for a message no longer in the outbox.
@@ -148,6 +150,12 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         tracker.connectionEnded()
     }
 
+    /// After a ``DeliveryRole/retry(id:after:)`` pause: every unanswered message is sent again, from the
+    /// oldest, on this connection.
+    func resendUnanswered() {
+        outbox.rewind()
+    }
+
     // MARK: Receiving
 
     /// What `message` means; updates the outbox and the positions. Removals and positions reach the
@@ -164,6 +172,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
             guard let entry = outbox.acknowledge(id) else { return .refused(id: id, nil) }
             pendingRemovals.append(id)
             return .refused(id: id, entry.message)
+        case .retry(_, let after):
+            return .retry(after: after)
         case .delivery(let conversation, let sequence):
             switch tracker.receive(conversation: conversation, sequence: sequence) {
             case .deliver: return .deliver

@@ -91,8 +91,10 @@ final class FakeChatServerV2: Sendable {
 
     private func handle(_ event: LongLinkServer<ChatCodec>.Event) {
         switch event {
-        case .opened, .closed(_, _):
+        case .opened, .closed(_, _), .refused:
             if case .closed(let session, _) = event { _ = state.withLock { $0.sessions.removeValue(forKey: session.id) } }
+        case .sendFailed(let message, let reason, _):
+            log.record("not sent: \(message) (\(reason))")
         case .received(let message, let session):
             let name = state.withLock { $0.sessions[session.id]?.name }
             log.record("\(name ?? "?"): \(message)")

@@ -17,6 +17,8 @@ final class DeliveryTestServer: Sendable {
         var answersStored = true
         /// Sent instead of the backlog at the next login (once), for a server that sends out of order.
         var nextLoginReply: [String]?
+        /// Ids answered `busy ID 2` (not stored), once each, as a rate-limited server would.
+        var busyOnce: Set<UInt64> = []
     }
 
     let server: LongLinkServer<NumberedTextCodec>
@@ -38,11 +40,12 @@ final class DeliveryTestServer: Sendable {
             if message.hasPrefix("#") {
                 let words = message.dropFirst().split(separator: " ", maxSplits: 1)
                 guard let id = words.first.flatMap({ UInt64($0) }) else { return }
-                let answer = state.withLock { state -> Bool in
+                let answer = state.withLock { state -> String? in
+                    if state.busyOnce.remove(id) != nil { return "busy \(id) 2" }
                     if state.storedIDs.insert(id).inserted { state.stored.append(words.count > 1 ? String(words[1]) : "") }
-                    return state.answersStored
+                    return state.answersStored ? "stored \(id)" : nil
                 }
-                if answer { session.send("stored \(id)") }
+                if let answer { session.send(answer) }
             } else if message.hasPrefix("login") {
                 let replies = state.withLock { state -> [String] in
                     if let reply = state.nextLoginReply {
@@ -71,6 +74,12 @@ final class DeliveryTestServer: Sendable {
     var answersStored: Bool {
         get { state.withLock { $0.answersStored } }
         set { state.withLock { $0.answersStored = newValue } }
+    }
+
+    /// Ids to answer `busy ID 2` once (not stored) instead of `stored ID`.
+    var busyOnce: Set<UInt64> {
+        get { state.withLock { $0.busyOnce } }
+        set { state.withLock { $0.busyOnce = newValue } }
     }
 
     /// Appends `text` to `conversation`'s log; sends it to every session unless `lost`.

@@ -11,6 +11,7 @@ import SocketFraming
 /// | `login room=3,x=1` | client → server: the greeting with its positions |
 /// | `ack room 3` | client → server: everything of "room" up to 3 received |
 /// | `stored 17` / `refused 17 why` | server → client: message 17 stored / refused |
+/// | `busy 17 2` | server → client: message 17 not taken now; resend after 2 s |
 /// | `deliver room 3 hi` | server → client: delivery 3 of "room" |
 ///
 /// A message starting `batch\n` encodes as its following lines, each as its own frame, in one write,
@@ -46,6 +47,9 @@ struct NumberedTextCodec: ReliableLinkCodec {
             return UInt64(words[1]).map { .stored(id: $0) } ?? .other
         case "refused" where words.count >= 2:
             return UInt64(words[1]).map { .refused(id: $0) } ?? .other
+        case "busy" where words.count == 3:
+            guard let id = UInt64(words[1]), let seconds = Int64(words[2]) else { return .other }
+            return .retry(id: id, after: .seconds(seconds))
         case "deliver" where words.count >= 3:
             return UInt64(words[2]).map { .delivery(conversation: String(words[1]), sequence: $0) } ?? .other
         default:

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The process's resource limits, as servers holding many connections need them.
+public enum ResourceLimits {
+    /// Raises the soft limit on open files (`RLIMIT_NOFILE`, getrlimit(2)) to the hard limit: one
+    /// descriptor per connection. Leaves it as it was if that fails.
+    public static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// The soft limit on open files (`RLIMIT_NOFILE`), or nil when it cannot be read.
+    public static func openFileLimit() -> UInt64? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// Descriptors a server keeps for everything but its connections: the listening socket, the event
+    /// loops' epoll and wake-up descriptors, standard input and output, a database file with its journal
+    /// or WAL and shared-memory files, discovery sockets, and headroom. 64.
+    public static let reservedDescriptors = 64
+
+    /// The most connections a server should hold at once with `openFileLimit` descriptors: one each,
+    /// after ``reservedDescriptors``, and at most 10,000; at least 1. `nil` (the limit cannot be read or
+    /// is unlimited) gives 10,000. With the usual soft limit of 1,024: 960.
+    public static func maxConnections(openFileLimit: UInt64?) -> Int {
+        guard let openFileLimit, openFileLimit < UInt64(Int.max) else { return 10_000 }
+        return max(1, min(10_000, Int(openFileLimit) - reservedDescriptors))
+    }
+
+    /// ``maxConnections(openFileLimit:)`` for this process's soft limit now (``openFileLimit()``): the
+    /// default connection limit of a `LongLinkServer`. Raise the soft limit first
+    /// (``raiseOpenFileLimit()``) for a larger one.
+    public static func defaultMaxConnections() -> Int {
+        maxConnections(openFileLimit: openFileLimit())
+    }
+}

@@ -1,0 +1,75 @@
+import AsyncSocket
+import Foundation
+import IMChat
+import LongLink
+import Testing
+import TestSupport
+
+/// Graceful shutdown (issue 12 §1): the clients are told, reconnect at once to a restarted server, and
+/// nothing is lost or stored twice.
+@Suite struct ChatShutdownTests {
+    @Test func theClientsAreToldReconnectToARestartedServerAndEveryMessageIsStoredOnce() async throws {
+        let store = InMemoryMessageStore()
+        let group = EventLoopGroup(numberOfThreads: 1, name: "shutdown")
+        defer { group.shutdown() }
+        let log = EventRecorder<String>()
+        func makeServer(port: UInt16) throws -> ChatServer {
+            let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+                                    group: group, logger: .recording(into: log))
+            try server.start()
+            return server
+        }
+        let first = try makeServer(port: 0)
+        let port = first.port
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-shutdown-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func client(_ name: String) throws -> (ChatClient, EventRecorder<String>) {
+            var configuration = ChatClient.Configuration(name: name, host: "127.0.0.1", port: port)
+            configuration.password = "\(name)'s password"
+            configuration.dataDirectory = directory.appendingPathComponent(name).path
+            configuration.reconnectSchedule = ReconnectSchedule(jitter: .zero)
+            let output = EventRecorder<String>()
+            let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
+                                        onFinish: { output.record("finished \($0)") })
+            client.start()
+            return (client, output)
+        }
+        let (bob, bobOut) = try client("bob")
+        defer { bob.stop() }
+        _ = try await bobOut.first { $0.hasPrefix("* logged in as bob") }
+        let (ann, annOut) = try client("ann")
+        defer { ann.stop() }
+        _ = try await annOut.first { $0.hasPrefix("* logged in as ann") }
+
+        // The shutdown starts while ann's messages are on their way (the first one stored).
+        for index in 1...20 { ann.handle(line: "/to bob m\(index)") }
+        _ = try await annOut.first { $0 == "stored #1" }
+        let summaries = EventRecorder<ChatServer.ShutdownSummary>()
+        first.shutDown { summaries.record($0) }
+        let summary = try await summaries.next()
+        #expect(summary.sessionsTold == 2)
+        #expect(try await log.first { $0.hasPrefix("shutting down: ") } == "\(summary)")
+        #expect(try await annOut.first { $0.hasPrefix("* server going away") } == "* server going away; reconnecting")
+        #expect(try await bobOut.first { $0.hasPrefix("* server going away") } == "* server going away; reconnecting")
+        // Told it is going away, each client retries at once (attempt 1, no delay).
+        #expect(try await annOut.first { $0.hasPrefix("* reconnect attempt") } == "* reconnect attempt 1 in 0 s")
+        // Every message answered `stored` before the restart is in the store.
+        let acknowledged = annOut.all.compactMap { line in line.hasPrefix("stored #") ? "m" + line.dropFirst("stored #".count) : nil }
+        let conversation = ConversationID(between: "ann", and: "bob")
+        let kept = Set(store.messages(in: conversation, after: 0, limit: 100).map(\.text))
+        #expect(acknowledged.contains("m1"))
+        #expect(Set(acknowledged).isSubset(of: kept))
+
+        // More while the server is down; then it comes back on the same port, with the same store.
+        for index in 21...25 { ann.handle(line: "/to bob m\(index)") }
+        let second = try makeServer(port: port)
+        defer { second.stop() }
+        func received() -> [String] {
+            bobOut.all.compactMap { $0.hasPrefix("ann (direct): ") ? String($0.dropFirst("ann (direct): ".count)) : nil }
+        }
+        try await waitUntil(within: .seconds(30), "bob has 25 messages") { received().count >= 25 }
+        #expect(received() == (1...25).map { "m\($0)" })
+        try await waitUntil(within: .seconds(30), "ann's outbox empty") { ann.deliveryStatus?.outboxCount == 0 }
+        #expect(try store.messages(in: conversation, after: 0, limit: 100).map(\.text) == (1...25).map { "m\($0)" })
+    }
+}
