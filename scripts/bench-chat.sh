@@ -38,7 +38,8 @@ trap cleanup EXIT
 # Starts im-server with the store flags in "$@" on a free loopback port; sets server_pid and port.
 start_server() {
     local log=$1; shift
-    "$SERVER" --host 127.0.0.1 --port 0 --no-discovery "$@" >"$log" 2>&1 &
+    # Throughput is measured, so no per-connection rate limit in the way (im-server --help: --rate, --burst).
+    "$SERVER" --host 127.0.0.1 --port 0 --no-discovery --rate 1000000 --burst 1000000 "$@" >"$log" 2>&1 &
     server_pid=$!
     port=""
     for _ in $(seq 100); do

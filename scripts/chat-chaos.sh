@@ -69,7 +69,9 @@ run() {
     echo "bob-password" >"$dir/bob.pw"
 
     start_server() {  # $1: port (0 = any)
-        "$bin/im-server" --port "$1" --no-discovery --store "$dir/chat.sqlite" >>"$dir/server.log" 2>&1 &
+        # The faults are what is tested, not the rate limit: the server takes twice the sender's rate.
+        "$bin/im-server" --port "$1" --no-discovery --store "$dir/chat.sqlite" --rate $(( rate * 2 )) \
+            >>"$dir/server.log" 2>&1 &
         server=$!
         pids+=("$server")
         port_line=$(wait_for_line "$dir/server.log" 20 "listening on 127.0.0.1:[0-9]+ " | tail -1) || return 1

@@ -15,10 +15,14 @@ import TestSupport
         let path = directory.appendingPathComponent("chat.sqlite").path
         let group = EventLoopGroup(numberOfThreads: 2, name: "burst")
         defer { group.shutdown() }
+        // The burst is what is tested here, not the rate limit (ChatLimitsTests): no limit in the way.
+        var limits = ChatServer.Limits()
+        limits.messageRate = 1_000_000
+        limits.messageBurst = 1_000_000
         func makeServer(port: UInt16) throws -> (ChatServer, SQLiteMessageStore) {
             let store = try SQLiteMessageStore(path: path)
             let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                                    group: group)
+                                    limits: limits, group: group)
             try server.start()
             return (server, store)
         }
