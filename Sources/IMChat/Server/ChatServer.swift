@@ -9,7 +9,14 @@ import LongLink
 /// Routing state (who is logged in as what) lives on one serial queue, the queue the underlying
 /// ``LongLinkServer`` delivers its events on, so it needs no locks. Log lines go to `log` on that queue:
 /// `login NAME from ADDRESS`, `resume NAME from ADDRESS`, `logout NAME (closed by client)` and
-/// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login).
+/// `drop NAME (CAUSE)` (or `drop ADDRESS (CAUSE)` before a login, once per address and cause, repeats
+/// summed up a minute later), `refused connection from ADDRESS (server full (N connections))`,
+/// `rate limit: NAME sends more than R messages/s (burst B); messages refused` (once per connection,
+/// repeats summed up), `not sent to NAMES: MESSAGE (cannot encode: …)`, `shutting down: …`.
+///
+/// Limits (``Limits``, docs/PROTOCOL.md "Limits and refusals"): connections, a message rate per
+/// connection, login and frame deadlines, the text limit; each refusal is an error frame for the
+/// client. ``shutDown(timeout:completion:)`` shuts down gracefully.
 ///
 /// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
 /// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
