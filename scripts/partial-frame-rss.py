@@ -5,7 +5,8 @@ usage: scripts/partial-frame-rss.py IM_SERVER COUNT MODE [--after SECONDS] [im-s
 
 Starts IM_SERVER on a free loopback port (in-memory store, no discovery), opens COUNT connections that
 each send MODE's bytes and then fall silent, and prints the server's resident memory (VmRSS) before,
-2 s after the last byte, and optionally SECONDS later (past the frame deadline). Modes:
+2 s after the last byte, and optionally SECONDS later (past the frame deadline) with how many
+connections the server has closed by then. Modes:
   idle        connect only
   header      a 7-byte header announcing a 65,535-byte body
   header+4k+1 the header and 4,096 bytes of the body, then 1 byte more a second later
@@ -58,9 +59,19 @@ time.sleep(2)
 held, virtual = rss(), memory("VmSize")
 line = (f"{mode}: {count} connections: RSS {before} -> {held} KiB, {(held - before) * 1024 / count:.0f} bytes each; "
         f"virtual {(virtual - virtual_before) * 1024 / count:.0f} bytes each")
+def closed_by_server(connection):
+    connection.setblocking(False)
+    try:
+        return connection.recv(65536) is not None
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
 if after is not None:
     time.sleep(after)
-    line += f"; {after:g} s later {rss()} KiB"
+    closed = sum(1 for connection in sockets if closed_by_server(connection))
+    line += f"; {after:g} s later {rss()} KiB, {closed} closed by the server"
 print(line)
 for connection in sockets:
     connection.close()
