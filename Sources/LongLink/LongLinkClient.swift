@@ -41,7 +41,9 @@ import SocketFraming
 /// in order per conversation; duplicates are dropped and acknowledged again; an early delivery (a gap)
 /// is dropped and the link reconnects so the server resends from the position. Acknowledgements are
 /// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
-/// brought), written after the positions have been handed to the store. Such a link keeps trying to
+/// brought), written after the positions have been handed to the store. An answer the codec reads as
+/// ``DeliveryRole/retry(id:after:)`` (a rate limit) pauses the outbox for its delay, after which every
+/// unanswered message is sent again, oldest first. Such a link keeps trying to
 /// reconnect by default (``ReconnectPolicy/keepTrying(cap:)``, 60 s cap).
 ///
 /// Threading: methods may be called from any thread. All state lives on one event loop; events reach
@@ -56,7 +58,9 @@ import SocketFraming
 /// schedule starts over only once a connection has stayed up for ``Configuration/linkHealthyAfter`` (by
 /// default one heartbeat interval); a connection that drops sooner continues the schedule, so a server
 /// that accepts and at once closes (even after sending a message) cannot drive the link into a tight
-/// reconnect loop.
+/// reconnect loop. A message the codec reads as the server going away (``LinkCodec/isGoingAway(_:)``,
+/// sent by ``LongLinkServer/shutDown(timeout:completion:)``) starts the schedule over at once: the
+/// reconnect after that close is the schedule's first attempt.
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle

@@ -93,9 +93,9 @@ extension LongLinkServer {
             let unfinished: ((TCPSocket, Int) -> Void)? = configuration.frameTimeout == nil ? nil : { [weak self] _, _ in
                 self?.frameUnfinished()
             }
+            // Frames arriving while the session ends are not handed on (received(_:) checks closeReason).
             socket.readFrames(
                 using: SocketFrameDecoder(server.codec.makeDecoder()),
-                pauseFrames: { [weak self] _ in self?.closeReason != nil },
                 onUnfinishedFrame: unfinished,
                 onDecodingError: { [weak self] _, error in self?.badBytes(error) }
             ) { [weak self] _, frame in

@@ -57,23 +57,28 @@ logger.notice("im-server listening on \(server.localAddress?.description ?? "\(o
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
-// SIGINT and SIGTERM: stop accepting, flush, tell the clients, exit 0; a second signal exits at once.
-let signalQueue = DispatchQueue(label: "im-server.signals")
-var signalSources: [any DispatchSourceSignal] = []
-let shuttingDown = LockedValue(false)
-for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-    signal(number, SIG_IGN)  // the dispatch source receives it instead
-    let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-    source.setEventHandler {
-        guard shuttingDown.withLock({ let first = !$0; $0 = true; return first }) else {
-            logger.warning("\(name) again: exiting now")
-            exit(1)
+/// SIGINT and SIGTERM: the first stops accepting, stores what is pending, tells the clients and exits
+/// 0 once they are gone (ChatServer.shutDown); a second one exits at once (status 1). The signals are
+/// ignored first, so only the dispatch sources see them. Returns the sources, which must be kept.
+func handleShutdownSignals(of server: ChatServer, logger: Logger) -> [any DispatchSourceSignal] {
+    let queue = DispatchQueue(label: "im-server.signals")
+    let signalled = LockedValue(false)
+    return [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+        source.setEventHandler { @Sendable in
+            guard signalled.withLock({ let first = !$0; $0 = true; return first }) else {
+                logger.warning("\(name) again: exiting now")
+                exit(1)
+            }
+            logger.notice("\(name): shutting down (a second signal exits at once)")
+            server.shutDown { _ in exit(0) }
         }
-        logger.notice("\(name): shutting down (a second signal exits at once)")
-        server.shutDown { _ in exit(0) }
+        source.resume()
+        return source
     }
-    source.resume()
-    signalSources.append(source)
 }
+
+let signalSources = handleShutdownSignals(of: server, logger: logger)
 logger.notice("im-server limits: \(options.limits)")
 dispatchMain()

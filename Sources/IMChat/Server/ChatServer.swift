@@ -15,7 +15,15 @@ import SocketLog
 /// ADDRESS` (with `(replaced its session from ADDRESS)` when the user logged in again over a new
 /// connection), `claim NAME from HOST`, `logout NAME (closed by client)` and `drop NAME (CAUSE)` (or
 /// `drop ADDRESS (CAUSE)` before a login); at `notice`, `refused login NAME from ADDRESS (REASON)`; at
-/// `warning`, clients' protocol errors; at `error`, store failures.
+/// `warning`, clients' protocol errors; at `error`, store failures. Refusals of connections and messages
+/// are logged once per offender, repeats summed up a minute later: `refused connection from ADDRESS
+/// (server full (N connections))`, `rate limit: NAME sends more than R messages/s (burst B); messages
+/// refused`, `drop ADDRESS (CAUSE)` before a login; `not sent to NAMES: MESSAGE (cannot encode: …)` at
+/// `warning`; `shutting down: …` at `notice`.
+///
+/// Limits (``Limits``, docs/PROTOCOL.md "Limits and refusals"): connections, a message rate per
+/// connection, login and frame deadlines, the text limit; each refusal is an error frame for the
+/// client. ``shutDown(timeout:completion:)`` shuts down gracefully.
 ///
 /// Given a discovery configuration, it also answers LAN discovery (``DiscoveryResponder``,
 /// docs/PROTOCOL.md "Finding the server") with its address, port, name and number of users online.
