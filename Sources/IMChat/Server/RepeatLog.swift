@@ -51,16 +51,17 @@ struct RepeatLog: Sendable {
         return line
     }
 
-    /// The summaries of the windows whose interval has passed by `now`, oldest first (windows without
-    /// repeats end without a line); the next event of such a key is logged again.
-    mutating func summaries(now: UInt64) -> [String] {
-        let ended = windows.filter { now &- $0.value.since >= interval }.sorted { $0.value.since < $1.value.since }
+    /// The summaries of the windows whose interval has passed by `now` (of every window when `all`: the
+    /// process is ending), oldest first (windows without repeats end without a line); the next event of
+    /// such a key is logged again.
+    mutating func summaries(now: UInt64, all: Bool = false) -> [String] {
+        let ended = windows.filter { all || now &- $0.value.since >= interval }.sorted { $0.value.since < $1.value.since }
         var lines: [String] = []
         for (key, window) in ended {
             windows[key] = nil
             if window.repeats > 0 { lines.append(RepeatLog.summary(window, now: now)) }
         }
-        if let others, now &- others.since >= interval {
+        if let others, all || now &- others.since >= interval {
             lines.append("\(others.count) more events from other sources in \(RepeatLog.seconds(now &- others.since)) s")
             self.others = nil
         }

@@ -149,6 +149,8 @@ extension Router {
     /// delivered before the clients are told. Returns how many messages this last group commit took.
     func beginShutdown() -> Int {
         shuttingDown = true
+        // The repeats counted so far are summed up now: the process is about to end.
+        for line in offences.summaries(now: clock(), all: true) { logger.notice("\(line)") }
         let count = pendingMessages.count
         flush()
         return count

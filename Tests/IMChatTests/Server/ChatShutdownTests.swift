@@ -70,6 +70,28 @@ import TestSupport
         try await waitUntil(within: .seconds(30), "bob has 25 messages") { received().count >= 25 }
         #expect(received() == (1...25).map { "m\($0)" })
         try await waitUntil(within: .seconds(30), "ann's outbox empty") { ann.deliveryStatus?.outboxCount == 0 }
-        #expect(try store.messages(in: conversation, after: 0, limit: 100).map(\.text) == (1...25).map { "m\($0)" })
+        #expect(store.messages(in: conversation, after: 0, limit: 100).map(\.text) == (1...25).map { "m\($0)" })
+    }
+
+    /// Repeats counted for a summary a minute later are summed up at the shutdown instead of being lost.
+    @Test func theShutdownSumsUpTheRepeatsCountedSoFar() async throws {
+        let group = EventLoopGroup(numberOfThreads: 1, name: "shutdown-repeats")
+        defer { group.shutdown() }
+        let log = EventRecorder<String>()
+        let server = ChatServer(host: "127.0.0.1", port: 0, group: group, logger: .recording(into: log))
+        try server.start()
+        var addresses: [String] = []
+        for _ in 1...3 {
+            let browser = try await RawChatConnection(port: server.port)
+            addresses.append(browser.localAddress)
+            try await browser.send(Data("GET / HTTP/1.1\r\n\r\n".utf8))
+            #expect(try await browser.next() == .error(code: .protocolError, detail: #"not a chat frame: version 0x4745 ("GE") is not 1 or 2"#))
+            #expect(try await browser.next() == nil)
+        }
+        let drop = #"drop \#(addresses[0]) (protocol error: not a chat frame: version 0x4745 ("GE") is not 1 or 2)"#
+        #expect(try await log.next() == drop)
+        server.shutDown { _ in }
+        let lines = try await log.next(2)
+        #expect(lines == [drop + " (and 2 more like it in 0 s)", "shutting down: 0 sessions told, 0 messages flushed"], "\(lines)")
     }
 }
