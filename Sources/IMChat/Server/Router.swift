@@ -48,9 +48,13 @@ final class Router: @unchecked Sendable {
     /// Names the store is known to hold (users are never removed), so a message to one of them needs no
     /// lookup in the store.
     var knownUsers: Set<String> = []
-    /// Messages of sessions whose version 2 login is being checked (password hashing runs off the
-    /// queue), by session id, handled in order once it is decided. At most ``maxHeldMessages`` each.
+    /// Messages of sessions whose login waits its turn (Router+LoginQueue) or whose version 2 login is
+    /// being checked (password hashing runs off the queue), by session id, handled in order once it is
+    /// decided. At most ``maxHeldMessages`` each.
     var held: [Int: [ChatMessage]] = [:]
+    /// Logins waiting their turn, in arrival order (Router+LoginQueue), and whether a pass is queued.
+    var pendingLogins: [(ChatMessage, Session)] = []
+    var loginPassScheduled = false
     /// Messages waiting for the next group commit, and acknowledged positions waiting to be saved.
     var pendingMessages: [PendingMessage] = []
     var pendingPositions: [(user: String, conversation: ConversationID, sequence: UInt64)] = []
@@ -126,6 +130,8 @@ final class Router: @unchecked Sendable {
             guard withinRate(message, from: session) else { return }
             if held[session.id] != nil {
                 hold(message, from: session)
+            } else if isLoginToQueue(message, from: session) {
+                queueLogin(message, from: session)
             } else {
                 handle(message, from: session)
             }

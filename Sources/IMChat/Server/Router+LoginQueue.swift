@@ -1,0 +1,57 @@
+import LongLink
+
+/// Logins wait their turn (issue 12 §1, "a crowd stalls everyone"): a login costs the routing queue
+/// far more than a chat message (the name's checks, the store, the reply with up to 100 names, the
+/// presence), and the queue is first come, first served. So a login is not handled when it arrives:
+/// it joins ``pendingLogins``, and the queue handles at most ``loginsPerPass`` of them per pass, each
+/// pass queued behind what arrived meanwhile. 2,000 logins arriving at once then delay a direct
+/// message between two users already online by one pass, not by all 2,000.
+///
+/// What a session sends while its login waits is held (``held``) and handled after it, in order, as
+/// while a password is checked.
+extension Router {
+    /// The most logins handled in one pass of the routing queue: 16.
+    static let loginsPerPass = 16
+
+    /// True when `message` from `session` is a login to queue: a login (either version) of a session
+    /// not logged in and not waiting already.
+    func isLoginToQueue(_ message: ChatMessage, from session: Session) -> Bool {
+        guard name(of: session) == nil, held[session.id] == nil else { return false }
+        switch message {
+        case .login, .v2(.login): return true
+        default: return false
+        }
+    }
+
+    /// Queues the login `message` of `session`; what the session sends meanwhile is held.
+    func queueLogin(_ message: ChatMessage, from session: Session) {
+        held[session.id] = []
+        pendingLogins.append((message, session))
+        scheduleLoginPass()
+    }
+
+    private func scheduleLoginPass() {
+        guard !loginPassScheduled, !pendingLogins.isEmpty else { return }
+        loginPassScheduled = true
+        queue.async { [self] in loginPass() }
+    }
+
+    /// Handles up to ``loginsPerPass`` queued logins (skipping those whose session closed meanwhile),
+    /// each followed by what its session sent while it waited; queues the next pass.
+    private func loginPass() {
+        loginPassScheduled = false
+        let batch = pendingLogins.prefix(Router.loginsPerPass)
+        pendingLogins.removeFirst(batch.count)
+        for (message, session) in batch {
+            guard let waiting = held.removeValue(forKey: session.id) else { continue }  // closed meanwhile
+            handle(message, from: session)
+            if held[session.id] != nil {
+                // Its password is being checked: what it sent waits on, before what comes next.
+                held[session.id] = waiting + (held[session.id] ?? [])
+            } else {
+                for later in waiting { handle(later, from: session) }
+            }
+        }
+        scheduleLoginPass()
+    }
+}
