@@ -16,6 +16,8 @@ extension LongLinkServer {
         private let server: LongLinkServer
         private let socketCallbacks = SocketCallbacks()
         private let contextStorage = LockedValue<(any Sendable)?>(nil)
+        /// Heartbeat acknowledgements waiting for ``releaseHeartbeatAcknowledgements()``; nil when not held.
+        private let heldAcknowledgements = LockedValue<[Codec.Message]?>(nil)
 
         // Loop-confined state (the socket's loop).
         private var lastActivity: UInt64 = 0
@@ -70,6 +72,26 @@ extension LongLinkServer {
                 admissionTimer?.cancel()
                 admissionTimer = nil
             }
+        }
+
+        /// The app has put aside messages of this client to handle later (while it checks a login, say):
+        /// acknowledgements of heartbeats that arrive from now on wait too, until
+        /// ``releaseHeartbeatAcknowledgements()``, so that a heartbeat stays a barrier for the client
+        /// (its acknowledgement follows the app's replies to everything sent before it). Call it on the
+        /// event queue, from the event handler. Calling it again does nothing.
+        public func holdHeartbeatAcknowledgements() {
+            heldAcknowledgements.withLock { held in if held == nil { held = [] } }
+        }
+
+        /// The app has handled what it put aside: the acknowledgements held since
+        /// ``holdHeartbeatAcknowledgements()`` are sent, in order, after the replies sent before this
+        /// call, and later ones go out as usual. Call it on the event queue. Does nothing when none are held.
+        public func releaseHeartbeatAcknowledgements() {
+            let held = heldAcknowledgements.withLock { held -> [Codec.Message] in
+                defer { held = nil }
+                return held ?? []
+            }
+            for acknowledgement in held { send(acknowledgement) }
         }
 
         public static func == (lhs: Session, rhs: Session) -> Bool { lhs === rhs }
@@ -197,7 +219,14 @@ extension LongLinkServer {
             if server.codec.isHeartbeat(message) {
                 // Through the event queue, so the acknowledgement follows the app's replies to the
                 // messages before the heartbeat.
-                server.afterEvents { [self] in send(server.codec.heartbeatAck(answering: message)) }
+                server.afterEvents { [self] in
+                    let acknowledgement = server.codec.heartbeatAck(answering: message)
+                    let held = heldAcknowledgements.withLock { held -> Bool in
+                        held?.append(acknowledgement)
+                        return held != nil
+                    }
+                    if !held { send(acknowledgement) }
+                }
             } else {
                 server.emit(.received(message, from: self))
             }

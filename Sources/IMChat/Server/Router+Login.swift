@@ -60,7 +60,7 @@ extension Router {
             return
         }
         // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits.
-        held[session.id] = []
+        hold(session)
         let hasher = self.hasher
         let existingHash = record?.passwordHash
         let slots = hashingSlots
@@ -86,7 +86,7 @@ extension Router {
                              positions: [String: UInt64], presenceChanges: Bool, session: Session) {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
-        defer { for message in waiting { handle(message, from: session) } }
+        defer { replay(waiting, from: session) }
         let address = session.remoteAddress?.host ?? "?"
         func refuse(_ code: ChatErrorCode, _ detail: String) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))

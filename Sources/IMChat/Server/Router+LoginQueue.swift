@@ -8,7 +8,8 @@ import LongLink
 /// message between two users already online by one pass, not by all 2,000.
 ///
 /// What a session sends while its login waits is held (``held``) and handled after it, in order, as
-/// while a password is checked.
+/// while a password is checked; so are the acknowledgements of its heartbeats, which must follow the
+/// replies to what was sent before them.
 extension Router {
     /// The most logins handled in one pass of the routing queue: 16.
     static let loginsPerPass = 16
@@ -25,7 +26,7 @@ extension Router {
 
     /// Queues the login `message` of `session`; what the session sends meanwhile is held.
     func queueLogin(_ message: ChatMessage, from session: Session) {
-        held[session.id] = []
+        hold(session)
         pendingLogins.append((message, session))
         scheduleLoginPass()
     }
@@ -49,9 +50,29 @@ extension Router {
                 // Its password is being checked: what it sent waits on, before what comes next.
                 held[session.id] = waiting + (held[session.id] ?? [])
             } else {
-                for later in waiting { handle(later, from: session) }
+                replay(waiting, from: session)
             }
         }
         scheduleLoginPass()
+    }
+
+    /// From now on `session`'s messages are held (``held``), and its heartbeats' acknowledgements with
+    /// them, until ``replay(_:from:)``.
+    func hold(_ session: Session) {
+        held[session.id] = []
+        session.holdHeartbeatAcknowledgements()
+    }
+
+    /// Handles `waiting`, the messages `session` sent while they were held, in order, then lets its
+    /// heartbeats' acknowledgements go (unless handling them held the session again).
+    func replay(_ waiting: [ChatMessage], from session: Session) {
+        for message in waiting {
+            if held[session.id] != nil {
+                hold(message, from: session)
+            } else {
+                handle(message, from: session)
+            }
+        }
+        if held[session.id] == nil { session.releaseHeartbeatAcknowledgements() }
     }
 }
