@@ -61,6 +61,7 @@ extension Router {
         }
         // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits.
         hold(session)
+        session.admit()  // the login deadline waits for the check, which may queue behind others
         let hasher = self.hasher
         let existingHash = record?.passwordHash
         let slots = hashingSlots
@@ -87,6 +88,7 @@ extension Router {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
         defer { replay(waiting, from: session) }
+        defer { if self.name(of: session) == nil { session.requireAdmission() } }  // refused: the deadline again
         let address = session.remoteAddress?.host ?? "?"
         func refuse(_ code: ChatErrorCode, _ detail: String) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
