@@ -3,6 +3,7 @@ import Dispatch
 import FramedSocket
 import Foundation
 import SocketFraming
+import SocketLog
 
 /// The client side of a long-lived connection, doing what every app built on GCDAsyncSocket writes by
 /// hand (the articles' singleton "long connection manager"): framing, a heartbeat while connected, a
@@ -612,7 +613,18 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         if loop.inEventLoop { body() } else { loop.execute(body) }
     }
 
-    private func emit(_ event: Event) { events.emit(event) }
+    /// The library's log of this link (``LoggingSystem``'s handler for `LongLink.LongLinkClient`:
+    /// silent unless the app bootstrapped one): connects, drops with their reason, reconnect attempts
+    /// and send failures at `debug`, each message received, stored or refused at `trace`.
+    public let logger = Logger(label: "LongLink.LongLinkClient")
+
+    private func emit(_ event: Event) {
+        switch event {
+        case .received, .stored, .refused: logger.trace("\(event)")
+        default: logger.debug("\(event)")
+        }
+        events.emit(event)
+    }
 }
 
 extension LongLinkClient {

@@ -2,6 +2,7 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import SocketFraming
+import SocketLog
 import Synchronization
 
 /// The server side of long-lived connections: accepts many clients, keeps a ``Session`` per client,
@@ -262,7 +263,22 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
-    func emit(_ event: Event) { events.emit(event) }
+    /// The library's log of this server (``LoggingSystem``'s handler for `LongLink.LongLinkServer`:
+    /// silent unless the app bootstrapped one): sessions opened and closed with their reason and
+    /// connections refused at `debug`, messages that could not be encoded at `warning`, each message
+    /// received at `trace`.
+    public let logger = Logger(label: "LongLink.LongLinkServer")
+
+    func emit(_ event: Event) {
+        switch event {
+        case .opened(let session): logger.debug("session \(session) opened")
+        case .received(let message, let session): logger.trace("session \(session) received \(message)")
+        case .closed(let session, let reason): logger.debug("session \(session) closed (\(reason))")
+        case .refused(let address, let refusal): logger.debug("refused \(address?.description ?? "?") (\(refusal))")
+        case .sendFailed(_, let reason, let sessions): logger.warning("a message for \(sessions.count) sessions could not be encoded: \(reason)")
+        }
+        events.emit(event)
+    }
 
     /// Runs `work` on the event queue after the events emitted before it.
     func afterEvents(_ work: @escaping @Sendable () -> Void) { events.perform(work) }
