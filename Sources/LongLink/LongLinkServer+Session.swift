@@ -63,12 +63,24 @@ extension LongLinkServer {
             }
         }
 
-        /// The app accepts this client (it has logged in, say): the
-        /// ``Configuration/admissionTimeout`` no longer applies to it. Calling it again does nothing.
+        /// The app accepts this client (it has logged in, say), or is deciding whether to and may take
+        /// a while (a password being checked): the ``Configuration/admissionTimeout`` no longer applies
+        /// to it, until ``requireAdmission()``. Calling it again does nothing.
         public func admit() {
             socket.eventLoop.execute { [self] in
                 admissionTimer?.cancel()
                 admissionTimer = nil
+            }
+        }
+
+        /// The app did not accept this client after all (a login it was checking failed): the
+        /// ``Configuration/admissionTimeout`` starts again, a whole one from now. Does nothing without
+        /// an admission timeout, or once the session is ending.
+        public func requireAdmission() {
+            socket.eventLoop.execute { [self] in
+                guard let timeout = server.configuration.admissionTimeout, closeReason == nil else { return }
+                admissionTimer?.cancel()
+                armAdmissionTimer(after: timeout)
             }
         }
 
@@ -83,12 +95,7 @@ extension LongLinkServer {
             let configuration = server.configuration
             lastActivity = socket.eventLoop.now()
             armIdleTimer(after: configuration.idleTimeout)
-            if let timeout = configuration.admissionTimeout {
-                admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
-                    admissionTimer = nil
-                    refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
-                }
-            }
+            if let timeout = configuration.admissionTimeout { armAdmissionTimer(after: timeout) }
             server.emit(.opened(self))
             let unfinished: ((TCPSocket, Int) -> Void)? = configuration.frameTimeout == nil ? nil : { [weak self] _, _ in
                 self?.frameUnfinished()
@@ -127,6 +134,13 @@ extension LongLinkServer {
             socket.eventLoop.execute { [self] in
                 if closeReason == nil { closeReason = .shuttingDown }
                 socket.disconnect()
+            }
+        }
+
+        private func armAdmissionTimer(after timeout: Duration) {
+            admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
+                admissionTimer = nil
+                refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
             }
         }
 

@@ -55,6 +55,7 @@ extension Router {
         }
         // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits.
         held[session.id] = []
+        session.admit()  // the login deadline waits for the check, which may queue behind others
         let hasher = self.hasher
         let existingHash = record?.passwordHash
         let slots = hashingSlots
@@ -81,6 +82,7 @@ extension Router {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
         defer { for message in waiting { handle(message, from: session) } }
+        defer { if self.name(of: session) == nil { session.requireAdmission() } }  // refused: the deadline again
         let address = session.remoteAddress?.host ?? "?"
         func refuse(_ code: ChatErrorCode, _ detail: String) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
