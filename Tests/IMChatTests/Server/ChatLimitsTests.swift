@@ -310,14 +310,14 @@ import TestSupport
         for index in 1...4 { ann.handle(line: "m\(index)") }
         let refusal = "more than 1 messages a second (burst 3); not sent; try again in 1 s"
         try await waitFor(["stored #2", "! rateLimited for #3: \(refusal)", "! rateLimited for #4: \(refusal)"])
-        #expect(try store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2"])
+        #expect(store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2"])
         // After 1 s the client resends #3 and #4: #3 is taken, #4 waits 1 s more.
         await clock.advance(by: .seconds(1))
         try await waitFor(["stored #3", "! rateLimited for #4: \(refusal)"])
-        #expect(try store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2", "m3"])
+        #expect(store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2", "m3"])
         await clock.advance(by: .seconds(1))
         try await waitFor(["stored #4"])
-        #expect(try store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2", "m3", "m4"])
+        #expect(store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["m1", "m2", "m3", "m4"])
         #expect(ann.deliveryStatus?.outboxCount == 0)
         #expect(ann.deliveryStatus?.resends == 3)
     }

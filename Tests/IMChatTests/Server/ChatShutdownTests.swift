@@ -70,6 +70,6 @@ import TestSupport
         try await waitUntil(within: .seconds(30), "bob has 25 messages") { received().count >= 25 }
         #expect(received() == (1...25).map { "m\($0)" })
         try await waitUntil(within: .seconds(30), "ann's outbox empty") { ann.deliveryStatus?.outboxCount == 0 }
-        #expect(try store.messages(in: conversation, after: 0, limit: 100).map(\.text) == (1...25).map { "m\($0)" })
+        #expect(store.messages(in: conversation, after: 0, limit: 100).map(\.text) == (1...25).map { "m\($0)" })
     }
 }
