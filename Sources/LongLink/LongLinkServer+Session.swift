@@ -86,13 +86,6 @@ extension LongLinkServer {
             }
         }
 
-        private func armAdmissionTimer(after timeout: Duration) {
-            admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
-                admissionTimer = nil
-                refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
-            }
-        }
-
         /// The app has put aside messages of this client to handle later (while it checks a login, say):
         /// acknowledgements of heartbeats that arrive from now on wait too, until
         /// ``releaseHeartbeatAcknowledgements()``, so that a heartbeat stays a barrier for the client
@@ -163,6 +156,13 @@ extension LongLinkServer {
             socket.eventLoop.execute { [self] in
                 if closeReason == nil { closeReason = .shuttingDown }
                 socket.disconnect()
+            }
+        }
+
+        private func armAdmissionTimer(after timeout: Duration) {
+            admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
+                admissionTimer = nil
+                refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
             }
         }
 

@@ -14,7 +14,17 @@ final class ChatFixture: Sendable {
     let group: EventLoopGroup
     private let ownsGroup: Bool
 
-    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatServer.Limits(),
+    /// The default limits with login and frame deadlines of 10 minutes: a test of something else, on
+    /// real time, must not be cut short by the 10 s deadlines when the machine is slow (the suite runs
+    /// in parallel on two cores). Tests of the deadlines set them themselves.
+    static var testLimits: ChatServer.Limits {
+        var limits = ChatServer.Limits()
+        limits.loginTimeout = .seconds(600)
+        limits.frameTimeout = .seconds(600)
+        return limits
+    }
+
+    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits,
          store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0) throws {
         let log = self.log
         self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")

@@ -20,7 +20,8 @@ final class LinkHarness: Sendable {
 
     /// A server that echoes every message back to its sender as "echo: …".
     /// `configure` may set the limits (``LongLinkServer/Configuration/maxConnections``, …). A message
-    /// "admit me" is admitted (``LongLinkServer/Session/admit()``) before its echo.
+    /// "admit me" is admitted (``LongLinkServer/Session/admit()``) before its echo, "withdraw" has its
+    /// admission required again (``LongLinkServer/Session/requireAdmission()``).
     func makeServer(
         port: UInt16 = 0, idleTimeout: Duration = .seconds(360), maxQueuedBytes: Int = 4 << 20, reusePort: Bool = false,
         configure: (inout LongLinkServer<TextCodec>.Configuration) -> Void = { _ in }
@@ -37,6 +38,7 @@ final class LinkHarness: Sendable {
             case .received(let message, let session):
                 events.record("received \(message)")
                 if message == "admit me" { session.admit() }
+                if message == "withdraw" { session.requireAdmission() }
                 session.send("echo: \(message)")
             case .closed(_, let reason): events.record("closed (\(reason))")
             case .refused(_, let refusal): events.record("refused (\(refusal))")

@@ -85,6 +85,24 @@ final class RawTextPeer: @unchecked Sendable {
         #expect(server.sessions.count == 1)
     }
 
+    @Test func anAdmissionWithdrawnStartsAWholeDeadlineAgain() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer { $0.admissionTimeout = .seconds(10) }
+        defer { server.stop() }
+        let peer = try await RawTextPeer(port: server.port)
+        await harness.clock.advance(by: .seconds(5))
+        try await peer.send(TextCodec.frame("admit me"))
+        #expect(try await peer.next() == "echo: admit me")
+        await harness.clock.advance(by: .seconds(3))
+        try await peer.send(TextCodec.frame("withdraw"))
+        #expect(try await peer.next() == "echo: withdraw")
+        await harness.clock.advance(by: .milliseconds(9_999))  // 17.999 s from the connect
+        #expect(try await peer.roundTrip() == "PONG")
+        await harness.clock.advance(by: .milliseconds(1))
+        #expect(try await peer.next() == "BYE: not admitted within 10 s")
+        #expect(try await peer.next() == nil)
+    }
+
     @Test func aStartedFrameNotFinishedInTimeIsToldAndClosedTrickleOrNot() async throws {
         let harness = LinkHarness()
         let server = try harness.makeServer { $0.frameTimeout = .seconds(10) }

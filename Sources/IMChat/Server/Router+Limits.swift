@@ -128,11 +128,21 @@ extension Router {
         reason == .admissionTimeout ? "login timeout" : "\(reason)"
     }
 
-    /// A message that could not be encoded (LongLink's `sendFailed`): logged with its recipients.
+    /// A message that could not be encoded (LongLink's `sendFailed`): logged with its recipients; the
+    /// sender of a delivery, if online, is told. (The text limit makes every delivery of an accepted
+    /// text fit, so this is for what no check foresaw.)
     func unsendable(_ message: ChatMessage, reason: String, to sessions: [LongLinkServer<ChatCodec>.Session]) {
         let names = sessions.map { name(of: $0) ?? $0.remoteAddress?.description ?? "?" }
         let listed = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? " and \(names.count - 5) more" : "")
         logger.warning("not sent to \(listed): \(message) (\(reason))")
+        let sender: String
+        switch message {
+        case .delivery(let from, _, _), .v2(.delivery(let from, _, _, _, _, _)): sender = from
+        default: return
+        }
+        guard let user = users[sender] else { return }
+        user.session.send(Router.error(.badRequest, "your message could not be delivered to \(listed): \(reason)", id: nil,
+                                       version: user.version))
     }
 
     /// The session's rate state goes; a summary of its refusals, if any were only counted.

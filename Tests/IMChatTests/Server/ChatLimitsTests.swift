@@ -21,7 +21,7 @@ import TestSupport
     // MARK: Connections
 
     @Test func aConnectionOverTheLimitGetsServerFullTheOthersGoOnAndTheLogSaysItOnce() async throws {
-        var limits = ChatServer.Limits()
+        var limits = ChatFixture.testLimits
         limits.maxConnections = 2
         let chat = try ChatFixture(limits: limits)
         let ann = try await RawChatConnection(port: chat.server.port)
@@ -76,6 +76,27 @@ import TestSupport
         #expect(chat.server.onlineUsers == ["ann"])
     }
 
+    @Test func aLoginRefusedAfterItsPasswordCheckGetsAWholeLoginDeadlineAgain() async throws {
+        let store = InMemoryMessageStore()
+        _ = try store.createUser(named: "ann", passwordHash: try PasswordHasher(limits: .minimum).hash("right"), at: Date())
+        let clock = ManualClock()
+        var limits = ChatServer.Limits()
+        limits.loginTimeout = .seconds(10)
+        let chat = try ChatFixture(group: EventLoopGroup(numberOfThreads: 1, clock: clock, name: "limits"), limits: limits, store: store)
+        let raw = try await RawChatConnection(port: chat.server.port)
+        await clock.advance(by: .seconds(9))
+        try await raw.send(.v2(.login(name: "ann", password: "wrong", resumeToken: nil, clientInstance: String(repeating: "ef", count: 16),
+                                      positions: [:])))
+        #expect(try await raw.next() == .v2(.error(code: .badPassword, detail: "wrong password for ann", id: nil, retryAfter: nil)))
+        _ = try await chat.log.next()  // refused login ann
+        // The check restarted the deadline: 10 s from the refusal, not from the connect.
+        await clock.advance(by: .milliseconds(9_999))
+        #expect(try await raw.roundTrip(version: .v2) == .v2(.heartbeatAck))
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await raw.next() == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil)))
+        #expect(try await raw.next() == nil)
+    }
+
     // MARK: Frame deadline
 
     @Test func aHeaderFollowedBySilenceGetsFrameTimeoutAtTheDeadlineNotTheIdleTimeout() async throws {
@@ -103,14 +124,14 @@ import TestSupport
     /// The same two deadlines on real time, with short bounds.
     @Test func loginAndFrameDeadlinesOnRealSockets() async throws {
         var limits = ChatServer.Limits()
-        limits.loginTimeout = .seconds(1)
+        limits.loginTimeout = .seconds(3)
         limits.frameTimeout = .milliseconds(200)
         let chat = try ChatFixture(limits: limits)
         let started = ContinuousClock.now
         let silent = try await RawChatConnection(port: chat.server.port)
-        #expect(try await silent.next() == .error(code: .loginTimeout, detail: "no login within 1 s of connecting"))
+        #expect(try await silent.next() == .error(code: .loginTimeout, detail: "no login within 3 s of connecting"))
         #expect(try await silent.next() == nil)
-        #expect(ContinuousClock.now - started >= .seconds(1))
+        #expect(ContinuousClock.now - started >= .seconds(3))
         // A login (so the login deadline, counted from the connect, is out of the way), then, once it is
         // accepted, five bytes of a header. (Sent together, a router slower than 0.2 s under load let the
         // frame deadline come before the login's answer.)

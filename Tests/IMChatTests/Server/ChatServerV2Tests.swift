@@ -71,7 +71,7 @@ final class V2Fixture: Sendable {
     init(store: any MessageStore = InMemoryMessageStore(), retention: RetentionPolicy = .keepEverything) throws {
         let log = self.log
         server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                            retention: retention, group: group, logger: .recording(into: log))
+                            retention: retention, limits: ChatFixture.testLimits, group: group, logger: .recording(into: log))
         try server.start()
     }
 

@@ -58,28 +58,4 @@ import TestSupport
         }
         #expect(chat.server.onlineUsers.count == count)
     }
-
-    /// A password check may queue behind others (two at a time, ~90 ms each): the login deadline waits
-    /// for it, and a refused login gets a whole deadline again.
-    @Test func aLoginRefusedAfterItsPasswordCheckGetsAWholeLoginDeadlineAgain() async throws {
-        let store = InMemoryMessageStore()
-        _ = try store.createUser(named: "ann", passwordHash: try PasswordHasher(limits: .minimum).hash("right"), at: Date())
-        let clock = ManualClock()
-        var limits = ChatServer.Limits()
-        limits.loginTimeout = .seconds(10)
-        let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "login-deadline")
-        let chat = try ChatFixture(group: group, limits: limits, store: store)
-        let raw = try await RawChatConnection(port: chat.server.port)
-        await clock.advance(by: .seconds(9))
-        try await raw.send(.v2(.login(name: "ann", password: "wrong", resumeToken: nil, clientInstance: String(repeating: "ef", count: 16),
-                                      positions: [:])))
-        #expect(try await raw.next() == .v2(.error(code: .badPassword, detail: "wrong password for ann", id: nil, retryAfter: nil)))
-        _ = try await chat.log.next()  // refused login ann
-        // The refusal restarted the deadline: 10 s from it, not from the connect.
-        await clock.advance(by: .milliseconds(9_999))
-        #expect(try await raw.roundTrip(version: .v2) == .v2(.heartbeatAck))
-        await clock.advance(by: .milliseconds(1))
-        #expect(try await raw.next() == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil)))
-        #expect(try await raw.next() == nil)
-    }
 }
