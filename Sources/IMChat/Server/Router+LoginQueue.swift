@@ -11,8 +11,8 @@ import LongLink
 /// while a password is checked; so are the acknowledgements of its heartbeats, which must follow the
 /// replies to what was sent before them.
 extension Router {
-    /// The most logins handled in one pass of the routing queue: 16.
-    static let loginsPerPass = 16
+    /// The most logins handled in one pass of the routing queue: 4.
+    static let loginsPerPass = 4
 
     /// True when `message` from `session` is a login to queue: a login (either version) of a session
     /// not logged in and not waiting already.
