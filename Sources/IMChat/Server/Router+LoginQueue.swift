@@ -32,7 +32,7 @@ extension Router {
     }
 
     private func scheduleLoginPass() {
-        guard !loginPassScheduled, !pendingLogins.isEmpty else { return }
+        guard !loginPassScheduled, pendingLoginsStart < pendingLogins.count else { return }
         loginPassScheduled = true
         queue.async { [self] in loginPass() }
     }
@@ -41,8 +41,18 @@ extension Router {
     /// each followed by what its session sent while it waited; queues the next pass.
     private func loginPass() {
         loginPassScheduled = false
-        let batch = pendingLogins.prefix(Router.loginsPerPass)
-        pendingLogins.removeFirst(batch.count)
+        // Taken from the front by index (removing from the front of the array each pass copied the
+        // whole queue while a slice of it was alive: quadratic in a crowd of 10,000).
+        let end = min(pendingLoginsStart + Router.loginsPerPass, pendingLogins.count)
+        let batch = Array(pendingLogins[pendingLoginsStart..<end])
+        pendingLoginsStart = end
+        if pendingLoginsStart == pendingLogins.count {
+            pendingLogins.removeAll(keepingCapacity: true)
+            pendingLoginsStart = 0
+        } else if pendingLoginsStart >= 1_024, pendingLoginsStart * 2 >= pendingLogins.count {
+            pendingLogins.removeFirst(pendingLoginsStart)
+            pendingLoginsStart = 0
+        }
         for (message, session) in batch {
             guard let waiting = held.removeValue(forKey: session.id) else { continue }  // closed meanwhile
             handle(message, from: session)

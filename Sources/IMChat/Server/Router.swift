@@ -54,6 +54,8 @@ final class Router: @unchecked Sendable {
     var held: [Int: [ChatMessage]] = [:]
     /// Logins waiting their turn, in arrival order (Router+LoginQueue), and whether a pass is queued.
     var pendingLogins: [(ChatMessage, Session)] = []
+    /// Where the logins not yet taken start in ``pendingLogins``.
+    var pendingLoginsStart = 0
     var loginPassScheduled = false
     /// Messages waiting for the next group commit, and acknowledged positions waiting to be saved.
     var pendingMessages: [PendingMessage] = []
