@@ -32,16 +32,16 @@ final class LineEditor {
     /// The layout of the last completed line, for ``rowsOfCompletedLine``.
     private var completed: [Unicode.Scalar] = []
 
-    /// Opens libedit on the terminal `input` / `output` (the descriptors are duplicated for libedit's
-    /// streams; the originals stay open). The terminal is not changed before ``begin()``.
+    /// Opens libedit on the terminal `input` / `output` (the descriptors are duplicated, close-on-exec,
+    /// for libedit's streams; the originals stay open). The terminal is not changed before ``begin()``.
     /// - Throws: ``TerminalError/cannotStart(_:)`` when libedit cannot be set up.
     init(prompt: String, historySize: Int, input: Int32, output: Int32) throws(TerminalError) {
-        guard let inputStream = fdopen(dup(input), "r") else { throw .cannotStart("fdopen: \(String(cString: strerror(errno)))") }
-        guard let outputStream = fdopen(dup(output), "w") else {
+        guard let inputStream = fdopen(fcntl(input, F_DUPFD_CLOEXEC, 0), "r") else { throw .cannotStart("fdopen: \(String(cString: strerror(errno)))") }
+        guard let outputStream = fdopen(fcntl(output, F_DUPFD_CLOEXEC, 0), "w") else {
             fclose(inputStream)
             throw .cannotStart("fdopen: \(String(cString: strerror(errno)))")
         }
-        guard let errorStream = fdopen(dup(output), "w") else {
+        guard let errorStream = fdopen(fcntl(output, F_DUPFD_CLOEXEC, 0), "w") else {
             fclose(inputStream)
             fclose(outputStream)
             throw .cannotStart("fdopen: \(String(cString: strerror(errno)))")

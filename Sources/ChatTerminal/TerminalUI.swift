@@ -148,8 +148,10 @@ public final class TerminalUI: Sendable {
     /// Writes `lines` (after those already given to ``print(_:)``), erases the status line and the
     /// line being typed, puts the terminal back as ``start(onLine:onEndOfInput:onSignal:)`` found it
     /// (discarding unread input) and the signal handlers as they were, then calls `done` on the
-    /// terminal thread, which then ends (`done` may exit(3) the process). Before `start`, or when the
-    /// terminal is already finished, calls `done` at once on this thread.
+    /// terminal thread, which then ends (`done` may exit(3) the process). A signal sent to the process
+    /// before this call is the screen's even if not yet delivered (it is then ignored), never the
+    /// handler's put back (``TerminalSignals/uninstall()``). Before `start`, or when the terminal is
+    /// already finished, calls `done` at once on this thread.
     public func finish(printing lines: [String] = [], then done: @escaping @Sendable () -> Void) {
         let running = started.withLock { $0 }
         let accepted = running && post { inbox in
