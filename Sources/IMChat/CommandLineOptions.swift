@@ -80,7 +80,9 @@ public struct ServerOptions: Equatable, Sendable {
           --discovery-port P     UDP port for discovery (default 7777)
           --log-level LEVEL      least severe log lines written: trace, debug, info (default), notice,
                                  warning, error or critical. Lines go to standard output, each
-                                 "TIME LEVEL text" with TIME in UTC, ISO 8601, to the millisecond
+                                 "TIME LEVEL text" with TIME in UTC, ISO 8601, to the millisecond;
+                                 im-server's own notices (listening on, limits, shutting down) are
+                                 always written
           --version              print the version (im-server \(chatVersion)) and exit
           -h, --help             print this help and exit
         """

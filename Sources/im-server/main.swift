@@ -32,7 +32,9 @@ do {
 let logLevel = options.logLevel
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardOutput(label: label)
-    handler.logLevel = logLevel
+    // im-server's own lines (listening on, limits, shutting down) are notices: shown at any level up to
+    // notice, so the port chosen for --port 0 can always be read.
+    handler.logLevel = label == "im-server" ? min(logLevel, .notice) : logLevel
     return handler
 }
 let logger = Logger(label: "im-server")
@@ -60,7 +62,7 @@ if let discovery = options.discovery, let port = server.discoveryPort {
 /// SIGINT and SIGTERM: the first stops accepting, stores what is pending, tells the clients and exits
 /// 0 once they are gone (ChatServer.shutDown); a second one exits at once (status 1). The signals are
 /// ignored first, so only the dispatch sources see them. Returns the sources, which must be kept.
-func handleShutdownSignals(of server: ChatServer, logger: Logger) -> [any DispatchSourceSignal] {
+func handleShutdownSignals(of server: ChatServer, store: any MessageStore, logger: Logger) -> [any DispatchSourceSignal] {
     let queue = DispatchQueue(label: "im-server.signals")
     let signalled = LockedValue(false)
     return [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
@@ -72,13 +74,17 @@ func handleShutdownSignals(of server: ChatServer, logger: Logger) -> [any Dispat
                 exit(1)
             }
             logger.notice("\(name): shutting down (a second signal exits at once)")
-            server.shutDown { _ in exit(0) }
+            server.shutDown { _ in
+                // The store is closed, so its -wal file is checkpointed into it and removed.
+                (store as? SQLiteMessageStore)?.close()
+                exit(0)
+            }
         }
         source.resume()
         return source
     }
 }
 
-let signalSources = handleShutdownSignals(of: server, logger: logger)
+let signalSources = handleShutdownSignals(of: server, store: store, logger: logger)
 logger.notice("im-server limits: \(options.limits)")
 dispatchMain()

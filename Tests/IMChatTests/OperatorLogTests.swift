@@ -22,4 +22,23 @@ import TestSupport
         await connection.close()
         #expect(logText(try await server.lines.next()) == "session #1 \(address) closed (closed by client)")
     }
+
+    /// The listening line is written whatever --log-level says (the port of --port 0 must be readable);
+    /// SIGTERM shuts down, exits 0 and leaves the store's file closed (no -wal file beside it).
+    @Test func theListeningLineShowsAtAnyLevelAndSIGTERMClosesTheStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-log-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("chat.sqlite").path
+        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--no-discovery", "--store", path, "--log-level", "error"])
+        defer { server.stop() }
+        let listening = logText(try await server.lines.next())
+        #expect(listening.hasPrefix("im-server listening on 127.0.0.1:") && listening.hasSuffix(" (messages kept in \(path))"))
+        #expect(logText(try await server.lines.next()).hasPrefix("im-server limits: "))
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        kill(server.pid, SIGTERM)
+        #expect(try await server.exitStatus() == 0)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
 }

@@ -26,6 +26,8 @@ extension Router {
         }
         let textBytes = ChatCodec.jsonTextBytes(text)
         guard textBytes <= ChatCodec.maxTextBytes else {
+            logOnce("message too long: \(sender) sent a text of \(textBytes) bytes (at most \(ChatCodec.maxTextBytes)); refused",
+                    level: .info, source: "session \(session.id)", kind: "too long")
             session.send(Router.error(.messageTooLong, "the text is \(textBytes) bytes; at most \(ChatCodec.maxTextBytes) "
                                         + "(UTF-8, as written in JSON)", id: id, version: version))
             return
