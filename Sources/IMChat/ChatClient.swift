@@ -221,6 +221,9 @@ public final class ChatClient: Sendable {
     public var deliveryStatus: DeliveryStatus? { link.deliveryStatus }
 
     private func send(_ message: ChatMessage) {
+        // Refused here rather than by the server (`messageTooLong`) or by the frame limit, with the figures.
+        if case .directMessage(_, let text) = message, let line = Self.tooLong(text) { return fail(line) }
+        if case .broadcast(let text) = message, let line = Self.tooLong(text) { return fail(line) }
         guard protocolVersion == .v2 else {
             onQueueAndWait { [link, presenter] in
                 presenter.sent(message)
@@ -234,6 +237,14 @@ public final class ChatClient: Sendable {
             guard let id = link.send(message) else { return }
             presenter.accepted(id: id, message: message)
         }
+    }
+
+    /// "not sent: the text is 70000 bytes as sent (JSON); at most 65000", or `nil` when `text` is
+    /// within ``ChatCodec/maxTextBytes``.
+    static func tooLong(_ text: String) -> String? {
+        let bytes = ChatCodec.jsonTextBytes(text)
+        guard bytes > ChatCodec.maxTextBytes else { return nil }
+        return "not sent: the text is \(bytes) bytes as sent (JSON); at most \(ChatCodec.maxTextBytes)"
     }
 
     private func requestHistory(with other: String?, limit: Int) {

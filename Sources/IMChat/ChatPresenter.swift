@@ -35,6 +35,8 @@ final class ChatPresenter: @unchecked Sendable {
     /// After a `throttled` answer: reconnect after this long.
     private var throttleDelay: Duration?
     private var connected = false
+    /// Logged in on the current connection (version 2: what is sent after the input ends is answered).
+    private var loggedIn = false
     private var inputHasEnded = false
     /// Input ended and the outbox is empty: closing after the last answers.
     private var draining = false
@@ -49,6 +51,9 @@ final class ChatPresenter: @unchecked Sendable {
     /// `/who` paging: the last name of the latest page shown, and whether names follow it.
     private var whoCursor: String?
     private var whoHasMore = false
+    /// A `rateLimited` answer has been shown and the outbox has not been empty since: the next ones
+    /// are not shown (the link resends them, one at a time).
+    private var slowedDown = false
     /// Something failed along the way (a message refused, an error from the server, a command not
     /// understood): a clean end is ``ChatClient/ExitStatus/completedWithErrors`` rather than `quit`.
     private(set) var failed = false
@@ -105,6 +110,7 @@ final class ChatPresenter: @unchecked Sendable {
     private func countOutbox(_ change: Int) {
         guard version == .v2 else { return }
         updateStatus { $0.outboxCount = max(($0.outboxCount ?? 0) + change, 0) }
+        if status.outboxCount == 0 { slowedDown = false }
     }
 
     /// Before connecting: version 2 counts what an earlier run left in the outbox (`earlier`: those
@@ -177,7 +183,7 @@ final class ChatPresenter: @unchecked Sendable {
         case .connected(let host, let port):
             connected = true
             if let attempt {
-                say("* reconnect attempt \(attempt) succeeded: connected to \(host):\(port)")
+                say("* reconnect attempt \(attempt): connected to \(host):\(port)")
             } else {
                 say("* connected to \(host):\(port)")
             }
@@ -229,6 +235,7 @@ final class ChatPresenter: @unchecked Sendable {
 
     private func disconnected(_ reason: LongLinkClient<ChatCodec>.DisconnectReason) {
         connected = false
+        loggedIn = false
         if reason == .byUser, let delay = throttleDelay, let link {
             throttleDelay = nil
             say("* disconnected (login throttled); trying again in \(Self.seconds(delay)) s")
@@ -279,6 +286,7 @@ final class ChatPresenter: @unchecked Sendable {
         switch message {
         case .loginAccepted(let name, let online, let count, let token, let stored):
             login?.update(token: token)
+            loggedIn = true
             say("* logged in as \(name.terminalSafe)\(stored ? "" : " (live only: no password)"); online: \(list(online, count))")
             updateStatus {
                 $0.connection = .online(name: name, liveOnly: !stored)
@@ -312,6 +320,13 @@ final class ChatPresenter: @unchecked Sendable {
             whoCursor = names.last ?? whoCursor
             whoHasMore = more
             say(lines.onlineUsers(names: names, onlineCount: count, more: more))
+        case .error(.rateLimited, let detail, let id?, _):
+            // The message stays in the outbox; the link resends it after the pause, then the rest one
+            // at a time (LongLink's Outbox.slowDown()). Said once until the outbox is empty.
+            guard !slowedDown else { return }
+            slowedDown = true
+            say(lines.error(code: .rateLimited, detail: detail, id: id))
+            say("* sending one message at a time until the outbox is empty")
         case .error(let code, let detail, let id, let retryAfter):
             if Self.isFailure(code) { failed = true }
             say(lines.error(code: code, detail: detail, id: id))
@@ -387,17 +402,13 @@ final class ChatPresenter: @unchecked Sendable {
         finishIfDone()
     }
 
-    /// Version 2, input ended: once the outbox is empty, close after the last answers (or at once
-    /// when not connected).
+    /// Version 2, input ended: once logged in and the outbox is empty, close after the last answers.
+    /// Until the login is answered the session waits (a refused login ends it with its own status; no
+    /// login within ``ChatClient/Configuration/wait`` ends it as ``ChatClient/ExitStatus/serverUnavailable``).
     private func finishIfDone() {
-        guard version == .v2, inputHasEnded, !draining, !finished, outboxCount() == 0 else { return }
+        guard version == .v2, inputHasEnded, loggedIn, !draining, !finished, outboxCount() == 0 else { return }
         draining = true
-        if connected {
-            link?.disconnectAfterSending()
-        } else {
-            link?.disconnect()
-            finish(.quit)
-        }
+        link?.disconnectAfterSending()
     }
 
     private func restartWaitTimer() {
@@ -411,13 +422,15 @@ final class ChatPresenter: @unchecked Sendable {
         guard !finished else { return }
         waitTimer = nil
         let left = outboxCount()
-        if version == .v2 && left == 0 {
+        if version == .v2 && left == 0 && loggedIn {
             link?.disconnect()
             finish(.quit)
             return
         }
         let what = connected ? "no answer from the server" : "server unreachable"
-        if version == .v2 {
+        if version == .v2 && left == 0 {
+            say("! \(connected ? "not logged in" : "server unreachable") after \(Self.seconds(wait)) s; leaving")
+        } else if version == .v2 {
             say("! \(what) for \(Self.seconds(wait)) s: \(Self.messages(left)) still in the outbox, kept for the next start")
         } else {
             say("! \(what) for \(Self.seconds(wait)) s; leaving")

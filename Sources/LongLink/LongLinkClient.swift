@@ -44,7 +44,9 @@ import SocketLog
 /// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
 /// brought), written after the positions have been handed to the store. An answer the codec reads as
 /// ``DeliveryRole/retry(id:after:)`` (a rate limit) pauses the outbox for its delay, after which every
-/// unanswered message is sent again, oldest first. Such a link keeps trying to
+/// unanswered message is sent again, oldest first, one at a time (each after the answer to the one
+/// before) until the outbox is empty: a server over its rate then refuses one message per pause, not
+/// a whole window. Such a link keeps trying to
 /// reconnect by default (``ReconnectPolicy/keepTrying(cap:)``, 60 s cap).
 ///
 /// Threading: methods may be called from any thread. All state lives on one event loop; events reach

@@ -10,7 +10,7 @@ public enum DeliveryRole: Sendable, Equatable {
     /// The server did not take my message `id` now (it came too fast: a rate limit) and will after
     /// `after`. The message stays in the outbox; the link sends nothing more from the outbox for `after`,
     /// then resends every unanswered message from the oldest, in id order (or sooner, after a
-    /// reconnect). The server de-duplicates by id, so a message resent that it had taken after all is
+    /// reconnect), one in flight at a time until the outbox is empty (``Outbox/slowDown()``). The server de-duplicates by id, so a message resent that it had taken after all is
     /// not stored twice.
     case retry(id: UInt64, after: Duration)
     /// A delivery numbered `sequence` (from 1, without gaps) in `conversation` (the protocol's text form

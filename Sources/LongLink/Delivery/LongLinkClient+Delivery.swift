@@ -51,7 +51,7 @@ extension LongLinkClient where Codec: ReliableLinkCodec {
                 outboxCount: delivery.outbox.count, inFlight: delivery.outbox.inFlight, nextID: delivery.outbox.nextID,
                 positions: delivery.tracker.positions, resends: delivery.outbox.resends,
                 duplicatesDropped: delivery.tracker.duplicates, gapsDropped: delivery.tracker.gaps,
-                storeFailures: delivery.storeFailures, lastStoreError: delivery.lastStoreError)
+                storeFailures: delivery.storeFailures, lastStoreError: delivery.lastStoreError, pauses: delivery.pauses)
         }
     }
 }
@@ -77,11 +77,13 @@ public struct DeliveryStatus: Sendable, Equatable {
     public var storeFailures: Int
     /// The last store error's text, if any.
     public var lastStoreError: String?
+    /// Answers that paused the outbox (``DeliveryRole/retry(id:after:)``: the server's rate limit).
+    public var pauses: Int
 
     /// A status with these values (for comparing, or for a stand-in link in an app's tests).
     public init(
         outboxCount: Int, inFlight: Int, nextID: UInt64, positions: DeliveryPositions, resends: Int,
-        duplicatesDropped: Int, gapsDropped: Int, storeFailures: Int, lastStoreError: String?
+        duplicatesDropped: Int, gapsDropped: Int, storeFailures: Int, lastStoreError: String?, pauses: Int = 0
     ) {
         self.outboxCount = outboxCount
         self.inFlight = inFlight
@@ -92,5 +94,6 @@ public struct DeliveryStatus: Sendable, Equatable {
         self.gapsDropped = gapsDropped
         self.storeFailures = storeFailures
         self.lastStoreError = lastStoreError
+        self.pauses = pauses
     }
 }

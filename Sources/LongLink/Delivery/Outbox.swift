@@ -14,6 +14,10 @@ import Foundation
 /// Messages go out in id order. A connection that ends puts every unacknowledged message back to
 /// "waiting" (``rewind()``), so after the next greeting they are resent from the oldest, again at most
 /// ``window`` at a time. An acknowledgement (``acknowledge(_:)``) may name any entry, in flight or not.
+///
+/// When the server asks for a pause (a rate limit), ``slowDown()`` makes the outbox send one message at
+/// a time, each after the answer to the one before, until it is empty: a server refusing messages over
+/// its rate then refuses one message per pause rather than a whole window of them.
 public struct Outbox<Message: Sendable>: Sendable {
     /// One message and what the link needs to resend and report it.
     public struct Entry: Sendable {
@@ -54,6 +58,8 @@ public struct Outbox<Message: Sendable>: Sendable {
     private var head = 0
     /// Entries from `head` written on the current connection: always a prefix of the live entries.
     public private(set) var inFlight = 0
+    /// The most messages in flight now: ``window``, or 1 from ``slowDown()`` until the outbox is empty.
+    public private(set) var currentWindow: Int
 
     /// An outbox continuing from `nextID` with `entries` (ids ascending, all below `nextID`) waiting.
     /// - Parameters:
@@ -64,6 +70,7 @@ public struct Outbox<Message: Sendable>: Sendable {
         precondition(zip(entries, entries.dropFirst()).allSatisfy { $0.id < $1.id }, "outbox entries out of order")
         self.limit = limit
         self.window = window
+        currentWindow = window
         self.entries = entries
         self.nextID = max(nextID, (entries.last?.id ?? 0) &+ 1)
     }
@@ -89,10 +96,10 @@ public struct Outbox<Message: Sendable>: Sendable {
     }
 
     /// The oldest message not yet written on this connection, now counted in flight; `nil` when all are
-    /// written or ``window`` messages are in flight.
+    /// written or ``currentWindow`` messages are in flight.
     public mutating func nextToSend() -> Entry? {
         let index = head + inFlight
-        guard inFlight < window, index < entries.count else { return nil }
+        guard inFlight < currentWindow, index < entries.count else { return nil }
         if entries[index].sends > 0 { resends += 1 }
         entries[index].sends += 1
         inFlight += 1
@@ -111,8 +118,13 @@ public struct Outbox<Message: Sendable>: Sendable {
         } else {
             entries.remove(at: index)
         }
+        if isEmpty { currentWindow = window }
         return entry
     }
+
+    /// The server asked for a pause: from now until the outbox is empty, one message in flight at a
+    /// time (``currentWindow`` 1). Messages already in flight stay counted.
+    public mutating func slowDown() { currentWindow = 1 }
 
     /// The connection ended: nothing is in flight any more; every message held is resent, oldest first,
     /// on the next connection.

@@ -59,6 +59,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// True while a flush is queued on the loop for the current pass.
     var flushScheduled = false
     private(set) var storeFailures = 0
+    /// Answers that asked for a pause (``DeliveryRole/retry(id:after:)``).
+    private(set) var pauses = 0
     private(set) var lastStoreError: String?
 
     /// A driver continuing from `state` (loaded from `store`); outbox entries are taken in id order, a
@@ -151,7 +153,7 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     }
 
     /// After a ``DeliveryRole/retry(id:after:)`` pause: every unanswered message is sent again, from the
-    /// oldest, on this connection.
+    /// oldest, on this connection, one at a time (``Outbox/slowDown()``) until the outbox is empty.
     func resendUnanswered() {
         outbox.rewind()
     }
@@ -173,6 +175,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
             pendingRemovals.append(id)
             return .refused(id: id, entry.message)
         case .retry(_, let after):
+            pauses += 1
+            outbox.slowDown()
             return .retry(after: after)
         case .delivery(let conversation, let sequence):
             switch tracker.receive(conversation: conversation, sequence: sequence) {

@@ -97,4 +97,25 @@ import Testing
         outbox.rewind()
         #expect(outbox.nextToSend()?.message == "m251")
     }
+
+    @Test func slowedDownSendsOneAtATimeUntilEmptyThenTheWholeWindowAgain() throws {
+        var outbox = try filled(4, window: 3)
+        #expect(drain(&outbox) == [1, 2, 3])
+        outbox.slowDown()
+        #expect(outbox.currentWindow == 1)
+        outbox.rewind()
+        #expect(drain(&outbox) == [1])
+        #expect(outbox.acknowledge(1)?.id == 1)
+        #expect(drain(&outbox) == [2])
+        #expect(outbox.acknowledge(2)?.id == 2)
+        #expect(outbox.acknowledge(3)?.id == 3)  // answered from the first sending
+        #expect(drain(&outbox) == [4])
+        #expect(outbox.currentWindow == 1)
+        #expect(outbox.acknowledge(4)?.id == 4)
+        #expect(outbox.isEmpty)
+        #expect(outbox.currentWindow == 3)
+        try outbox.append(id: 5, frame: Data(), message: "m5")
+        try outbox.append(id: 6, frame: Data(), message: "m6")
+        #expect(drain(&outbox) == [5, 6])
+    }
 }

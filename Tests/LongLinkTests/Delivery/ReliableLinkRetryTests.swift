@@ -32,6 +32,7 @@ import TestSupport
         #expect(server.stored == ["one", "two", "three", "four"])
         #expect(client.deliveryStatus?.outboxCount == 0)
         #expect(client.deliveryStatus?.resends == 2)
+        #expect(client.deliveryStatus?.pauses == 2)
     }
 
     @Test func theLaterOfTwoPausesWinsAndAReconnectEndsThePause() async throws {
