@@ -42,7 +42,8 @@ import TestSupport
         let clientDelegate = RecordingDelegate()
         let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
         try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
-        #expect(try await clientDelegate.events.next() == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)))
+        let event = try await clientDelegate.events.next()
+        #expect(event == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)), "\(event)")
     }
 
     @Test func userDisconnectReportsNilAndThePeerSeesClosedByPeer() async throws {

@@ -217,7 +217,9 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         }
         switch login.version {
         case .v1: send(.login(name: name, resumeToken: nil))
-        case .v2: send(.v2(.login(name: name, password: login.password, resumeToken: nil, clientInstance: clientInstance, positions: [:])))
+        // As im-client logs in: presence as one presenceChanges per tick rather than single frames.
+        case .v2: send(.v2(.login(name: name, password: login.password, resumeToken: nil, clientInstance: clientInstance, positions: [:],
+                                  presenceChanges: true)))
         }
     }
 

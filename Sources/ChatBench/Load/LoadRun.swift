@@ -288,11 +288,15 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             && heartbeatsOutstanding == 0
     }
 
+    /// Signals ``drained`` once everything outstanding has come. Draining goes on until the result is
+    /// taken: it used to end here, which let the heartbeat ticks start again, and a heartbeat sent
+    /// between this signal and ``makeResult()`` (a loaded machine) was counted as missed.
     private func checkDrained() {
-        guard isDraining, isComplete else { return }
-        isDraining = false
+        guard isDraining, !drainedSignalled, isComplete else { return }
+        drainedSignalled = true
         drained.signal()
     }
+    private var drainedSignalled = false
 
     private func makeResult() -> LoadResult {
         var result = self.result

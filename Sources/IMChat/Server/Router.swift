@@ -39,9 +39,12 @@ final class Router: @unchecked Sendable {
     let hasher: PasswordHasher
     var throttle: LoginThrottle
     /// Where passwords are hashed and checked (tens of milliseconds and 64 MiB each with the default
-    /// limits): never on the routing queue; at most two at once.
-    let hashing = DispatchQueue(label: "IMChat.ChatServer.passwords", attributes: .concurrent)
-    let hashingSlots = DispatchSemaphore(value: 2)
+    /// limits): never on the routing queue; at most two at once, one on each of two serial queues taken
+    /// in turn (no thread waits for a slot: a semaphore there held a Dispatch worker thread per login
+    /// waiting, which a crowd of logins took from every other queue of the process).
+    let hashing = [DispatchQueue(label: "IMChat.ChatServer.passwords-1"), DispatchQueue(label: "IMChat.ChatServer.passwords-2")]
+    /// Which of ``hashing`` the next check goes to.
+    var nextHashing = 0
     var users: [String: User] = [:]
     /// The names of ``users`` by key, to refuse a login too similar to a name online (Router+Names).
     var onlineNames = NameIndex()
