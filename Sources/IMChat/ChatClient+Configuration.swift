@@ -6,8 +6,9 @@ extension ChatClient {
     public enum ExitStatus: Int32, Sendable {
         /// A clean quit: with protocol 2, every message accepted has been stored (or refused).
         case quit = 0
-        /// The server could not be reached (or stored nothing) within ``Configuration/wait`` after the
-        /// input ended; with protocol 2 the messages still in the outbox are kept for the next start.
+        /// The server could not be reached (or stored nothing, or did not answer the login) within
+        /// ``Configuration/wait`` after the input ended; with protocol 2 the messages still in the
+        /// outbox are kept for the next start.
         /// With ``ReconnectPolicy/giveUp`` also: the reconnect attempts ran out.
         case serverUnavailable = 1
         /// The server refused the name (`nameTaken`, `invalidName`) or the password (`badPassword`).

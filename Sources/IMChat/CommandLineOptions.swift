@@ -276,14 +276,18 @@ public struct ClientOptions: Equatable, Sendable {
           ! usage: /to NAME text        a command not understood (also ! unknown command /x; ...), or
           ! /who needs protocol version 2 ...          not available with --protocol 1
           ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
+          ! rateLimited for #17: ...    sent too fast: #17 waits in the outbox and is resent; said once,
+          * sending one message at a time until the outbox is empty    and the rest follow one by one
+          ! not sent: the text is N bytes as sent (JSON); at most 65000       a text over the limit
           * ...                         connection news: connected, logged in, joined, left,
                                         disconnected, reconnect attempt N in S s (a terminal adds
                                         the clock time), messages left in the outbox
         Text from others is shown with control characters escaped (\\u{1B}).
 
         Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
-        --wait passed without the server storing any (the line before says how many messages stay in
-        the outbox, for the next start); 2 when the server refused the name or password; 3 when the
+        --wait passed without the server storing any, or without a login (the line before says how many
+        messages stay in the outbox, for the next start); 2 when the server refused the name or
+        password (an input already ended waits for the login's answer); 3 when the
         data directory cannot be used (another im-client uses it for this name and server, say);
         4 as 0, but something failed on the way: a message was refused, the server answered with an
         error, or a command was not understood or needs protocol 2 (the ! lines say what); 64 for bad
