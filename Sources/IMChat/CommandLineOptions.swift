@@ -362,7 +362,9 @@ public struct ClientOptions: Equatable, Sendable {
         discovery = discover ? search : nil
         name = parser.positionals.first
         guard let name, parser.positionals.count == 1 else {
-            throw UsageError(description: ClientOptions.usage)
+            let what = name == nil ? "NAME is required (the user name to chat as)"
+                : "one NAME only, not \(parser.positionals.count): \(parser.positionals.joined(separator: " "))"
+            throw UsageError(description: "\(what)\n\(ClientOptions.usage)")
         }
         self.name = name
     }

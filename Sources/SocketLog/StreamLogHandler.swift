@@ -16,7 +16,9 @@ import Darwin
 /// The time is UTC in ISO 8601 with milliseconds (RFC 3339 §5.6), then the level, the message, and the
 /// metadata as `key=value` pairs sorted by key (the handler's merged under the call's; a value with a
 /// space, `"` or `=` in double quotes, `"` and `\` escaped with `\`). Line breaks in
-/// a message or value are written as `\n` so that one event is one line. Default level
+/// a message or value are written as `\n` so that one event is one line, and other control
+/// characters and bidirectional overrides as `\u{1B}`, so that text from the network cannot forge a
+/// line or drive the operator's terminal. Default level
 /// ``Logger/Level/info``.
 public struct StreamLogHandler: LogHandler {
     private let descriptor: Int32
@@ -104,16 +106,29 @@ public struct StreamLogHandler: LogHandler {
         return quoted + "\""
     }
 
+    /// `text` on one line that cannot drive the terminal showing it: line breaks as `\n` and `\r`,
+    /// every other control character (C0, DEL, C1) and the bidirectional overrides and isolates
+    /// (U+202A–U+202E, U+2066–U+2069, which reorder what follows: "Trojan Source", CVE-2021-42574) as
+    /// `\u{1B}`. Text from the network (a user name, a request) reaches log lines.
     private static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else { return text }
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var escaped = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": escaped.append(contentsOf: "\\n".unicodeScalars)
             case "\r": escaped.append(contentsOf: "\\r".unicodeScalars)
+            case _ where needsEscape(scalar):
+                escaped.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
             default: escaped.append(scalar)
             }
         }
         return String(escaped)
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 }

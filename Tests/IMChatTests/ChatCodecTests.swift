@@ -176,7 +176,12 @@ import TestSupport
         #expect(options.port == 9000)
         #expect(options.heartbeat == .seconds(2))
         #expect(options.host == "127.0.0.1")
-        #expect(throws: UsageError(description: ClientOptions.usage)) { try ClientOptions(arguments: []) }
+        #expect(throws: UsageError(description: "NAME is required (the user name to chat as)\n\(ClientOptions.usage)")) {
+            try ClientOptions(arguments: [])
+        }
+        #expect(throws: UsageError(description: "one NAME only, not 2: ann bob\n\(ClientOptions.usage)")) {
+            try ClientOptions(arguments: ["ann", "bob"])
+        }
         #expect(throws: UsageError(description: "--port: not a port (0-65535): 70000\n\(ClientOptions.usage)")) {
             try ClientOptions(arguments: ["ann", "--port", "70000"])
         }

@@ -63,6 +63,14 @@ import TestSupport
         #expect(text == #"two\nlines\r detail="say \"hi\"\\n" empty="" eq="a=b""#)
     }
 
+    /// A name from the network with an escape sequence or a bidirectional override cannot drive the
+    /// operator's terminal or reorder the line; other characters, invisible or not, are kept.
+    @Test func controlCharactersAndBidiOverridesAreEscaped() {
+        let text = StreamLogHandler.text(of: "refused login \u{1B}[2Jbob\u{7F}\u{85}", metadata: ["name": "\u{202E}nb\u{2066}a"])
+        #expect(text == #"refused login \u{1B}[2Jbob\u{7F}\u{85} name=\u{202E}nb\u{2066}a"#)
+        #expect(StreamLogHandler.text(of: "refused login \u{3164} (invalid name)", metadata: [:]) == "refused login \u{3164} (invalid name)")
+    }
+
     @Test func aStreamHandlerWritesWholeLinesToItsDescriptor() throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
