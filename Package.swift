@@ -58,7 +58,14 @@ let package = Package(
             pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"]), .brew(["libedit"])]
         ),
-        .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims"]),
+        // Debian's OpenSSL 3 (libssl-dev), TLS as a stage of a connection's byte path; installed by
+        // scripts/setup.sh. Its header wraps the macros Swift cannot call.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims", "COpenSSL"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.

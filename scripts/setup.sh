@@ -3,13 +3,14 @@
 # (zlib1g-dev), for the SocketFraming compression; SQLite 3 (libsqlite3-dev), for the chat's message
 # and client stores; libsodium (libsodium-dev), for the chat's Argon2id password hashes; ICU
 # (libicu-dev), for the chat's user names (UTS #39 spoof checks and confusable skeletons); libedit
-# (libedit-dev), the line editor of im-client's terminal; and the servers the interoperability tests
+# (libedit-dev), the line editor of im-client's terminal; OpenSSL 3 (libssl-dev), TLS, and its
+# command-line tool (openssl), which the TLS tests use to make certificates and as a peer; and the servers the interoperability tests
 # talk to (redis-server, nginx-light, socat); python3 for the Python clients and the black-hole proxy
 # of the chat tests; tmux, in which a test drives im-client's terminal. Safe to run again; does
 # nothing when all is present.
 set -euo pipefail
 
-packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev pkg-config redis-server nginx-light socat python3 tmux)
+packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 tmux)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -107,6 +107,10 @@ public enum SocketError: Error, Equatable, Sendable {
     /// example `EMFILE` or `EACCES`. The errno values that have a case of their own above never come
     /// as this case from the library: ``system(operation:errno:)`` makes every one.
     case posix(operation: String, errno: Int32)
+    /// TLS failed on the connection (``TCPSocket/startTLS(_:)``): the handshake, the peer's
+    /// certificate, or the records after it. GCDAsyncSocket reports SecureTransport's `OSStatus` in
+    /// `kCFStreamErrorDomainSSL`; this carries the reason in words.
+    case tls(TLSError)
 
     /// The error for system call `operation` failing with `errno`: the case of its own for the errno
     /// values callers branch on (``connectionRefused(operation:errno:)``,
@@ -186,6 +190,7 @@ extension SocketError: CustomStringConvertible {
         case .disconnecting: return "the socket is disconnecting"
         case .writeStreamClosed: return "the write stream is closed"
         case .connectionClosed: return "the connection was closed"
+        case .tls(let error): return error.description
         case .datagramTruncated(let size, let max):
             return "a datagram of \(size) bytes did not fit the receive size of \(max) bytes"
         case .datagramTooLarge(let size, let max):

@@ -11,6 +11,7 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
     case readPartial(UInt, tag: Int)
     case wrotePartial(UInt, tag: Int)
     case readStreamClosed
+    case secured
     case rejectedRead(tag: Int, SocketError)
     case rejectedWrite(tag: Int, SocketError)
     case willDisconnect(unread: Data, unsentTags: [Int])
@@ -28,6 +29,7 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
         case .readPartial(let length, let tag): return "readPartial(\(length), tag: \(tag))"
         case .wrotePartial(let length, let tag): return "wrotePartial(\(length), tag: \(tag))"
         case .readStreamClosed: return "readStreamClosed"
+        case .secured: return "secured"
         case .rejectedRead(let tag, let error): return "rejectedRead(tag: \(tag), \(error))"
         case .rejectedWrite(let tag, let error): return "rejectedWrite(tag: \(tag), \(error))"
         case .willDisconnect(let unread, let tags):
@@ -47,7 +49,7 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
         case (.connectedToUrl(let a), .connectedToUrl(let b)): return a == b
         case (.readPartial(let l1, let t1), .readPartial(let l2, let t2)): return l1 == l2 && t1 == t2
         case (.wrotePartial(let l1, let t1), .wrotePartial(let l2, let t2)): return l1 == l2 && t1 == t2
-        case (.readStreamClosed, .readStreamClosed): return true
+        case (.readStreamClosed, .readStreamClosed), (.secured, .secured): return true
         case (.rejectedRead(let t1, let e1), .rejectedRead(let t2, let e2)): return t1 == t2 && e1 == e2
         case (.rejectedWrite(let t1, let e1), .rejectedWrite(let t2, let e2)): return t1 == t2 && e1 == e2
         case (.willDisconnect(let d1, let t1), .willDisconnect(let d2, let t2)): return d1 == d2 && t1 == t2
@@ -156,6 +158,10 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
 
     public func socketDidCloseReadStream(_ sock: TCPSocket) {
         events.record(.readStreamClosed)
+    }
+
+    public func socketDidSecure(_ sock: TCPSocket) {
+        events.record(.secured)
     }
 
     public func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {

@@ -65,6 +65,9 @@ final class ConnectionState: @unchecked Sendable {
     /// Bytes queued for writing and not yet sent; mirrored in ``TCPSocket/queuedWriteBytesMirror``.
     @exclusivity(unchecked) var queuedWriteBytes = 0
 
+    /// TLS once ``TCPSocket/startTLS(_:)`` was called; nil for plaintext.
+    @exclusivity(unchecked) var tls: TLSState?
+
     /// The connected descriptor; -1 while connecting.
     @exclusivity(unchecked) var fd: Int32
     @exclusivity(unchecked) var interest: SelectorInterest = []

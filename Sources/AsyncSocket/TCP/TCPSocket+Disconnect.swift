@@ -55,6 +55,7 @@ extension TCPSocket {
     }
 
     func shutdownWriteStream(_ connection: ConnectionState) {
+        sendCloseNotify(connection)
         connection.writeStreamClosed = true
         eventLoop.io.shutdown(connection.fd, Int32(SHUT_WR))
         if connection.readStreamClosed { close(error: nil) }
@@ -66,7 +67,7 @@ extension TCPSocket {
         eventLoop.assertInEventLoop()
         guard let connection = lifecycle.connection, connection.endAfterReads || connection.endAfterWrites else { return }
         let readsDone = connection.readQueue.isEmpty
-        let writesDone = connection.writeQueue.isEmpty
+        let writesDone = connection.writeQueue.isEmpty && (connection.tls?.stage?.pendingCiphertext.isEmpty ?? true)
         let finished = switch (connection.endAfterReads, connection.endAfterWrites) {
         case (true, true): readsDone && writesDone
         case (true, false): readsDone
@@ -105,6 +106,7 @@ extension TCPSocket {
             $0.state = .disconnected
             $0.localAddress = nil
             $0.remoteAddress = nil
+            $0.isSecure = false
         }
         guard let connection else {
             emit(.disconnected(error))
@@ -112,6 +114,8 @@ extension TCPSocket {
         }
         connection.readTimeout.cancel()
         connection.writeTimeout.cancel()
+        endTLS(connection)
+        if error == nil { sendCloseNotify(connection) }
         if connection.fd >= 0 {
             eventLoop.deregister(connection.fd)
             eventLoop.io.close(connection.fd)

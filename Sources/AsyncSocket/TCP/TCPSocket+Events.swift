@@ -13,6 +13,7 @@ enum DelegateEvent: Sendable {
     case wrote(tag: Int)
     case wrotePartial(UInt, tag: Int)
     case readStreamClosed
+    case secured
     case rejectedRead(tag: Int, SocketError)
     case rejectedWrite(tag: Int, SocketError)
     case highWatermark(Int)
@@ -52,6 +53,7 @@ extension TCPSocket {
         case .wrote(let tag): delegate.socket(self, didWriteDataWithTag: tag)
         case .wrotePartial(let length, let tag): delegate.socket(self, didWritePartialDataOfLength: length, tag: tag)
         case .readStreamClosed: delegate.socketDidCloseReadStream(self)
+        case .secured: delegate.socketDidSecure(self)
         case .rejectedRead(let tag, let error): delegate.socket(self, didRejectReadWithTag: tag, error: error)
         case .rejectedWrite(let tag, let error): delegate.socket(self, didRejectWriteWithTag: tag, error: error)
         case .highWatermark(let bytes): delegate.socket(self, writeQueueDidExceedHighWatermark: bytes)

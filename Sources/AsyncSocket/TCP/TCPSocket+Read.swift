@@ -12,6 +12,10 @@ extension TCPSocket {
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
     func readFromSocket(_ connection: ConnectionState) {
         let scratch = eventLoop.scratch
+        if connection.tls?.stage != nil {
+            readCiphertext(connection)
+            return
+        }
         let inPlace = connection.buffer.count >= ReadBuffer.readInPlaceThreshold && !connection.isProcessingReads
         let result: Posix.IOResult
         do {
@@ -35,6 +39,24 @@ extension TCPSocket {
             processReads(connection)
         case .processed(let count):
             processReads(connection, incoming: inPlace ? nil : UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+        }
+    }
+
+    /// With TLS: one `read(2)` of ciphertext into the loop's shared buffer, through the TLS stage
+    /// (``receivedCiphertext(_:_:)``), which hands the plaintext to ``processReads(_:incoming:)``.
+    private func readCiphertext(_ connection: ConnectionState) {
+        let scratch = eventLoop.scratch
+        let result: Posix.IOResult
+        do {
+            result = try eventLoop.io.read(connection.fd, into: scratch)
+        } catch {
+            close(error: error)
+            return
+        }
+        switch result {
+        case .wouldBlock: return
+        case .processed(0): receivedCiphertext(connection, nil)
+        case .processed(let count): receivedCiphertext(connection, UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
     }
 
@@ -92,6 +114,10 @@ extension TCPSocket {
             return
         }
         guard isCurrent(connection) else { return }
+        if connection.tls?.barrier != nil {
+            startTLSIfBarrierPassed(connection)
+            guard isCurrent(connection) else { return }
+        }
         reportReadProgress(connection)
         if connection.readEOF {
             readStreamEnded(connection)
@@ -120,6 +146,8 @@ extension TCPSocket {
                               into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
         var consumed = 0
         while isCurrent(connection), let (id, matcher) = connection.readQueue.withFirst({ ($0.id, $0.matcher) }) {
+            // Queued after startTLS: waits for the handshake (the bytes before it may be TLS's).
+            if waitsForTLS(connection, id: id) { return consumed }
             // A consumer hands frames on while it is matched: the reads before it are delivered first
             // (processReads delivers them and calls again), so callbacks keep the reads' order.
             if case .consuming = matcher.kind, !completed.isEmpty { return consumed }

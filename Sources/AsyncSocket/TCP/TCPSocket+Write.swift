@@ -121,6 +121,13 @@ extension TCPSocket {
     func flushWrites(_ connection: ConnectionState) {
         eventLoop.assertInEventLoop()
         guard isCurrent(connection), !connection.writeBlocked else { return }
+        if let tls = connection.tls, tls.stage != nil {
+            // The handshake's or the last records' ciphertext first; no plaintext while handshaking.
+            guard flushCiphertext(connection), isCurrent(connection), !tls.isHandshaking else {
+                if isCurrent(connection) { closeIfFinished() }
+                return
+            }
+        }
         var failure: SocketError?
         var partial: (bytes: Int, tag: Int)?
         var completedWrites: [Int] = []
@@ -130,8 +137,12 @@ extension TCPSocket {
             let outcome = withUnsafeTemporaryAllocation(of: iovec.self, capacity: TCPSocket.maxIOVecs) { iovecs in
                 gather(connection, iovecs) { buffers, total in
                     attempted = total
+                    // Only writes queued after startTLS are left: they wait for the handshake.
+                    if buffers == 0 { return Result<Posix.IOResult, SocketError>.success(.processed(0)) }
                     return Result { () throws(SocketError) in
-                        try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers]))
+                        let vectors = UnsafeMutableBufferPointer(rebasing: iovecs[..<buffers])
+                        if let stage = connection.tls?.stage { return try writeThroughTLS(connection, stage, vectors) }
+                        return try eventLoop.io.writev(connection.fd, vectors)
                     }
                 }
             }
@@ -146,6 +157,7 @@ extension TCPSocket {
                 connection.writeBlocked = true
                 break
             }
+            if attempted == 0 { break }
             adjustQueuedWriteBytes(connection, by: -written)
             var left = written
             while left > 0, let head = connection.writeQueue.withFirst({ (remaining: $0.remaining, isStaged: $0.isStaged, tag: $0.tag) }) {
@@ -183,6 +195,10 @@ extension TCPSocket {
         if let partial {
             emit(.wrotePartial(UInt(partial.bytes), tag: partial.tag))
         }
+        if connection.tls?.barrier != nil {
+            startTLSIfBarrierPassed(connection)
+            guard isCurrent(connection) else { return }
+        }
         armWriteTimer(connection)
         updateInterest(connection)
         if connection.writeQueue.isEmpty && connection.writeStreamClosing && !connection.writeStreamClosed {
@@ -210,6 +226,7 @@ extension TCPSocket {
         let count = connection.writeQueue.count
         // Staged writes need no pinning: a loop. A `Data` is pinned for the rest of the gathering: a call.
         while index < count && filled < iovecs.count {
+            guard !waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })) else { return body(filled, total) }
             guard let remaining = connection.writeQueue.withElement(at: index, { $0.isStaged ? $0.remaining : nil }) else { break }
             // The staged bytes of every staged write before this one come first in the staging buffer.
             let start = staged.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + stagedOffset }
@@ -223,7 +240,8 @@ extension TCPSocket {
             total += remaining
             index += 1
         }
-        guard index < count, filled < iovecs.count, let (data, sent) = connection.writeQueue.withElement(at: index, { request -> (Data, Int)? in
+        guard index < count, filled < iovecs.count, !waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })),
+              let (data, sent) = connection.writeQueue.withElement(at: index, { request -> (Data, Int)? in
             if case .data(let data) = request.bytes { return (data, request.sent) }
             return nil
         }) else {

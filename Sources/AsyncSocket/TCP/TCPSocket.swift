@@ -40,6 +40,8 @@ public final class TCPSocket: @unchecked Sendable {
         var state: State = .idle
         var localAddress: SocketAddress?
         var remoteAddress: SocketAddress?
+        /// The TLS handshake is done (``TCPSocket/isSecure``).
+        var isSecure = false
         /// The options, never changed in place: setting one makes a new box.
         var optionsBox = OptionsBox(Options())
         var userDataBox: UserDataBox?

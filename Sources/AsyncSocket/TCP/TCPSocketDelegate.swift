@@ -52,6 +52,11 @@ public protocol TCPSocketDelegate: AnyObject {
     /// Queued reads that could not complete were rejected with ``SocketError/closedByPeer``.
     func socketDidCloseReadStream(_ sock: TCPSocket)
 
+    /// The TLS handshake of ``TCPSocket/startTLS(_:)`` is done and the peer verified (GCDAsyncSocket's
+    /// `socketDidSecure:`): reads and writes queued after `startTLS` now go through TLS. On the
+    /// delegate queue.
+    func socketDidSecure(_ sock: TCPSocket)
+
     /// A read could not be queued, or was dropped unfinished because the read stream closed: `error`
     /// says why (``SocketError/badParam(_:)`` for a zero length, an empty delimiter or a buffer offset
     /// past the buffer's end; ``SocketError/notConnected`` when the socket is not connecting or
@@ -100,6 +105,7 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval { 0 }
     public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval { 0 }
     public func socketDidCloseReadStream(_ sock: TCPSocket) {}
+    public func socketDidSecure(_ sock: TCPSocket) {}
     public func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {}
     public func socket(_ sock: TCPSocket, didRejectWriteWithTag tag: Int, error: SocketError) {}
     public func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {}

@@ -1,0 +1,262 @@
+import Foundation
+
+/// A connection's TLS: the settings asked for, the barrier, then the session (``TLSStage``). Loop
+/// thread only (hence unchecked `Sendable`). Kept apart by reference, so a plaintext connection pays
+/// one pointer for it.
+final class TLSState: @unchecked Sendable {
+    let context: TLSContext
+    /// The last request (read or write) queued before ``TCPSocket/startTLS(_:)``: the handshake waits
+    /// for every request up to it; nil once it has started.
+    var barrier: UInt64?
+    /// The session, from the start of the handshake.
+    var stage: TLSStage?
+    var handshakeTimer: Scheduled?
+
+    init(context: TLSContext, barrier: UInt64) {
+        self.context = context
+        self.barrier = barrier
+    }
+
+    /// The handshake has started and not finished: no plaintext goes either way.
+    var isHandshaking: Bool { stage.map { !$0.isHandshakeDone } ?? false }
+    /// Plaintext flows through the session.
+    var isSecured: Bool { stage?.isHandshakeDone ?? false }
+}
+
+/// The most ciphertext waiting for the kernel before the socket stops encrypting more plaintext:
+/// 256 KiB (a kernel send buffer's worth), so a slow peer holds back the write queue, not memory.
+private let maxPendingCiphertext = 256 << 10
+
+extension TCPSocket {
+    /// Secures the connection with TLS, as GCDAsyncSocket's `startTLS:` does: a barrier in both queues.
+    /// The handshake starts once every read and write queued before this call has completed (so
+    /// "write STARTTLS, then startTLS at once" works); reads and writes queued after it wait for the
+    /// handshake and then go through TLS. Bytes already received that no read took when the handshake
+    /// starts are taken as the peer's first TLS bytes (GCDAsyncSocket hands its read buffer to
+    /// SecureTransport the same way).
+    ///
+    /// When the handshake is done (and the peer verified, see ``TLSConfiguration``) the delegate gets
+    /// ``TCPSocketDelegate/socketDidSecure(_:)`` and ``isSecure`` is true. A failure disconnects with
+    /// ``SocketError/tls(_:)`` (the reason typed), as does a handshake longer than
+    /// ``TLSConfiguration/handshakeTimeout``. Calling it on a connection that is not connected (or
+    /// connecting), or twice, disconnects with ``SocketError/badConfig(_:)``.
+    public func startTLS(_ settings: TLSConfiguration) {
+        onLoop { [self] in
+            guard let connection = lifecycle.connection else { return }
+            guard connection.tls == nil else {
+                close(error: .badConfig("startTLS was called twice on one connection"))
+                return
+            }
+            let context: TLSContext
+            do throws(TLSError) {
+                context = try TLSContext.shared(for: settings)
+            } catch {
+                close(error: .tls(error))
+                return
+            }
+            connection.tls = TLSState(context: context, barrier: nextRequestID)
+            if isCurrent(connection) { startTLSIfBarrierPassed(connection) }
+        }
+    }
+
+    /// True once the TLS handshake is done (``TCPSocketDelegate/socketDidSecure(_:)`` has been or is
+    /// being delivered) until the connection ends. Any thread.
+    public var isSecure: Bool { shared.withLock { $0.isSecure } }
+
+    /// The ALPN protocol the TLS handshake agreed on (``TLSConfiguration/applicationProtocols``), if
+    /// any. Any thread (waits for the loop).
+    public var negotiatedApplicationProtocol: String? {
+        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage?.negotiatedApplicationProtocol }
+    }
+
+    /// The TLS version in use ("TLSv1.3"), or nil without TLS. Any thread (waits for the loop).
+    public var tlsProtocolVersion: String? {
+        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage.map(\.protocolVersion) }
+    }
+
+    // MARK: Loop side
+
+    /// Whether `id`, a request's, was queued after a ``startTLS(_:)`` whose handshake has not finished:
+    /// such a request waits.
+    func waitsForTLS(_ connection: ConnectionState, id: UInt64) -> Bool {
+        guard let tls = connection.tls, !tls.isSecured else { return false }
+        guard let barrier = tls.barrier else { return true }  // handshaking
+        return id > barrier
+    }
+
+    /// Starts the handshake once no read or write from before the barrier is left.
+    func startTLSIfBarrierPassed(_ connection: ConnectionState) {
+        guard let tls = connection.tls, let barrier = tls.barrier else { return }
+        let readsBefore = connection.readQueue.withFirst { $0.id <= barrier } ?? false
+        let writesBefore = connection.writeQueue.withFirst { $0.id <= barrier } ?? false
+        guard !readsBefore, !writesBefore else { return }
+        let stage: TLSStage
+        do {
+            stage = try TLSStage(context: tls.context)
+        } catch {
+            close(error: .tls(error))
+            return
+        }
+        tls.barrier = nil
+        tls.stage = stage
+        // What arrived and no read took is the peer's first TLS bytes.
+        connection.buffer.withUnsafeReadableBytes { stage.feed($0) }
+        connection.buffer.reset(keepingCapacity: false)
+        let timeout = tls.context.configuration.handshakeTimeout
+        if timeout > 0 {
+            tls.handshakeTimer = eventLoop.scheduleTask(in: .nanoseconds(Int64(min(timeout, 1e9) * 1e9))) { [weak self] in
+                guard let self, self.isCurrent(connection), tls.isHandshaking else { return }
+                self.close(error: .tls(.handshakeTimeout))
+            }
+        }
+        continueHandshake(connection)
+    }
+
+    /// Moves the handshake on; when it is done, tells the delegate and lets the waiting reads and
+    /// writes go.
+    private func continueHandshake(_ connection: ConnectionState) {
+        guard let tls = connection.tls, let stage = tls.stage else { return }
+        let done: Bool
+        do {
+            done = try stage.handshake()
+        } catch {
+            flushCiphertext(connection)  // the alert, if the kernel takes it now
+            close(error: .tls(error))
+            return
+        }
+        flushCiphertext(connection)
+        guard isCurrent(connection) else { return }
+        guard done else {
+            updateInterest(connection)
+            return
+        }
+        tls.handshakeTimer?.cancel()
+        tls.handshakeTimer = nil
+        shared.withLock { $0.isSecure = true }
+        emit(.secured)
+        // Application data may have come with the handshake's last flight.
+        readPlaintext(connection)
+        guard isCurrent(connection) else { return }
+        processReads(connection)
+        flushWrites(connection)
+    }
+
+    /// Ciphertext just read from the kernel (`bytes`, the loop's scratch buffer: fed before it is used
+    /// again), or its end (`nil`).
+    func receivedCiphertext(_ connection: ConnectionState, _ bytes: UnsafeRawBufferPointer?) {
+        guard let tls = connection.tls, let stage = tls.stage else { return }
+        guard let bytes else {
+            // The kernel's end of file: clean only after the peer's close_notify (read as the end of
+            // plaintext already).
+            if connection.readEOF { return }
+            close(error: .tls(.unexpectedEOF))
+            return
+        }
+        stage.feed(bytes)
+        if tls.isHandshaking {
+            continueHandshake(connection)
+        } else {
+            readPlaintext(connection)
+        }
+    }
+
+    /// Takes every byte of plaintext the session holds into the read requests and the buffer (all of
+    /// it: what stays inside OpenSSL would wake no read), then the end of the stream at close_notify.
+    private func readPlaintext(_ connection: ConnectionState) {
+        guard let stage = connection.tls?.stage else { return }
+        let scratch = eventLoop.scratch
+        while isCurrent(connection) {
+            let outcome: TLSStage.ReadOutcome
+            do {
+                outcome = try stage.read(into: scratch)
+            } catch {
+                flushCiphertext(connection)
+                close(error: .tls(error))
+                return
+            }
+            switch outcome {
+            case .bytes(let count):
+                processReads(connection, incoming: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                continue
+            case .closed:
+                connection.readEOF = true
+                processReads(connection)
+            case .needMore:
+                break
+            }
+            break
+        }
+        if isCurrent(connection), stage.pendingCiphertext.count > 0 { flushCiphertext(connection) }
+    }
+
+    /// Writes pending ciphertext to the kernel; true when none is left. Leaves the rest for the next
+    /// writability (``ConnectionState/writeBlocked``). A failure closes the connection.
+    @discardableResult
+    func flushCiphertext(_ connection: ConnectionState) -> Bool {
+        do {
+            return try writePendingCiphertext(connection)
+        } catch {
+            close(error: error)
+            return false
+        }
+    }
+
+    /// ``flushCiphertext(_:)`` that throws instead of closing (for the middle of ``flushWrites(_:)``).
+    private func writePendingCiphertext(_ connection: ConnectionState) throws(SocketError) -> Bool {
+        guard let stage = connection.tls?.stage, connection.fd >= 0 else { return true }
+        while stage.pendingCiphertext.count > 0 {
+            let outcome = stage.pendingCiphertext.withUnsafeReadableBytes { raw -> Result<Posix.IOResult, SocketError> in
+                var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
+                return withUnsafeMutablePointer(to: &vector) { pointer in
+                    Result { () throws(SocketError) in try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(start: pointer, count: 1)) }
+                }
+            }
+            let result = try outcome.get()
+            guard case .processed(let written) = result, written > 0 else {
+                connection.writeBlocked = true
+                updateInterest(connection)
+                return false
+            }
+            stage.pendingCiphertext.consume(written)
+        }
+        stage.pendingCiphertext.reset(keepingCapacity: false)
+        return true
+    }
+
+    /// The TLS stage's part of ``flushWrites(_:)``: encrypts the gathered plaintext `iovecs` and writes
+    /// the ciphertext; the count returned is of plaintext bytes taken (encrypted, maybe not all sent
+    /// yet: what the kernel did not take waits in the stage, and nothing more is encrypted until it has
+    /// gone).
+    func writeThroughTLS(_ connection: ConnectionState, _ stage: TLSStage, _ iovecs: UnsafeMutableBufferPointer<iovec>) throws(SocketError) -> Posix.IOResult {
+        guard try writePendingCiphertext(connection) else { return .wouldBlock }
+        var taken = 0
+        for vector in iovecs {
+            guard stage.pendingCiphertext.count < maxPendingCiphertext else { break }
+            let bytes = UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len)
+            let count: Int
+            do {
+                count = try stage.write(bytes)
+            } catch {
+                throw .tls(error)
+            }
+            taken += count
+            if count < vector.iov_len { break }
+        }
+        _ = try writePendingCiphertext(connection)
+        return taken == 0 ? .wouldBlock : .processed(taken)
+    }
+
+    /// Sends this side's close_notify, if the session is up, with one try at the kernel (the
+    /// connection is closing: nothing waits for writability any more).
+    func sendCloseNotify(_ connection: ConnectionState) {
+        guard let tls = connection.tls, let stage = tls.stage, stage.isHandshakeDone, connection.fd >= 0 else { return }
+        stage.close()
+        flushCiphertext(connection)
+    }
+
+    /// Stops the handshake timer of a connection that ends.
+    func endTLS(_ connection: ConnectionState) {
+        connection.tls?.handshakeTimer?.cancel()
+        connection.tls?.handshakeTimer = nil
+    }
+}

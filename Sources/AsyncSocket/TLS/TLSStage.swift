@@ -1,0 +1,192 @@
+import COpenSSL
+import Foundation
+
+/// One connection's TLS session as a stage of its byte path: OpenSSL with two memory BIOs, so the
+/// socket keeps doing its own I/O. Ciphertext from the kernel goes in with ``feed(_:)``; plaintext
+/// comes out of ``read(into:)``; plaintext to send goes in with ``write(_:)``; ciphertext to send (the
+/// handshake's, the records', alerts) collects in ``pendingCiphertext`` for the socket to write.
+///
+/// ```
+/// kernel ──read──▶ feed ──▶ [rbio] ──SSL_read──▶ plaintext ──▶ read buffer / requests
+/// kernel ◀─write── pendingCiphertext ◀── [wbio] ◀──SSL_write── plaintext ◀── write queue
+/// ```
+///
+/// Loop thread only (hence unchecked `Sendable`).
+final class TLSStage: @unchecked Sendable {
+    let context: TLSContext
+    /// The `SSL *`; it owns both BIOs.
+    private let ssl: OpaquePointer
+    private let readBIO: OpaquePointer
+    private let writeBIO: OpaquePointer
+    /// Ciphertext produced and not yet written to the kernel.
+    var pendingCiphertext = ReadBuffer()
+    private(set) var isHandshakeDone = false
+
+    /// What a read of plaintext found.
+    enum ReadOutcome: Equatable {
+        /// `count` bytes of plaintext.
+        case bytes(Int)
+        /// No whole record yet: more ciphertext is needed.
+        case needMore
+        /// The peer's close_notify: no more plaintext will come.
+        case closed
+    }
+
+    /// A session for one connection with `context`'s settings; a client's checks `peerName`.
+    init(context: TLSContext) throws(TLSError) {
+        self.context = context
+        TLSContext.clearErrors()
+        guard let ssl = SSL_new(context.context), let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+            throw .badConfiguration("SSL_new: \(TLSContext.takeErrors())")
+        }
+        // An empty read BIO means "wait for more", not end of file.
+        cssl_bio_set_mem_eof_return(readBIO, -1)
+        SSL_set_bio(ssl, readBIO, writeBIO)
+        self.ssl = ssl
+        self.readBIO = readBIO
+        self.writeBIO = writeBIO
+        let configuration = context.configuration
+        if configuration.role == .client {
+            SSL_set_connect_state(ssl)
+            if let name = configuration.peerName, !name.isEmpty {
+                let isAddress = SocketAddress(ipAddress: name, port: 0) != nil
+                // SNI carries host names only (RFC 6066 §3: "Literal IPv4 and IPv6 addresses are not permitted").
+                if !isAddress { _ = cssl_set_tlsext_host_name(ssl, name) }
+                if configuration.certificateVerification == .fullVerification {
+                    let param = SSL_get0_param(ssl)
+                    let set = isAddress ? X509_VERIFY_PARAM_set1_ip_asc(param, name) : SSL_set1_host(ssl, name)
+                    guard set == 1 else {
+                        SSL_free(ssl)
+                        throw .badConfiguration("peer name \(name): \(TLSContext.takeErrors())")
+                    }
+                }
+            }
+        } else {
+            SSL_set_accept_state(ssl)
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    /// Hands ciphertext from the kernel to OpenSSL (copied into the read BIO).
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = BIO_write(readBIO, base + offset, Int32(clamping: bytes.count - offset))
+            guard written > 0 else { return }  // a memory BIO takes everything; never seen
+            offset += Int(written)
+        }
+    }
+
+    /// Moves the handshake on with the ciphertext fed so far. True once it is done (the peer is
+    /// verified); false while it needs more from the peer.
+    /// - Throws: why it failed (the alert for the peer is in ``pendingCiphertext``: send it).
+    func handshake() throws(TLSError) -> Bool {
+        guard !isHandshakeDone else { return true }
+        TLSContext.clearErrors()
+        let result = SSL_do_handshake(ssl)
+        defer { collectCiphertext() }
+        if result == 1 {
+            isHandshakeDone = true
+            return true
+        }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
+        default: throw handshakeError()
+        }
+    }
+
+    /// Plaintext into `buffer`: as much as the records fed so far hold, up to its size.
+    /// - Throws: ``TLSError/protocolError(_:)`` for records that do not decrypt or parse.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> ReadOutcome {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .needMore }
+        TLSContext.clearErrors()
+        let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+        defer { collectCiphertext() }  // TLS 1.3 answers key updates; a fatal alert goes out too
+        if result > 0 { return .bytes(Int(result)) }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needMore
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default: throw .protocolError(TLSContext.takeErrors())
+        }
+    }
+
+    /// Encrypts as much of `bytes` as OpenSSL takes now (with partial writes on, all of it, record
+    /// by record) into ``pendingCiphertext``; returns how many plaintext bytes it took.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> Int {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        var taken = 0
+        TLSContext.clearErrors()
+        while taken < bytes.count {
+            let result = SSL_write(ssl, base + taken, Int32(clamping: bytes.count - taken))
+            guard result > 0 else {
+                switch SSL_get_error(ssl, result) {
+                case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: break
+                default:
+                    collectCiphertext()
+                    throw .protocolError(TLSContext.takeErrors())
+                }
+                break
+            }
+            taken += Int(result)
+        }
+        collectCiphertext()
+        return taken
+    }
+
+    /// Queues this side's close_notify alert in ``pendingCiphertext`` (once).
+    func close() {
+        guard isHandshakeDone, SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 else { return }
+        TLSContext.clearErrors()
+        _ = SSL_shutdown(ssl)
+        collectCiphertext()
+        TLSContext.clearErrors()
+    }
+
+    /// The protocol the handshake agreed on with ALPN, if any.
+    var negotiatedApplicationProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// The version in use: "TLSv1.3", "TLSv1.2".
+    var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// Moves what OpenSSL wrote into the write BIO to ``pendingCiphertext``.
+    private func collectCiphertext() {
+        while cssl_bio_pending(writeBIO) > 0 {
+            let room = pendingCiphertext.room(upTo: Int(cssl_bio_pending(writeBIO)))
+            let read = BIO_read(writeBIO, room.baseAddress, Int32(clamping: room.count))
+            guard read > 0 else { return }
+            pendingCiphertext.didAppend(Int(read))
+        }
+    }
+
+    /// The typed reason of a failed handshake: the certificate check's result when it failed, else
+    /// OpenSSL's reason.
+    private func handshakeError() -> TLSError {
+        let verify = SSL_get_verify_result(ssl)
+        if verify != X509_V_OK {
+            TLSContext.clearErrors()
+            let reason = String(cString: X509_verify_cert_error_string(verify))
+            switch Int32(verify) {
+            case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CERT_NOT_YET_VALID: return .certificateExpired(reason)
+            case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+                return .hostnameMismatch(expected: context.configuration.peerName ?? "")
+            default: return .certificateUntrusted(reason)
+            }
+        }
+        let reason = TLSContext.takeErrors()
+        if reason.contains("peer did not return a certificate") || reason.contains("certificate required") {
+            return .certificateRequired
+        }
+        if reason.contains("unsupported protocol") || reason.contains("protocol version") || reason.contains("no protocols available") {
+            return .unsupportedVersion(reason)
+        }
+        return .handshakeFailed(reason)
+    }
+}

@@ -1,0 +1,243 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import Testing
+import TestSupport
+
+/// TLS as a stage of the byte path (``TCPSocket/startTLS(_:)``): both ends ours, certificates made by
+/// `openssl` at test time (``TestCertificates``).
+@Suite struct TLSTests {
+    static func serverSettings(_ files: TestCertificates, certificate: String? = nil, key: String? = nil) -> TLSConfiguration {
+        .server(certificateChain: .file(certificate ?? files.serverCertificate), privateKey: .file(key ?? files.serverKey))
+    }
+
+    static func clientSettings(_ files: TestCertificates, peerName: String = "localhost") -> TLSConfiguration {
+        var settings = TLSConfiguration.client(peerName: peerName)
+        settings.trustRoots = .files([files.caCertificate])
+        return settings
+    }
+
+    /// The next event of `delegate` that is not progress.
+    private func next(_ delegate: RecordingDelegate) async throws -> SocketEvent {
+        try await delegate.events.first { !$0.isProgress }
+    }
+
+    @Test func bothEndsSecureAndBytesGoThroughEitherWay() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        #expect(!pair.client.isSecure)
+        accepted.startTLS(Self.serverSettings(files))
+        pair.client.startTLS(Self.clientSettings(files))
+        // Queued after startTLS: they wait for the handshake, then go through TLS.
+        pair.client.write(Data("hello over TLS\n".utf8), withTimeout: 5, tag: 1)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
+        #expect(try await next(pair.clientDelegate) == .secured)
+        #expect(try await next(pair.serverDelegate) == .secured)
+        #expect(try await next(pair.clientDelegate) == .wrote(tag: 1))
+        #expect(try await next(pair.serverDelegate) == .read(Data("hello over TLS\n".utf8), tag: 2))
+        #expect(pair.client.isSecure && accepted.isSecure)
+        #expect(pair.client.tlsProtocolVersion == "TLSv1.3")
+        accepted.write(Data("and back\n".utf8), withTimeout: 5, tag: 3)
+        pair.client.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 4)
+        #expect(try await next(pair.serverDelegate) == .wrote(tag: 3))
+        #expect(try await next(pair.clientDelegate) == .read(Data("and back\n".utf8), tag: 4))
+    }
+
+    /// GCDAsyncSocket's STARTTLS pattern: a plaintext line, then startTLS at once on both sides.
+    @Test func writeStarttlsThenStartTLSAtOnce() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.write(Data("STARTTLS\r\n".utf8), withTimeout: 5, tag: 1)
+        pair.client.startTLS(Self.clientSettings(files))
+        pair.client.write(Data("secret\r\n".utf8), withTimeout: 5, tag: 2)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 10)
+        #expect(try await next(pair.serverDelegate) == .read(Data("STARTTLS\r\n".utf8), tag: 10))
+        accepted.startTLS(Self.serverSettings(files))
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 11)
+        #expect(try await next(pair.serverDelegate) == .secured)
+        #expect(try await next(pair.serverDelegate) == .read(Data("secret\r\n".utf8), tag: 11))
+        let client = try await pair.clientDelegate.events.next(3).filter { !$0.isProgress }
+        #expect(client == [.wrote(tag: 1), .secured, .wrote(tag: 2)])
+    }
+
+    @Test func megabytesArriveWholeAndInOrder() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.startTLS(Self.serverSettings(files))
+        pair.client.startTLS(Self.clientSettings(files))
+        let size = 3 << 20
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        pair.client.write(bytes, withTimeout: 30, tag: 1)
+        accepted.readData(toLength: UInt(size), withTimeout: 30, tag: 2)
+        #expect(try await next(pair.serverDelegate) == .secured)
+        let read = try await next(pair.serverDelegate)
+        #expect(read.readData == bytes)
+    }
+
+    @Test func aClientRefusesAServerWhoseCertificateNamesAnotherHost() async throws {
+        let files = try await TestCertificates.shared()
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "example.com"))
+        #expect(error == .tls(.hostnameMismatch(expected: "example.com")))
+    }
+
+    @Test func anIPAddressIsCheckedAgainstTheCertificatesAddresses() async throws {
+        let files = try await TestCertificates.shared()
+        let (client, _) = try await handshake(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.1"))
+        #expect(client == .secured)
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.2"))
+        #expect(error == .tls(.hostnameMismatch(expected: "127.0.0.2")))
+    }
+
+    @Test func aClientRefusesACertificateFromAnUntrustedCA() async throws {
+        let files = try await TestCertificates.shared()
+        var client = Self.clientSettings(files)
+        client.trustRoots = .system
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: client)
+        #expect(error == .tls(.certificateUntrusted("unable to get local issuer certificate")))
+    }
+
+    @Test func aClientRefusesASelfSignedCertificate() async throws {
+        let files = try await TestCertificates.shared()
+        let server = Self.serverSettings(files, certificate: files.selfSignedCertificate, key: files.selfSignedKey)
+        let error = try await handshakeError(files, server: server, client: Self.clientSettings(files))
+        #expect(error == .tls(.certificateUntrusted("self-signed certificate")))
+    }
+
+    @Test func aClientRefusesAnExpiredCertificate() async throws {
+        let files = try await TestCertificates.shared()
+        let server = Self.serverSettings(files, certificate: files.expiredCertificate)
+        let error = try await handshakeError(files, server: server, client: Self.clientSettings(files))
+        #expect(error == .tls(.certificateExpired("certificate has expired")))
+    }
+
+    @Test func turningVerificationOffIsExplicitAndThenAnythingGoes() async throws {
+        let files = try await TestCertificates.shared()
+        var client = TLSConfiguration.client(peerName: nil)
+        client.certificateVerification = .unsafeNoVerification
+        let server = Self.serverSettings(files, certificate: files.selfSignedCertificate, key: files.selfSignedKey)
+        let (secured, _) = try await handshake(files, server: server, client: client)
+        #expect(secured == .secured)
+        // Without a name and with verification on, the settings themselves are refused.
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: .client(peerName: nil))
+        #expect(error == .tls(.badConfiguration("a client that verifies the server needs its name (peerName)")))
+    }
+
+    @Test func aServerThatRequiresAClientCertificateRefusesAClientWithout() async throws {
+        let files = try await TestCertificates.shared()
+        var server = Self.serverSettings(files)
+        server.clientCertificates = .require
+        server.trustRoots = .files([files.caCertificate])
+        let (_, serverError) = try await handshake(files, server: server, client: Self.clientSettings(files))
+        #expect(serverError == .disconnected(.tls(.certificateRequired)))
+        var client = Self.clientSettings(files)
+        client.certificateChain = .file(files.clientCertificate)
+        client.privateKey = .file(files.clientKey)
+        let (secured, serverSecured) = try await handshake(files, server: server, client: client)
+        #expect(secured == .secured && serverSecured == .secured)
+    }
+
+    @Test func theAgreedApplicationProtocolIsTheServersFirstChoiceTheClientOffers() async throws {
+        let files = try await TestCertificates.shared()
+        var server = Self.serverSettings(files)
+        server.applicationProtocols = ["h2", "chat/2"]
+        var client = Self.clientSettings(files)
+        client.applicationProtocols = ["chat/2", "chat/1"]
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.startTLS(server)
+        pair.client.startTLS(client)
+        #expect(try await next(pair.clientDelegate) == .secured)
+        #expect(pair.client.negotiatedApplicationProtocol == "chat/2")
+    }
+
+    /// A peer that stalls in the handshake is dropped at the handshake timeout, in virtual time.
+    @Test func aPeerThatSendsNothingIsClosedAtTheHandshakeTimeout() async throws {
+        let files = try await TestCertificates.shared()
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "tls-timeout")
+        defer { group.shutdown() }
+        // The server's loop runs on the manual clock; the client's (connect timers and all) on real time.
+        let serverDelegate = RecordingDelegate(acceptLimit: 1)
+        let listener = TCPSocket(delegate: serverDelegate, delegateQueue: nil, group: group)
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect() }
+        let clientDelegate = RecordingDelegate()
+        let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
+        try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
+        defer { client.disconnect() }
+        guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
+            Issue.record("no accept")
+            return
+        }
+        defer { accepted.disconnect() }
+        var server = Self.serverSettings(files)
+        server.handshakeTimeout = 10
+        accepted.startTLS(server)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
+        // Waits for the socket's loop, which has started the handshake (and its timer) by then.
+        #expect(accepted.negotiatedApplicationProtocol == nil)
+        await clock.advance(by: .milliseconds(9_999))
+        #expect(accepted.isConnected)
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await next(serverDelegate) == .disconnected(.tls(.handshakeTimeout)))
+    }
+
+    /// The first 5 bytes of a ClientHello, then FIN: the handshake fails at once (not at the timeout).
+    @Test func aTruncatedClientHelloEndsTheHandshake() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.autoDisconnectOnClosedReadStream = false  // the client half-closes and waits
+        accepted.startTLS(Self.serverSettings(files))
+        pair.client.write(Data([0x16, 0x03, 0x01, 0x02, 0x00]), withTimeout: 5, tag: 1)
+        pair.client.closeWriteStreamAfterWriting()
+        #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.unexpectedEOF)))
+    }
+
+    /// A peer that does not speak TLS gets a typed handshake failure, with OpenSSL's reason.
+    @Test func plaintextWhereAClientHelloShouldBeIsAHandshakeFailure() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.startTLS(Self.serverSettings(files))
+        pair.client.write(Data("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), withTimeout: 5, tag: 1)
+        #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.handshakeFailed("http request"))))
+    }
+
+    // MARK: Helpers
+
+    /// Runs a handshake between `server` and `client` settings; returns each side's first event
+    /// (`.secured`, or the disconnect with its error).
+    private func handshake(_ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration) async throws -> (SocketEvent, SocketEvent) {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        accepted.startTLS(server)
+        pair.client.startTLS(client)
+        // A read on each side, so that an end is reported even before anything else happens.
+        accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
+        pair.client.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
+        let clientEvent = try await next(pair.clientDelegate)
+        let serverEvent = try await next(pair.serverDelegate)
+        return (clientEvent, serverEvent)
+    }
+
+    /// The client's error from a handshake that must fail.
+    private func handshakeError(_ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration) async throws -> SocketError? {
+        let (event, _) = try await handshake(files, server: server, client: client)
+        guard case .disconnected(let error) = event else {
+            Issue.record("the handshake did not fail: \(event)")
+            return nil
+        }
+        return error
+    }
+}
