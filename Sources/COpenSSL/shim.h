@@ -6,6 +6,8 @@
 #include <openssl/x509v3.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/crypto.h>
 
 static inline long cssl_set_min_proto_version(SSL_CTX *context, int version) {
     return SSL_CTX_set_min_proto_version(context, version);
@@ -44,4 +46,8 @@ static inline unsigned long cssl_default_options(void) {
 /// Record buffers released while idle; partial writes; a write buffer that may move between retries.
 static inline long cssl_default_mode(void) {
     return SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
+}
+/// A client session cache without OpenSSL's internal store (the app keeps sessions per server).
+static inline long cssl_client_session_cache_mode(void) {
+    return SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE;
 }

@@ -157,6 +157,56 @@ import TestSupport
         #expect(pair.client.negotiatedApplicationProtocol == "chat/2")
     }
 
+    @Test func aPinnedPublicKeyIsAcceptedAndAnyOtherRefusedBeforeAnyData() async throws {
+        let files = try await TestCertificates.shared()
+        #expect(files.serverPublicKeyPin.count == 32)
+        var client = Self.clientSettings(files)
+        client.pinnedPublicKeys = [files.serverPublicKeyPin]
+        let (secured, _) = try await handshake(files, server: Self.serverSettings(files), client: client)
+        #expect(secured == .secured)
+        client.pinnedPublicKeys = [Data(repeating: 7, count: 32)]
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: client)
+        #expect(error == .tls(.pinMismatch(actual: files.serverPublicKeyPin.base64EncodedString())))
+    }
+
+    /// A second connection to the same server with the same settings resumes the first one's session
+    /// (TLS 1.3 ticket), and one with TLS 1.2 as well (session ticket).
+    @Test(arguments: [TLSConfiguration.Version.tls13, .tls12])
+    func aReconnectResumesTheSession(version: TLSConfiguration.Version) async throws {
+        let files = try await TestCertificates.shared()
+        let serverDelegate = RecordingDelegate()
+        let listener = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "tls-resume"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect() }
+        var server = Self.serverSettings(files)
+        server.maximumVersion = version
+        var reused: [Bool] = []
+        for round in 1...2 {
+            let clientDelegate = RecordingDelegate()
+            let client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "tls-resume-client"))
+            defer { client.disconnect() }
+            try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
+            // The last round's connection ends meanwhile: its events are skipped.
+            guard case .accepted(let accepted) = try await serverDelegate.events.first(where: {
+                if case .accepted = $0 { return true } else { return false }
+            }) else { return }
+            defer { accepted.disconnect() }
+            accepted.startTLS(server)
+            client.startTLS(Self.clientSettings(files))
+            // A round trip: the client reads the server's ticket, sent after the handshake, with the reply.
+            client.write(Data("ping \(round)\n".utf8), withTimeout: 5, tag: 1)
+            accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
+            #expect(try await next(serverDelegate) == .secured)
+            #expect(try await next(serverDelegate) == .read(Data("ping \(round)\n".utf8), tag: 2))
+            accepted.write(Data("pong\n".utf8), withTimeout: 5, tag: 3)
+            client.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 4)
+            #expect(try await clientDelegate.events.first { $0.readData != nil } == .read(Data("pong\n".utf8), tag: 4))
+            reused.append(client.isTLSSessionReused)
+            #expect(client.tlsProtocolVersion == (version == .tls13 ? "TLSv1.3" : "TLSv1.2"))
+        }
+        #expect(reused == [false, true])
+    }
+
     /// A peer that stalls in the handshake is dropped at the handshake timeout, in virtual time.
     @Test func aPeerThatSendsNothingIsClosedAtTheHandshakeTimeout() async throws {
         let files = try await TestCertificates.shared()

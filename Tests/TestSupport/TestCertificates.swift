@@ -22,6 +22,9 @@ public struct TestCertificates: Sendable {
     public var clientCertificate: String { directory + "/client.pem" }
     public var clientKey: String { directory + "/client.key" }
 
+    /// The SHA-256 of the server key's DER SubjectPublicKeyInfo: its pin (``TLSConfiguration/pinnedPublicKeys``).
+    public var serverPublicKeyPin: Data { (try? Data(contentsOf: URL(fileURLWithPath: directory + "/server.pin"))) ?? Data() }
+
     private static let made = LockedValue<Task<TestCertificates, any Error>?>(nil)
 
     /// The certificates, made on first use.
@@ -65,6 +68,8 @@ public struct TestCertificates: Sendable {
                            "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
         try await openssl(["req"] + key + ["-keyout", certificates.clientKey, "-out", "\(directory)/client.csr", "-subj", "/CN=test client"])
         try await sign("\(directory)/client.csr", certificates.clientCertificate, days: "2", extensions: clientExtensions)
+        try await openssl(["pkey", "-in", certificates.serverKey, "-pubout", "-outform", "DER", "-out", "\(directory)/server.spki"])
+        try await openssl(["dgst", "-sha256", "-binary", "-out", "\(directory)/server.pin", "\(directory)/server.spki"])
         return certificates
     }
 }

@@ -69,6 +69,12 @@ extension TCPSocket {
         eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage?.negotiatedApplicationProtocol }
     }
 
+    /// True when the TLS handshake resumed the session of an earlier connection (a client reconnecting
+    /// to the same server with the same settings offers its last session). Any thread (waits for the loop).
+    public var isTLSSessionReused: Bool {
+        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage?.isSessionReused ?? false }
+    }
+
     /// The TLS version in use ("TLSv1.3"), or nil without TLS. Any thread (waits for the loop).
     public var tlsProtocolVersion: String? {
         eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage.map(\.protocolVersion) }
@@ -92,7 +98,8 @@ extension TCPSocket {
         guard !readsBefore, !writesBefore else { return }
         let stage: TLSStage
         do {
-            stage = try TLSStage(context: tls.context)
+            let server = shared.withLock { $0.remoteAddress }
+            stage = try TLSStage(context: tls.context, sessionKey: server.map { "\($0)" })
         } catch {
             close(error: .tls(error))
             return
@@ -132,6 +139,11 @@ extension TCPSocket {
         }
         tls.handshakeTimer?.cancel()
         tls.handshakeTimer = nil
+        if let mismatch = stage.pinningError() {
+            // Before anything is read or written through the session.
+            close(error: .tls(mismatch))
+            return
+        }
         shared.withLock { $0.isSecure = true }
         emit(.secured)
         // Application data may have come with the handshake's last flight.

@@ -100,6 +100,12 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// offers them; a server picks the first of its own that the client offered (none: the handshake
     /// goes on without ALPN). Empty (the default): no ALPN.
     public var applicationProtocols: [String] = []
+    /// Public keys the peer's certificate must carry one of (HPKP's pins, RFC 7469 §2.4): the
+    /// SHA-256 of its DER SubjectPublicKeyInfo, 32 bytes each, as `openssl x509 -pubkey -noout |
+    /// openssl pkey -pubin -outform der | openssl dgst -sha256 -binary` prints it. Checked after
+    /// the chain (and name) verification, before ``TCPSocketDelegate/socketDidSecure(_:)``; a
+    /// mismatch is ``TLSError/pinMismatch(actual:)``. Empty (the default): no pinning.
+    public var pinnedPublicKeys: [Data] = []
     /// Seconds from the start of the handshake to its end; over it the connection closes with
     /// ``TLSError/handshakeTimeout``. Default 10.
     public var handshakeTimeout: TimeInterval = 10

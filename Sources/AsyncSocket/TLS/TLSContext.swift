@@ -12,6 +12,10 @@ final class TLSContext: @unchecked Sendable {
     /// server's selection callback; empty without ALPN.
     let alpnWire: [UInt8]
 
+    /// A client's sessions to resume (RFC 8446 §2.2, RFC 5077), by ``TLSStage/sessionKey``: the
+    /// latest ticket or session each server gave (`SSL_SESSION *`, one reference each).
+    private let sessions = LockedValue<[String: OpaquePointer]>([:])
+
     /// Contexts by configuration, so that ``TCPSocket/startTLS(_:)`` on many connections loads files once.
     private static let cache = LockedValue<[TLSConfiguration: TLSContext]>([:])
 
@@ -55,7 +59,26 @@ final class TLSContext: @unchecked Sendable {
         }
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        sessions.withLock { $0.values.forEach { SSL_SESSION_free($0) } }
+        SSL_CTX_free(context)
+    }
+
+    /// Keeps `session` (taking over its reference) for the next connection to `key`.
+    func storeSession(_ session: OpaquePointer, for key: String) {
+        let previous = sessions.withLock { sessions in
+            defer { sessions[key] = session }
+            return sessions[key]
+        }
+        if let previous { SSL_SESSION_free(previous) }
+    }
+
+    /// Offers the session kept for `key`, if any, on `ssl` (a client about to handshake).
+    func offerSession(for key: String, on ssl: OpaquePointer) {
+        sessions.withLock { sessions in
+            if let session = sessions[key] { _ = SSL_set_session(ssl, session) }  // SSL_set_session takes its own reference
+        }
+    }
 
     private func configure() throws(TLSError) {
         let configuration = self.configuration
@@ -74,6 +97,11 @@ final class TLSContext: @unchecked Sendable {
             }
         }
         try loadTrustRoots(configuration.trustRoots)
+        if configuration.role == .client {
+            // Sessions (TLS 1.3 tickets come after the handshake) are kept by us, per server.
+            _ = cssl_ctx_set_session_cache_mode(context, cssl_client_session_cache_mode())
+            SSL_CTX_sess_set_new_cb(context, tlsNewClientSession)
+        }
         SSL_CTX_set_verify(context, verifyMode(), nil)
         if !alpnWire.isEmpty {
             if configuration.role == .client {
@@ -235,4 +263,12 @@ private func tlsSelectApplicationProtocol(
         own += 1 + length
     }
     return SSL_TLSEXT_ERR_NOACK
+}
+
+/// A client got a session to resume later (`SSL_CTX_sess_set_new_cb`): kept by its context for the
+/// stage's ``TLSStage/sessionKey``. Returns 1: the reference is ours now.
+private func tlsNewClientSession(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
+    guard let ssl, let session, let stage = TLSStage.stage(of: ssl), let key = stage.sessionKey else { return 0 }
+    stage.context.storeSession(session, for: key)
+    return 1
 }

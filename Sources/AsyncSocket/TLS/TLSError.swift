@@ -19,6 +19,9 @@ public enum TLSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Any other handshake failure, with OpenSSL's reason (`handshake failure`, `wrong version
     /// number` for a peer that does not speak TLS, an alert the peer sent).
     case handshakeFailed(String)
+    /// The peer's public key is not one of ``TLSConfiguration/pinnedPublicKeys``; `actual` is the
+    /// base64 of its SHA-256 (empty when the peer sent no certificate).
+    case pinMismatch(actual: String)
     /// The handshake did not finish within ``TLSConfiguration/handshakeTimeout``.
     case handshakeTimeout
     /// The connection ended without the peer's close_notify alert, mid-handshake or after (a
@@ -36,6 +39,7 @@ public enum TLSError: Error, Sendable, Hashable, CustomStringConvertible {
         case .certificateRequired: return "a client certificate is required"
         case .unsupportedVersion(let reason): return "TLS version not accepted: \(reason)"
         case .handshakeFailed(let reason): return "TLS handshake failed: \(reason)"
+        case .pinMismatch(let actual): return "the peer's public key (SHA-256 \(actual)) is not pinned"
         case .handshakeTimeout: return "TLS handshake timed out"
         case .unexpectedEOF: return "the peer closed without TLS close_notify"
         case .protocolError(let reason): return "TLS error: \(reason)"

@@ -18,6 +18,8 @@ final class TLSStage: @unchecked Sendable {
     private let ssl: OpaquePointer
     private let readBIO: OpaquePointer
     private let writeBIO: OpaquePointer
+    /// Where a client's session is kept for resumption: its peer name and the server's address.
+    let sessionKey: String?
     /// Ciphertext produced and not yet written to the kernel.
     var pendingCiphertext = ReadBuffer()
     private(set) var isHandshakeDone = false
@@ -32,9 +34,11 @@ final class TLSStage: @unchecked Sendable {
         case closed
     }
 
-    /// A session for one connection with `context`'s settings; a client's checks `peerName`.
-    init(context: TLSContext) throws(TLSError) {
+    /// A session for one connection with `context`'s settings; a client's checks `peerName` and, with
+    /// `sessionKey` (the server's address), offers the session its last connection there got.
+    init(context: TLSContext, sessionKey: String? = nil) throws(TLSError) {
         self.context = context
+        self.sessionKey = context.configuration.role == .client ? sessionKey.map { "\(context.configuration.peerName ?? "")|\($0)" } : nil
         TLSContext.clearErrors()
         guard let ssl = SSL_new(context.context), let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
             throw .badConfiguration("SSL_new: \(TLSContext.takeErrors())")
@@ -61,12 +65,23 @@ final class TLSStage: @unchecked Sendable {
                     }
                 }
             }
+            if let key = self.sessionKey { context.offerSession(for: key, on: ssl) }
         } else {
             SSL_set_accept_state(ssl)
         }
+        // The session callback finds the stage from the `SSL *` (app data, index 0).
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { SSL_free(ssl) }
+
+    /// The stage an `SSL *` belongs to (set at its creation).
+    static func stage(of ssl: OpaquePointer) -> TLSStage? {
+        SSL_get_ex_data(ssl, 0).map { Unmanaged<TLSStage>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// True when the handshake resumed an earlier session (no certificate exchange).
+    var isSessionReused: Bool { SSL_session_reused(ssl) == 1 }
 
     /// Hands ciphertext from the kernel to OpenSSL (copied into the read BIO).
     func feed(_ bytes: UnsafeRawBufferPointer) {
@@ -142,6 +157,23 @@ final class TLSStage: @unchecked Sendable {
         _ = SSL_shutdown(ssl)
         collectCiphertext()
         TLSContext.clearErrors()
+    }
+
+    /// ``TLSError/pinMismatch`` when the settings pin public keys (``TLSConfiguration/pinnedPublicKeys``)
+    /// and the peer's is none of them; nil otherwise. After the handshake.
+    func pinningError() -> TLSError? {
+        let pins = context.configuration.pinnedPublicKeys
+        guard !pins.isEmpty else { return nil }
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return .pinMismatch(actual: "") }
+        defer { X509_free(certificate) }
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der)
+        guard length > 0, let der else { return .pinMismatch(actual: "") }
+        defer { CRYPTO_free(der, #fileID, #line) }
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        _ = SHA256(der, Int(length), &digest)
+        let actual = Data(digest)
+        return pins.contains(actual) ? nil : .pinMismatch(actual: actual.base64EncodedString())
     }
 
     /// The protocol the handshake agreed on with ALPN, if any.
