@@ -1,3 +1,4 @@
+import AsyncSocket
 import Foundation
 import LongLink
 
@@ -40,6 +41,9 @@ extension ChatClient {
         public var port: UInt16
         /// Time between heartbeats. Default 180 s (the articles' value).
         public var heartbeat: Duration = .seconds(180)
+        /// TLS client settings (``TLSConfiguration``: the server verified as ``host`` by default);
+        /// `nil` (the default): plaintext. `im-client --tls [--ca FILE]`.
+        public var tls: TLSConfiguration?
         /// The protocol version. Default ``ChatProtocolVersion/v2``: numbered messages in a persistent
         /// outbox until the server stores them, receipts, history. ``ChatProtocolVersion/v1``: live
         /// messages only, no ids, no files.

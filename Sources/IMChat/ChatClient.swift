@@ -62,6 +62,7 @@ public final class ChatClient: Sendable {
     ) throws {
         let queue = DispatchQueue(label: "IMChat.ChatClient")
         var linkConfiguration = LongLinkClient<ChatCodec>.Configuration(host: configuration.host, port: configuration.port)
+        linkConfiguration.tls = configuration.tls
         linkConfiguration.heartbeatInterval = configuration.heartbeat
         linkConfiguration.reconnectSchedule = configuration.reconnectSchedule
         linkConfiguration.reconnectPolicy = configuration.reconnectPolicy

@@ -38,6 +38,20 @@ public struct ServerOptions: Equatable, Sendable {
     /// The limits on connections and what they send (`--max-connections N`, `--rate R`, `--burst N`,
     /// `--login-timeout S`, `--frame-timeout S`). Default ``ChatServer/Limits/init()``.
     public var limits = ChatServer.Limits()
+    /// `--tls-cert FILE --tls-key FILE`: TLS for every connection with this certificate chain (PEM,
+    /// leaf first) and private key (PEM, unencrypted); `nil` (the default): plaintext.
+    public var tls: ServerTLSFiles?
+
+    /// The TLS server settings of ``tls``, or nil.
+    public var tlsConfiguration: TLSConfiguration? {
+        tls.map { TLSConfiguration.server(certificateChain: .file($0.certificateChain), privateKey: .file($0.privateKey)) }
+    }
+
+    /// `--tls-cert` and `--tls-key`: PEM files.
+    public struct ServerTLSFiles: Equatable, Sendable {
+        public var certificateChain: String
+        public var privateKey: String
+    }
 
     /// The store file used when `--store` is not given: `im-chat.sqlite` in the current directory.
     public static let defaultStore = "im-chat.sqlite"
@@ -49,7 +63,8 @@ public struct ServerOptions: Equatable, Sendable {
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
         + "                 [--log-level LEVEL]\n"
-        + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]"
+        + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
+        + "                 [--tls-cert FILE --tls-key FILE]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -74,6 +89,9 @@ public struct ServerOptions: Equatable, Sendable {
                                  (default 10)
           --frame-timeout S      close a connection that has not finished a started frame within S seconds,
                                  with frameTimeout (default 10)
+          --tls-cert FILE        TLS (1.2 or 1.3) on every connection with this certificate chain, PEM,
+                                 leaf first (default: plaintext); needs --tls-key
+          --tls-key FILE         the certificate's private key, PEM, unencrypted
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -93,6 +111,8 @@ public struct ServerOptions: Equatable, Sendable {
         var parser = ArgumentParser(arguments, usage: ServerOptions.usage)
         var configuration = DiscoveryResponder.Configuration()
         var discoveryOff = false
+        var tlsCertificate: String?
+        var tlsKey: String?
         while let option = parser.nextOption() {
             switch option {
             case "--host": host = try parser.value(for: option)
@@ -140,11 +160,19 @@ public struct ServerOptions: Equatable, Sendable {
             case "--burst": limits.messageBurst = try parser.count(for: option)
             case "--login-timeout": limits.loginTimeout = try parser.seconds(for: option)
             case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
+            case "--tls-cert": tlsCertificate = try parser.value(for: option)
+            case "--tls-key": tlsKey = try parser.value(for: option)
             default: throw parser.unknown(option)
             }
         }
         try parser.expectNoPositionals()
         discovery = discoveryOff ? nil : configuration
+        switch (tlsCertificate, tlsKey) {
+        case (let certificate?, let key?): tls = ServerTLSFiles(certificateChain: certificate, privateKey: key)
+        case (nil, nil): tls = nil
+        case (nil, _?): throw UsageError(description: "--tls-key needs --tls-cert\n\(ServerOptions.usage)")
+        case (_?, nil): throw UsageError(description: "--tls-cert needs --tls-key\n\(ServerOptions.usage)")
+        }
     }
 }
 
@@ -185,10 +213,16 @@ public struct ClientOptions: Equatable, Sendable {
     /// `--timestamps`: in a pipe, every line starts with its UTC time in ISO 8601
     /// (``ChatClient/Configuration/timestamps``). Default false. A terminal always shows local `HH:MM`.
     public var timestamps = false
+    /// `--tls`: TLS to the server, verified as ``host`` (its certificate must name it) against the
+    /// system's trust store, or against `--ca FILE` only (which implies `--tls`). Default off.
+    public var tls = false
+    /// `--ca FILE`: the PEM certificates the server's chain must lead to (a self-signed certificate
+    /// can be its own); nil: the system's trust store.
+    public var caFile: String?
 
     /// The synopsis printed with every usage error.
     public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
-        + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps]\n"
+        + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps] [--tls [--ca FILE]]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
         + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [other flags as above]"
 
@@ -216,6 +250,10 @@ public struct ClientOptions: Equatable, Sendable {
           --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
                                   2023-11-14T22:13:20.123Z stored #17 (default off; a terminal always
                                   starts lines with the local time, 14:02)
+          --tls                   TLS 1.2 or 1.3 to the server, whose certificate must name --host and
+                                  chain to the system's trust store (default: plaintext)
+          --ca FILE               trust only the PEM certificates in FILE instead (implies --tls; a
+                                  self-signed server certificate can be its own CA)
           --discover              find the server by LAN discovery instead of --host/--port (default
                                   off; docs/PROTOCOL.md); with it:
           --discover-timeout S    how long to collect answers (default 1)
@@ -333,6 +371,10 @@ public struct ClientOptions: Equatable, Sendable {
                 versionTwoFlag = option
             case "--wait": wait = try parser.seconds(for: option)
             case "--timestamps": timestamps = true
+            case "--tls": tls = true
+            case "--ca":
+                caFile = try parser.value(for: option)
+                tls = true
             case "--discover": discover = true
             case "--discover-timeout": search.timeout = try parser.seconds(for: option)
             case "--discover-group": search.group = try parser.group(for: option)
@@ -487,6 +529,11 @@ extension ClientOptions {
         configuration.wait = wait
         configuration.timestamps = timestamps
         configuration.color = Self.wantsColor(terminal: style == .terminal, environment: environment)
+        if tls {
+            var settings = TLSConfiguration.client(peerName: host)
+            if let caFile { settings.trustRoots = .files([caFile]) }
+            configuration.tls = settings
+        }
         return configuration
     }
 }

@@ -46,6 +46,12 @@ extension LongLinkClient {
         /// default) means one ``heartbeatInterval`` (180 s by default): a link counts as healthy once
         /// it has lived to send its first heartbeat. `.zero` or less resets at every connect.
         public var linkHealthyAfter: Duration?
+        /// TLS on every connection (``TCPSocket/startTLS(_:)`` with these client settings, right after
+        /// the connect: the greeting and everything after it go encrypted). A reconnect handshakes
+        /// again, resuming the last session when the server allows it. A TLS failure (an untrusted
+        /// certificate, say) ends the connection as any drop does, with ``SocketError/tls(_:)`` as the
+        /// reason. `nil` (the default): plaintext.
+        public var tls: TLSConfiguration?
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
         public var offlineQueueLimit = 1000

@@ -312,6 +312,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         heartbeatsSent = 0
         acksReceived = 0
         sendPaused = false
+        // Everything written and read from here on waits for the handshake (startTLS is a barrier).
+        if let tls = configuration.tls { socket?.startTLS(tls) }
         if let greeting = delivery?.greeting() ?? greeting { writeControl(greeting) }
         // Reliable delivery: the unacknowledged messages first, in id order, as the window allows.
         pumpOutbox()

@@ -119,6 +119,8 @@ extension LongLinkServer {
             armIdleTimer(after: configuration.idleTimeout)
             if let timeout = configuration.admissionTimeout { armAdmissionTimer(after: timeout) }
             server.emit(.opened(self))
+            // The frame reads queued next wait for the handshake (startTLS is a barrier).
+            if let tls = configuration.tls { socket.startTLS(tls) }
             let unfinished: ((TCPSocket, Int) -> Void)? = configuration.frameTimeout == nil ? nil : { [weak self] _, _ in
                 self?.frameUnfinished()
             }

@@ -39,6 +39,10 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         /// A client from which no whole message (not even a heartbeat) arrives for this long is dropped
         /// with ``CloseReason/idleTimeout``; bytes of an unfinished frame do not count. Default 360 s: two of the clients' default 180 s heartbeats.
         public var idleTimeout: Duration = .seconds(360)
+        /// TLS for every connection (``TCPSocket/startTLS(_:)`` with these server settings, before
+        /// anything is read or written: refusals such as `serverFull` go out encrypted too). `nil` (the
+        /// default): plaintext. The login deadline (``admissionTimeout``) includes the handshake.
+        public var tls: TLSConfiguration?
         /// The `listen(2)` backlog. Default 1,024 connections.
         public var backlog: Int32 = 1024
         /// `SO_REUSEPORT` on the listening socket (``TCPSocket/isReusePortEnabled``): several server
@@ -171,6 +175,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
 
     /// Tells a connection that will not become a session why, and closes it once that is written.
     private func refuse(_ socket: TCPSocket, _ refusal: LinkRefusal) {
+        if let tls = configuration.tls { socket.startTLS(tls) }
         if let farewell = codec.farewell(refusal, version: nil) { write(farewell, to: socket, orReport: []) }
         socket.disconnectAfterWriting()
         emit(.refused(socket.connectedAddress, refusal))

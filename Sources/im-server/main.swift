@@ -47,7 +47,8 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention, limits: options.limits)
+                        discovery: options.discovery, store: store, retention: options.retention, limits: options.limits,
+                        tls: options.tlsConfiguration)
 do {
     try server.start()
 } catch {
@@ -55,7 +56,8 @@ do {
     exit(1)
 }
 let storeDescription = options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)"
-logger.notice("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)") (messages kept \(storeDescription))")
+let security = options.tls.map { " with TLS (\($0.certificateChain))" } ?? ""
+logger.notice("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))")
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }

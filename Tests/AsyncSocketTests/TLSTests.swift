@@ -72,7 +72,7 @@ import TestSupport
         accepted.startTLS(Self.serverSettings(files))
         pair.client.startTLS(Self.clientSettings(files))
         let size = 3 << 20
-        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let bytes = patternBytes(size, multiplier: 31, shift: 11)
         pair.client.write(bytes, withTimeout: 30, tag: 1)
         accepted.readData(toLength: UInt(size), withTimeout: 30, tag: 2)
         #expect(try await next(pair.serverDelegate) == .secured)

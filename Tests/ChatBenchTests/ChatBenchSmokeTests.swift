@@ -125,9 +125,3 @@ import Testing
     }
 }
 
-/// Runs `body` (which blocks) on a thread of its own, not on a thread of Swift's cooperative pool.
-func runOnAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
-    }
-}

@@ -78,7 +78,7 @@ import TestSupport
 
     /// Regression: a frame larger than `maxBufferedReadBytes` (1 MiB) stalled when reading paused at
     /// 1 MiB, even with a larger maximum frame length given: the decoder's maximum is the read's limit.
-    @Test func aFrameLargerThanTheReadBufferLimitArrivesWithinItsMaxLength() async throws {
+    @Test(.cpuBound) func aFrameLargerThanTheReadBufferLimitArrivesWithinItsMaxLength() async throws {
         let bodyLength = 3 * TCPSocket.maxBufferedReadBytes + 5
         let frames = SocketFrameDecoder(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 4 + bodyLength))
         let pair = try LoopbackPair()
@@ -88,7 +88,7 @@ import TestSupport
         server.readFrame(using: frames, withTimeout: -1) { result in
             if case .success(let frame) = result { received.record(frame) }
         }
-        let body = Data((0..<bodyLength).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let body = patternBytes(bodyLength, multiplier: 31)
         var bytes = Data(withUnsafeBytes(of: UInt32(bodyLength).bigEndian, Array.init))
         bytes.append(body)
         pair.client.write(bytes, withTimeout: 30, tag: 0)
@@ -236,10 +236,10 @@ import TestSupport
     /// Regression (issue 9): an eight-byte-header frame with a body of the decoder's default maximum
     /// (1,048,576 bytes) arrived whole in one piece but failed with `readMaxedOut(1048576)` when its
     /// last bytes came later. The read's limit is now the decoder's `maximumFrameLength`.
-    @Test(arguments: [4, 8])
+    @Test(.cpuBound, arguments: [4, 8])
     func aMaximumSizeFrameArrivesHoweverTCPSplitsIt(lastBytes: Int) async throws {
         let decoder = EightByteHeaderFrameDecoder()
-        let body = Data((0..<decoder.maxBodyLength).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let body = patternBytes(decoder.maxBodyLength, multiplier: 7)
         let wire = try EightByteHeaderFrameEncoder().encode(EightByteHeaderFrame(serviceID: 42, body: body))
         #expect(wire.count == decoder.maximumFrameLength)
         let pair = try LoopbackPair()

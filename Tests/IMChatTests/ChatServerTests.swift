@@ -25,12 +25,13 @@ final class ChatFixture: Sendable {
     }
 
     init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits,
-         store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0) throws {
+         store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0, tls: TLSConfiguration? = nil) throws {
         let log = self.log
         self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")
         ownsGroup = group == nil
         server = ChatServer(host: "127.0.0.1", port: port, idleTimeout: idleTimeout, store: store,
-                            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log))
+                            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log),
+                            tls: tls)
         try server.start()
     }
 

@@ -2,6 +2,7 @@ import AsyncSocket
 import Foundation
 @testable import IMChat
 import Testing
+import TestSupport
 
 /// The discovery datagrams byte by byte (docs/PROTOCOL.md, "Finding the server"), what is refused, and
 /// the rule that picks one server among several.
@@ -92,7 +93,7 @@ import Testing
     }
 
     /// Random bytes never crash the decoders (and almost never decode).
-    @Test func randomBytesNeverCrash() {
+    @Test(.cpuBound) func randomBytesNeverCrash() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
             var data = Data(DiscoveryProtocol.magic + [1, UInt8.random(in: 1...2, using: &generator)])

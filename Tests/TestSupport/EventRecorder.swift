@@ -21,7 +21,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
     }
     private let state = LockedValue(State())
 
-    public init() {}
+    public init() { StallWatchdog.start }
 
     /// Records `event`; wakes a test waiting in ``next(within:)``.
     public func record(_ event: Event) {
@@ -217,4 +217,29 @@ public func waitUntil(within limit: Duration = .seconds(10), _ what: String, _ c
         guard ContinuousClock.now < deadline else { throw WaitTimedOut(description: "never: \(what)") }
         try await Task.sleep(for: .milliseconds(1))
     }
+}
+
+/// Runs `body` on a thread of its own and returns its result: for work that blocks (a `read(2)` of a
+/// terminal, a load run), which on a thread of Swift's cooperative pool (2 threads on this machine)
+/// would stall every other test, or deadlock with a task it waits for.
+public func runOnAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// `count` bytes, byte `i` being `i × multiplier + i >> shift` (mod 256): a pattern in which a byte
+/// lost, doubled or moved shows. Filled through a raw buffer: a `map` over millions of indices costs
+/// a debug build's cooperative thread a second or more, stalling the tests beside it.
+public func patternBytes(_ count: Int, multiplier: Int = 1, shift: Int = 64) -> Data {
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { raw in
+        guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var index = 0
+        while index < count {
+            base[index] = UInt8(truncatingIfNeeded: index &* multiplier &+ (shift < 64 ? index >> shift : 0))
+            index += 1
+        }
+    }
+    return data
 }

@@ -115,7 +115,9 @@ extension TCPSocket {
         connection.readTimeout.cancel()
         connection.writeTimeout.cancel()
         endTLS(connection)
-        if error == nil { sendCloseNotify(connection) }
+        // Ours on a close on purpose, and in answer to the peer's (RFC 8446 §6.1): a session whose
+        // connection ended without it cannot be resumed (OpenSSL marks it not resumable).
+        if error == nil || error == .closedByPeer { sendCloseNotify(connection) }
         if connection.fd >= 0 {
             eventLoop.deregister(connection.fd)
             eventLoop.io.close(connection.fd)

@@ -71,6 +71,8 @@ public final class ChatServer: Sendable {
     ///     and burst, login and frame deadlines). Default ``Limits/init()``.
     ///   - logger: the operator's log (see above). Default: a logger labelled `IMChat.ChatServer` from
     ///     ``LoggingSystem`` (silent until the app bootstraps it).
+    ///   - tls: TLS server settings for every connection (docs/PROTOCOL.md "The chat over TLS"); `nil`
+    ///     (the default): plaintext.
     public init(
         host: String?,
         port: UInt16,
@@ -83,9 +85,11 @@ public final class ChatServer: Sendable {
         presenceInterval: Duration? = ChatServer.defaultPresenceInterval,
         limits: Limits = Limits(),
         group: EventLoopGroup = .shared,
-        logger: Logger = Logger(label: "IMChat.ChatServer")
+        logger: Logger = Logger(label: "IMChat.ChatServer"),
+        tls: TLSConfiguration? = nil
     ) {
         var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
+        configuration.tls = tls
         configuration.idleTimeout = idleTimeout
         configuration.maxConnections = limits.maxConnections
         configuration.admissionTimeout = limits.loginTimeout

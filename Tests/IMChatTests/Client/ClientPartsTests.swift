@@ -1,7 +1,9 @@
+import AsyncSocket
 import Foundation
 import Glibc
 @testable import IMChat
 import Testing
+import TestSupport
 
 /// The client's pieces without a network: commands, flags, passwords, files, the sent-message log,
 /// the lines.
@@ -70,6 +72,9 @@ import Testing
     }
 
     /// The prompt on a pseudo-terminal: what is typed is read, and not echoed.
+    /// Regression: this test read the terminal on a thread of Swift's cooperative pool while the prompt
+    /// ran as a task on it: with 2 threads in the pool, a busy neighbour stalled every test of the suite
+    /// for seconds (found with TestSupport's StallWatchdog). Both now run on threads of their own.
     @Test func thePromptDoesNotEcho() async throws {
         var master: Int32 = -1
         var slave: Int32 = -1
@@ -78,27 +83,34 @@ import Testing
             close(master)
             close(slave)
         }
-        let terminal = slave
-        let typed = Task.detached { try PasswordInput.prompt("password: ", input: terminal, output: terminal) }
-        // Echo is off before the prompt is written: type once it shows.
-        var shown = ""
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while !shown.contains("password: ") {
-            let count = read(master, &buffer, buffer.count)
-            guard count > 0 else { break }
-            shown += String(decoding: buffer[..<count], as: UTF8.self)
+        let (terminal, side) = (slave, master)
+        let (answer, shown, echoRestored) = await runOnAThread { () -> (String?, String, Bool) in
+            let typed = LockedValue<String?>(nil)
+            let prompted = DispatchSemaphore(value: 0)
+            Thread {
+                typed.withLock { $0 = try? PasswordInput.prompt("password: ", input: terminal, output: terminal) }
+                prompted.signal()
+            }.start()
+            // Echo is off before the prompt is written: type once it shows.
+            var shown = ""
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while !shown.contains("password: ") {
+                let count = read(side, &buffer, buffer.count)
+                guard count > 0 else { break }
+                shown += String(decoding: buffer[..<count], as: UTF8.self)
+            }
+            _ = "hunter2\n".withCString { write(side, $0, 8) }
+            guard prompted.wait(timeout: .now() + 10) == .success else { return (nil, shown, false) }
+            var echo = termios()
+            let restored = tcgetattr(terminal, &echo) == 0 && echo.c_lflag & tcflag_t(ECHO) != 0
+            // What the terminal showed after the prompt: the newline the prompt wrote, not the password.
+            _ = fcntl(side, F_SETFL, fcntl(side, F_GETFL) | O_NONBLOCK)
+            let count = read(side, &buffer, buffer.count)
+            shown += count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+            return (typed.withLock { $0 }, shown, restored)
         }
-        _ = "hunter2\n".withCString { write(master, $0, 8) }
-        #expect(try await typed.value == "hunter2")
-        var echo = termios()
-        #expect(tcgetattr(slave, &echo) == 0)
-        #expect(echo.c_lflag & tcflag_t(ECHO) != 0)  // restored
-        // What the terminal showed after the prompt: the newline the prompt wrote, not the password.
-        var flags = fcntl(master, F_GETFL)
-        flags |= O_NONBLOCK
-        _ = fcntl(master, F_SETFL, flags)
-        let count = read(master, &buffer, buffer.count)
-        shown += count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        #expect(answer == "hunter2")
+        #expect(echoRestored)
         #expect(shown == "password: \r\n")
     }
 
