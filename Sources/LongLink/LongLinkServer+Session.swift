@@ -50,6 +50,11 @@ extension LongLinkServer {
         /// `#id address`, for logs.
         public var description: String { "#\(id) \(remoteAddress?.description ?? "?")" }
 
+        /// Whether the client's connection is still up (any thread): false once it has ended, even
+        /// before the app has handled ``Event/closed(_:_:)``. For work queued elsewhere on its behalf
+        /// (a password check) that is not worth doing for a client that has gone.
+        public var isConnected: Bool { socket.isConnected }
+
         /// Sends `message` to this client after everything sent to it before. A message that cannot be
         /// encoded is not sent and is reported (``Event/sendFailed(_:reason:to:)``).
         public func send(_ message: Codec.Message) {

@@ -59,13 +59,18 @@ extension Router {
             refuse(.throttled, "too many wrong passwords; try again in \(seconds) s", retryAfter: seconds)
             return
         }
-        // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits.
-        hold(session)
+        // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits
+        // (its heartbeats are answered: the server is alive, however long the check queues).
+        hold(session, heartbeats: false)
+        session.releaseHeartbeatAcknowledgements()  // those held while the login waited its turn
         session.admit()  // the login deadline waits for the check, which may queue behind others
         let hasher = self.hasher
         let existingHash = record?.passwordHash
         nextHashing = (nextHashing + 1) % hashing.count
         hashing[nextHashing].async { [self] in
+            // Gone meanwhile (gave up waiting, say): no hash for nobody. Checks queued behind a crowd
+            // of clients that reconnect on a timeout would otherwise grow faster than they are done.
+            guard session.isConnected else { return }
             let outcome: PasswordOutcome
             if let existingHash {
                 outcome = hasher.verify(password, against: existingHash) ? .verified : .wrong

@@ -8,8 +8,10 @@ import LongLink
 /// message between two users already online by one pass, not by all 2,000.
 ///
 /// What a session sends while its login waits is held (``held``) and handled after it, in order, as
-/// while a password is checked; so are the acknowledgements of its heartbeats, which must follow the
-/// replies to what was sent before them.
+/// while a password is checked; so are the acknowledgements of its heartbeats while it waits its turn
+/// (one pass or a few), which must follow the replies to what was sent before them. Not while its
+/// password is checked: that may take seconds on a busy server, and a client whose heartbeats go
+/// unanswered that long drops the connection and tries again, with another check (a livelock).
 extension Router {
     /// The most logins handled in one pass of the routing queue: 4.
     static let loginsPerPass = 4
@@ -66,11 +68,11 @@ extension Router {
         scheduleLoginPass()
     }
 
-    /// From now on `session`'s messages are held (``held``), and its heartbeats' acknowledgements with
-    /// them, until ``replay(_:from:)``.
-    func hold(_ session: Session) {
+    /// From now on `session`'s messages are held (``held``), and (with `heartbeats`) its heartbeats'
+    /// acknowledgements with them, until ``replay(_:from:)``.
+    func hold(_ session: Session, heartbeats: Bool = true) {
         held[session.id] = []
-        session.holdHeartbeatAcknowledgements()
+        if heartbeats { session.holdHeartbeatAcknowledgements() }
     }
 
     /// Handles `waiting`, the messages `session` sent while they were held, in order, then lets its
