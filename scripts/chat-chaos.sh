@@ -64,7 +64,7 @@ wait_for_line() {
 # Runs one scenario in directory $2; prints its result line; returns 0 when it passed.
 run() {
     local scenario=$1 dir=$2 started=$SECONDS
-    local pids=()
+    pids=()  # global: the caller kills them whichever way run ends
     echo "ann-password" >"$dir/ann.pw"
     echo "bob-password" >"$dir/bob.pw"
 
@@ -162,6 +162,8 @@ for scenario in "${scenarios[@]}"; do
     esac
     dir=$(mktemp -d /tmp/chat-chaos.XXXXXX)
     run "$scenario" "$dir" || { failed=1; echo "  logs: $dir"; keep=1; }
+    # Also after a scenario that failed half-way: no server or client of it is left running.
+    { for pid in "${pids[@]}"; do kill -9 "$pid"; done; wait; } 2>/dev/null
     [[ $keep == 1 ]] || rm -rf "$dir"
 done
 exit $failed

@@ -196,8 +196,10 @@ import TestSupport
             // A round trip: the client reads the server's ticket, sent after the handshake, with the reply.
             client.write(Data("ping \(round)\n".utf8), withTimeout: 5, tag: 1)
             accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
-            #expect(try await next(serverDelegate) == .secured)
-            #expect(try await next(serverDelegate) == .read(Data("ping \(round)\n".utf8), tag: 2))
+            // The last round's connection may still report its end meanwhile: its events are skipped.
+            let ping = SocketEvent.read(Data("ping \(round)\n".utf8), tag: 2)
+            #expect(try await serverDelegate.events.first { $0 == .secured || $0 == ping } == .secured)
+            #expect(try await serverDelegate.events.first { $0 == ping } == ping)
             accepted.write(Data("pong\n".utf8), withTimeout: 5, tag: 3)
             client.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 4)
             #expect(try await clientDelegate.events.first { $0.readData != nil } == .read(Data("pong\n".utf8), tag: 4))

@@ -22,7 +22,9 @@ import Testing
         options.directRate = 100
         options.broadcastRate = 10
         options.duration = 0.5
-        options.heartbeat = 0.2
+        // A heartbeat is "missed" when unanswered at the connection's next one: 1 s leaves room for a
+        // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed).
+        options.heartbeat = 1
         options.loginTimeout = 30
         options.drain = 10
         options.serverPIDs = [getpid()]
