@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// Lets at most one test case marked ``Trait/cpuBound`` run at a time in this process; the others wait
@@ -56,7 +57,25 @@ public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await CPUBoundGate.shared.run(function)
+        CPUBoundTrait.trace("wait \(test.name)")
+        defer { CPUBoundTrait.trace("done \(test.name)") }
+        try await CPUBoundGate.shared.run {
+            CPUBoundTrait.trace("run \(test.name)")
+            try await function()
+        }
+    }
+
+    /// With `CPU_GATE_TRACE=FILE`, appends `line` to FILE (a diagnostic for a stuck gate).
+    static func trace(_ line: String) {
+        guard let path = ProcessInfo.processInfo.environment["CPU_GATE_TRACE"] else { return }
+        let text = "\(Date().timeIntervalSince1970) \(line)\n"
+        if let handle = FileHandle(forWritingAtPath: path) {
+            handle.seekToEndOfFile()
+            handle.write(Data(text.utf8))
+            try? handle.close()
+        } else {
+            _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        }
     }
 }
 
