@@ -224,9 +224,12 @@ extension TCPSocket {
     ) -> R {
         var (index, filled, stagedOffset, total) = (first, filled, stagedOffset, total)
         let count = connection.writeQueue.count
+        // Only a connection whose startTLS has not finished has writes that must wait: plaintext pays one load.
+        let tlsPending = connection.tls.map { !$0.isSecured } ?? false
+        func waits(_ index: Int) -> Bool { tlsPending && waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })) }
         // Staged writes need no pinning: a loop. A `Data` is pinned for the rest of the gathering: a call.
         while index < count && filled < iovecs.count {
-            guard !waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })) else { return body(filled, total) }
+            guard !waits(index) else { return body(filled, total) }
             guard let remaining = connection.writeQueue.withElement(at: index, { $0.isStaged ? $0.remaining : nil }) else { break }
             // The staged bytes of every staged write before this one come first in the staging buffer.
             let start = staged.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + stagedOffset }
@@ -240,7 +243,7 @@ extension TCPSocket {
             total += remaining
             index += 1
         }
-        guard index < count, filled < iovecs.count, !waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })),
+        guard index < count, filled < iovecs.count, !waits(index),
               let (data, sent) = connection.writeQueue.withElement(at: index, { request -> (Data, Int)? in
             if case .data(let data) = request.bytes { return (data, request.sent) }
             return nil

@@ -8,6 +8,16 @@ import TestSupport
 /// Logins wait their turn on the routing queue (Router+LoginQueue); what a session sends meanwhile,
 /// heartbeats included, is answered after its login, in order.
 @Suite struct LoginQueueTests {
+    /// A server answer in a few words: "accepted ann stored true", "unknownRecipient 1", "heartbeat ack".
+    static func answer(_ message: ChatMessage) -> String {
+        switch message {
+        case .v2(.loginAccepted(let name, _, _, _, let stored)): return "accepted \(name) stored \(stored)"
+        case .v2(.error(let code, _, let id, _)): return "\(code) \(id.map(String.init) ?? "-")"
+        case .v2(.heartbeatAck): return "heartbeat ack"
+        default: return "\(message)"
+        }
+    }
+
     /// Regression: while a login waited its turn, the acknowledgement of a heartbeat sent behind it
     /// went out first, so a client using the heartbeat as a barrier (as `im-client` does when its
     /// input ends) left before its login and its message were answered. While a password is checked,
@@ -23,12 +33,7 @@ import TestSupport
                            + codec.encode(.v2(.heartbeat)))
         var answers: [String] = []
         while let message = try await raw.nextSkippingPresence() {
-            switch message {
-            case .v2(.loginAccepted(let name, _, _, _, let stored)): answers.append("accepted \(name) stored \(stored)")
-            case .v2(.error(let code, _, let id, _)): answers.append("\(code) \(id.map(String.init) ?? "-")")
-            case .v2(.heartbeatAck): answers.append("heartbeat ack")
-            default: answers.append("\(message)")
-            }
+            answers.append(Self.answer(message))
             if answers.last == "heartbeat ack" { break }
         }
         if password == nil {
@@ -37,13 +42,7 @@ import TestSupport
             // The heartbeat is answered when the password check starts, before its outcome.
             #expect(answers == ["heartbeat ack"])
             var rest: [String] = []
-            while rest.count < 2, let message = try await raw.nextSkippingPresence() {
-                switch message {
-                case .v2(.loginAccepted(let name, _, _, _, let stored)): rest.append("accepted \(name) stored \(stored)")
-                case .v2(.error(let code, _, let id, _)): rest.append("\(code) \(id.map(String.init) ?? "-")")
-                default: rest.append("\(message)")
-                }
-            }
+            while rest.count < 2, let message = try await raw.nextSkippingPresence() { rest.append(Self.answer(message)) }
             #expect(rest == ["accepted ann stored true", "unknownRecipient 1"])
         }
     }
