@@ -544,7 +544,12 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// One message from the server on a reliable link: outbox answers, deliveries (passed on once, in
     /// order), anything else passed on.
     private func receivedReliably(_ message: Codec.Message, _ delivery: ReliableDelivery<Codec.Message>) {
-        switch delivery.classify(message) {
+        let incoming = delivery.classify(message)
+        // Queued before the app hears of the answer: a task it then queues on the loop (deliveryStatus,
+        // say) runs after the removal or position is persisted. (Queued after the events, an observer
+        // on the loop's thread could get in first.)
+        scheduleDeliveryFlush()
+        switch incoming {
         case .other, .deliver:
             emit(.received(message))
         case .stored(let id, let sent):
@@ -568,7 +573,6 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             // Not passed on; the next login's positions make the server resend from the gap.
             drop(.deliveryGap(conversation: conversation, expected: expected, received: received))
         }
-        scheduleDeliveryFlush()
     }
 
     /// Sends nothing from the outbox for `delay` (at least; a later deadline asked for meanwhile wins),
