@@ -74,9 +74,12 @@ def accept():
 
 
 def forward(sock):
+    # Closed earlier in this round (its partner's end closed the pair): its event is stale.
+    if sock.fileno() < 0 or sock not in peers:
+        return
     try:
         data = sock.recv(65536)
-    except ConnectionError:
+    except OSError:
         data = b""
     if not data:
         close_pair(sock)
