@@ -51,3 +51,13 @@ static inline long cssl_default_mode(void) {
 static inline long cssl_client_session_cache_mode(void) {
     return SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE;
 }
+/// Pauses the handshake from a certificate verification callback (OpenSSL 3.0, SSL_set_retry_verify(3)).
+static inline int cssl_set_retry_verify(SSL *ssl) {
+    return SSL_set_retry_verify(ssl);
+}
+static inline int cssl_x509_stack_count(const STACK_OF(X509) *stack) {
+    return sk_X509_num(stack);
+}
+static inline X509 *cssl_x509_stack_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}

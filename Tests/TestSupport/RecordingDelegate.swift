@@ -12,6 +12,8 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
     case wrotePartial(UInt, tag: Int)
     case readStreamClosed
     case secured
+    /// The handshake paused for a trust decision; answer it with ``RecordingDelegate/answerTrust(_:)``.
+    case receivedTrust(TLSPeerTrust)
     case rejectedRead(tag: Int, SocketError)
     case rejectedWrite(tag: Int, SocketError)
     case willDisconnect(unread: Data, unsentTags: [Int])
@@ -30,6 +32,7 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
         case .wrotePartial(let length, let tag): return "wrotePartial(\(length), tag: \(tag))"
         case .readStreamClosed: return "readStreamClosed"
         case .secured: return "secured"
+        case .receivedTrust(let trust): return "receivedTrust(\(trust.certificateChain.count) certificates, \(trust.verificationError.map { "\($0)" } ?? "verified"))"
         case .rejectedRead(let tag, let error): return "rejectedRead(tag: \(tag), \(error))"
         case .rejectedWrite(let tag, let error): return "rejectedWrite(tag: \(tag), \(error))"
         case .willDisconnect(let unread, let tags):
@@ -50,6 +53,7 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
         case (.readPartial(let l1, let t1), .readPartial(let l2, let t2)): return l1 == l2 && t1 == t2
         case (.wrotePartial(let l1, let t1), .wrotePartial(let l2, let t2)): return l1 == l2 && t1 == t2
         case (.readStreamClosed, .readStreamClosed), (.secured, .secured): return true
+        case (.receivedTrust(let a), .receivedTrust(let b)): return a == b
         case (.rejectedRead(let t1, let e1), .rejectedRead(let t2, let e2)): return t1 == t2 && e1 == e2
         case (.rejectedWrite(let t1, let e1), .rejectedWrite(let t2, let e2)): return t1 == t2 && e1 == e2
         case (.willDisconnect(let d1, let t1), .willDisconnect(let d2, let t2)): return d1 == d2 && t1 == t2
@@ -162,6 +166,22 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
 
     public func socketDidSecure(_ sock: TCPSocket) {
         events.record(.secured)
+    }
+
+    private let trustAnswers = LockedValue<[@Sendable (Bool) -> Void]>([])
+
+    /// Records the question and keeps its completion handler for ``answerTrust(_:)``.
+    public func socket(_ sock: TCPSocket, didReceiveTrust trust: TLSPeerTrust, completionHandler: @escaping @Sendable (Bool) -> Void) {
+        trustAnswers.withLock { $0.append(completionHandler) }
+        events.record(.receivedTrust(trust))
+    }
+
+    /// Answers the oldest trust question not yet answered (from the calling thread); false when none waits.
+    @discardableResult
+    public func answerTrust(_ trusted: Bool) -> Bool {
+        let answer = trustAnswers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        answer?(trusted)
+        return answer != nil
     }
 
     public func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {

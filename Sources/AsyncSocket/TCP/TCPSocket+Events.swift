@@ -14,6 +14,7 @@ enum DelegateEvent: Sendable {
     case wrotePartial(UInt, tag: Int)
     case readStreamClosed
     case secured
+    case receivedTrust(TLSPeerTrust, @Sendable (Bool) -> Void)
     case rejectedRead(tag: Int, SocketError)
     case rejectedWrite(tag: Int, SocketError)
     case highWatermark(Int)
@@ -54,6 +55,7 @@ extension TCPSocket {
         case .wrotePartial(let length, let tag): delegate.socket(self, didWritePartialDataOfLength: length, tag: tag)
         case .readStreamClosed: delegate.socketDidCloseReadStream(self)
         case .secured: delegate.socketDidSecure(self)
+        case .receivedTrust(let trust, let answer): delegate.socket(self, didReceiveTrust: trust, completionHandler: answer)
         case .rejectedRead(let tag, let error): delegate.socket(self, didRejectReadWithTag: tag, error: error)
         case .rejectedWrite(let tag, let error): delegate.socket(self, didRejectWriteWithTag: tag, error: error)
         case .highWatermark(let bytes): delegate.socket(self, writeQueueDidExceedHighWatermark: bytes)

@@ -27,6 +27,11 @@ final class TLSState: @unchecked Sendable {
 /// 256 KiB (a kernel send buffer's worth), so a slow peer holds back the write queue, not memory.
 private let maxPendingCiphertext = 256 << 10
 
+/// The most ciphertext kept while the app decides on a server's certificate
+/// (``TLSConfiguration/manuallyEvaluatesTrust``): 1 MiB, room for a TLS 1.3 server's tickets and early
+/// application data; a peer that sends more is cut off.
+private let maxCiphertextWhileAwaitingTrust = 1 << 20
+
 extension TCPSocket {
     /// Secures the connection with TLS, as GCDAsyncSocket's `startTLS:` does: a barrier in both queues.
     /// The handshake starts once every read and write queued before this call has completed (so
@@ -109,23 +114,28 @@ extension TCPSocket {
         // What arrived and no read took is the peer's first TLS bytes.
         connection.buffer.withUnsafeReadableBytes { stage.feed($0) }
         connection.buffer.reset(keepingCapacity: false)
-        let timeout = tls.context.configuration.handshakeTimeout
-        if timeout > 0 {
-            tls.handshakeTimer = eventLoop.scheduleTask(in: .nanoseconds(Int64(min(timeout, 1e9) * 1e9))) { [weak self] in
-                guard let self, self.isCurrent(connection), tls.isHandshaking else { return }
-                self.close(error: .tls(.handshakeTimeout))
-            }
-        }
+        scheduleHandshakeTimeout(connection, tls)
         continueHandshake(connection)
+    }
+
+    /// Closes the connection with ``TLSError/handshakeTimeout`` unless its handshake is done within the
+    /// settings' time (none for 0).
+    private func scheduleHandshakeTimeout(_ connection: ConnectionState, _ tls: TLSState) {
+        let timeout = tls.context.configuration.handshakeTimeout
+        guard timeout > 0 else { return }
+        tls.handshakeTimer = eventLoop.scheduleTask(in: .nanoseconds(Int64(min(timeout, 1e9) * 1e9))) { [weak self] in
+            guard let self, self.isCurrent(connection), tls.isHandshaking else { return }
+            self.close(error: .tls(.handshakeTimeout))
+        }
     }
 
     /// Moves the handshake on; when it is done, tells the delegate and lets the waiting reads and
     /// writes go.
     private func continueHandshake(_ connection: ConnectionState) {
         guard let tls = connection.tls, let stage = tls.stage else { return }
-        let done: Bool
+        let progress: TLSStage.HandshakeProgress
         do {
-            done = try stage.handshake()
+            progress = try stage.handshake()
         } catch {
             flushCiphertext(connection)  // the alert, if the kernel takes it now
             close(error: .tls(error))
@@ -133,9 +143,15 @@ extension TCPSocket {
         }
         flushCiphertext(connection)
         guard isCurrent(connection) else { return }
-        guard done else {
+        switch progress {
+        case .needMore:
             updateInterest(connection)
             return
+        case .awaitingTrust(let trust):
+            askForTrust(connection, tls, trust)
+            return
+        case .done:
+            break
         }
         tls.handshakeTimer?.cancel()
         tls.handshakeTimer = nil
@@ -153,6 +169,21 @@ extension TCPSocket {
         flushWrites(connection)
     }
 
+    /// Hands `trust` to the delegate and pauses the handshake (and its timer) until the answer, which
+    /// counts once and only for this connection.
+    private func askForTrust(_ connection: ConnectionState, _ tls: TLSState, _ trust: TLSPeerTrust) {
+        tls.handshakeTimer?.cancel()
+        tls.handshakeTimer = nil
+        updateInterest(connection)
+        emit(.receivedTrust(trust, { [weak self] trusted in
+            self?.onLoop { [weak self] in
+                guard let self, self.isCurrent(connection), let stage = tls.stage, stage.decideTrust(trusted) else { return }
+                self.scheduleHandshakeTimeout(connection, tls)
+                self.continueHandshake(connection)
+            }
+        }))
+    }
+
     /// Ciphertext just read from the kernel (`bytes`, the loop's scratch buffer: fed before it is used
     /// again), or its end (`nil`).
     func receivedCiphertext(_ connection: ConnectionState, _ bytes: UnsafeRawBufferPointer?) {
@@ -165,6 +196,10 @@ extension TCPSocket {
             return
         }
         stage.feed(bytes)
+        if stage.isAwaitingTrust, stage.unprocessedCiphertext > maxCiphertextWhileAwaitingTrust {
+            close(error: .tls(.handshakeFailed("the peer sent more than \(maxCiphertextWhileAwaitingTrust) bytes while the app evaluated its certificate")))
+            return
+        }
         if tls.isHandshaking {
             continueHandshake(connection)
         } else {

@@ -57,6 +57,15 @@ public protocol TCPSocketDelegate: AnyObject {
     /// delegate queue.
     func socketDidSecure(_ sock: TCPSocket)
 
+    /// A client's TLS handshake with ``TLSConfiguration/manuallyEvaluatesTrust`` has the server's
+    /// certificates and waits for the app's decision (GCDAsyncSocket's
+    /// `socket:didReceiveTrust:completionHandler:`). Call `completionHandler` once, from any thread and
+    /// at any time: `true` trusts the server (the handshake goes on, and ``socketDidSecure(_:)``
+    /// follows), `false` fails it with ``TLSError/certificateUntrusted(_:)``. Until then nothing is read
+    /// or written through TLS, and the handshake timeout is stopped. `trust` says what OpenSSL's own
+    /// check found (``TLSPeerTrust/verificationError``). On the delegate queue. The default answers `false`.
+    func socket(_ sock: TCPSocket, didReceiveTrust trust: TLSPeerTrust, completionHandler: @escaping @Sendable (Bool) -> Void)
+
     /// A read could not be queued, or was dropped unfinished because the read stream closed: `error`
     /// says why (``SocketError/badParam(_:)`` for a zero length, an empty delimiter or a buffer offset
     /// past the buffer's end; ``SocketError/notConnected`` when the socket is not connecting or
@@ -106,6 +115,11 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval { 0 }
     public func socketDidCloseReadStream(_ sock: TCPSocket) {}
     public func socketDidSecure(_ sock: TCPSocket) {}
+    /// Does not trust: a delegate that asks for manual trust evaluation must decide (as GCDAsyncSocket
+    /// fails the handshake when its delegate lacks the method).
+    public func socket(_ sock: TCPSocket, didReceiveTrust trust: TLSPeerTrust, completionHandler: @escaping @Sendable (Bool) -> Void) {
+        completionHandler(false)
+    }
     public func socket(_ sock: TCPSocket, didRejectReadWithTag tag: Int, error: SocketError) {}
     public func socket(_ sock: TCPSocket, didRejectWriteWithTag tag: Int, error: SocketError) {}
     public func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {}

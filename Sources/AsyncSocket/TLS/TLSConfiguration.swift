@@ -9,7 +9,7 @@ import Foundation
 /// | `kCFStreamSSLIsServer`                    | ``role``                                                  |
 /// | `kCFStreamSSLPeerName`                    | ``peerName`` (SNI and the name the certificate must carry) |
 /// | `kCFStreamSSLCertificates`                | ``certificateChain`` and ``privateKey``                   |
-/// | `GCDAsyncSocketManuallyEvaluateTrust`     | (not yet: the handshake verifies by itself)               |
+/// | `GCDAsyncSocketManuallyEvaluateTrust`     | ``manuallyEvaluatesTrust`` (clients)                      |
 /// | `GCDAsyncSocketSSLProtocolVersionMin/Max` | ``minimumVersion``, ``maximumVersion``                    |
 /// | `GCDAsyncSocketSSLALPN`                   | ``applicationProtocols``                                  |
 ///
@@ -106,8 +106,21 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// the chain (and name) verification, before ``TCPSocketDelegate/socketDidSecure(_:)``; a
     /// mismatch is ``TLSError/pinMismatch(actual:)``. Empty (the default): no pinning.
     public var pinnedPublicKeys: [Data] = []
+    /// On a client: the app decides whether to trust the server (GCDAsyncSocket's
+    /// `GCDAsyncSocketManuallyEvaluateTrust`). The handshake pauses once the server's certificates
+    /// are in, the delegate gets ``TCPSocketDelegate/socket(_:didReceiveTrust:completionHandler:)``
+    /// with what OpenSSL's own check found (``TLSPeerTrust``), and goes on when the app answers (from
+    /// any thread): yes, and the handshake finishes (pins, if any, still checked) even if OpenSSL's
+    /// check failed; no, and it fails with ``TLSError/certificateUntrusted(_:)``. Nothing is read or
+    /// written through the session before the answer. The async API takes a closure instead
+    /// (``TCPConnection/startTLS(_:evaluatingTrust:)``). Default false. A server cannot pause for
+    /// client certificates (OpenSSL 3 can only retry a client's verification): true on a server is
+    /// ``TLSError/badConfiguration(_:)``.
+    public var manuallyEvaluatesTrust = false
     /// Seconds from the start of the handshake to its end; over it the connection closes with
-    /// ``TLSError/handshakeTimeout``. Default 10.
+    /// ``TLSError/handshakeTimeout``. Default 10; 0 for none. The time an app takes to answer
+    /// ``manuallyEvaluatesTrust``'s question is not counted: the timer stops while it decides and
+    /// starts again, from zero, at its answer.
     public var handshakeTimeout: TimeInterval = 10
 
     /// A client's settings: verify the server as `peerName`.

@@ -39,6 +39,9 @@ final class TLSContext: @unchecked Sendable {
         if configuration.role == .server, configuration.certificateChain == nil || configuration.privateKey == nil {
             throw .badConfiguration("a server needs a certificate chain and its private key")
         }
+        if configuration.role == .server, configuration.manuallyEvaluatesTrust {
+            throw .badConfiguration("manual trust evaluation is for clients (OpenSSL cannot pause a server's verification)")
+        }
         if let maximum = configuration.maximumVersion, maximum < configuration.minimumVersion {
             throw .badConfiguration("the maximum version is below the minimum")
         }
@@ -103,6 +106,9 @@ final class TLSContext: @unchecked Sendable {
             SSL_CTX_sess_set_new_cb(context, tlsNewClientSession)
         }
         SSL_CTX_set_verify(context, verifyMode(), nil)
+        if configuration.manuallyEvaluatesTrust {
+            SSL_CTX_set_cert_verify_callback(context, tlsManualTrust, nil)
+        }
         if !alpnWire.isEmpty {
             if configuration.role == .client {
                 // 0 is success here (unlike the rest of OpenSSL).
@@ -271,4 +277,36 @@ private func tlsNewClientSession(_ ssl: OpaquePointer?, _ session: OpaquePointer
     guard let ssl, let session, let stage = TLSStage.stage(of: ssl), let key = stage.sessionKey else { return 0 }
     stage.context.storeSession(session, for: key)
     return 1
+}
+
+/// The verification of a client with ``TLSConfiguration/manuallyEvaluatesTrust``
+/// (`SSL_CTX_set_cert_verify_callback`, in place of OpenSSL's `X509_verify_cert`). First call: runs
+/// OpenSSL's check, keeps its finding for the app (``TLSStage/pendingTrust``) and pauses the handshake
+/// (`SSL_set_retry_verify`: `SSL_do_handshake` returns `SSL_ERROR_WANT_RETRY_VERIFY`). Called again when
+/// the handshake goes on after the app's answer: returns it (1 trusted, 0 not).
+private func tlsManualTrust(_ store: OpaquePointer?, _ argument: UnsafeMutableRawPointer?) -> Int32 {
+    guard let store, let raw = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()) else { return 0 }
+    let ssl = OpaquePointer(raw)
+    guard let stage = TLSStage.stage(of: ssl) else { return 0 }
+    switch stage.trustDecision {
+    case .notAsked:
+        let verified = X509_verify_cert(store) == 1
+        let error = verified ? nil : stage.verificationError(Int32(X509_STORE_CTX_get_error(store)))
+        TLSContext.clearErrors()
+        stage.pendingTrust = TLSPeerTrust(
+            certificateChain: TLSStage.derChain(store),
+            peerName: stage.context.configuration.peerName,
+            verificationError: error,
+            publicKeySHA256: X509_STORE_CTX_get0_cert(store).map(TLSStage.publicKeySHA256) ?? Data())
+        stage.trustDecision = .asked
+        return cssl_set_retry_verify(ssl)
+    case .asked:
+        return cssl_set_retry_verify(ssl)
+    case .trusted:
+        X509_STORE_CTX_set_error(store, X509_V_OK)
+        return 1
+    case .rejected:
+        X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION)
+        return 0
+    }
 }

@@ -94,20 +94,57 @@ final class TLSStage: @unchecked Sendable {
         }
     }
 
-    /// Moves the handshake on with the ciphertext fed so far. True once it is done (the peer is
-    /// verified); false while it needs more from the peer.
+    /// Where a handshake stands after ``handshake()``.
+    enum HandshakeProgress {
+        /// Done: the peer is verified.
+        case done
+        /// Waiting for more from the peer.
+        case needMore
+        /// Paused for the app's decision on `trust` (``TLSConfiguration/manuallyEvaluatesTrust``);
+        /// reported once; ``decideTrust(_:)`` and another ``handshake()`` go on.
+        case awaitingTrust(TLSPeerTrust)
+    }
+
+    /// The app's part in a manual trust evaluation (``TLSConfiguration/manuallyEvaluatesTrust``).
+    enum TrustDecision {
+        case notAsked, asked, trusted, rejected
+    }
+    /// Read and set by the verification callback, and by ``decideTrust(_:)``.
+    var trustDecision = TrustDecision.notAsked
+    /// What the verification callback found, until ``handshake()`` hands it out.
+    var pendingTrust: TLSPeerTrust?
+
+    /// True while the handshake waits for the app's trust decision.
+    var isAwaitingTrust: Bool { trustDecision == .asked }
+
+    /// Records the app's answer; false when it had answered already (the answer is ignored).
+    func decideTrust(_ trusted: Bool) -> Bool {
+        guard trustDecision == .asked else { return false }
+        trustDecision = trusted ? .trusted : .rejected
+        return true
+    }
+
+    /// Ciphertext fed and not yet processed by OpenSSL, in bytes.
+    var unprocessedCiphertext: Int { Int(cssl_bio_pending(readBIO)) }
+
+    /// Moves the handshake on with the ciphertext fed so far (nothing while it waits for the app).
     /// - Throws: why it failed (the alert for the peer is in ``pendingCiphertext``: send it).
-    func handshake() throws(TLSError) -> Bool {
-        guard !isHandshakeDone else { return true }
+    func handshake() throws(TLSError) -> HandshakeProgress {
+        guard !isHandshakeDone else { return .done }
+        guard !isAwaitingTrust else { return .needMore }
         TLSContext.clearErrors()
         let result = SSL_do_handshake(ssl)
         defer { collectCiphertext() }
         if result == 1 {
             isHandshakeDone = true
-            return true
+            return .done
         }
         switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needMore
+        case SSL_ERROR_WANT_RETRY_VERIFY:
+            guard let trust = pendingTrust else { throw .handshakeFailed("the verification paused without a certificate") }
+            pendingTrust = nil
+            return .awaitingTrust(trust)
         default: throw handshakeError()
         }
     }
@@ -166,14 +203,32 @@ final class TLSStage: @unchecked Sendable {
         guard !pins.isEmpty else { return nil }
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return .pinMismatch(actual: "") }
         defer { X509_free(certificate) }
+        let actual = TLSStage.publicKeySHA256(certificate)
+        return pins.contains(actual) ? nil : .pinMismatch(actual: actual.base64EncodedString())
+    }
+
+    /// The SHA-256 of `certificate`'s DER SubjectPublicKeyInfo (32 bytes; empty if it cannot be encoded).
+    static func publicKeySHA256(_ certificate: OpaquePointer) -> Data {
         var der: UnsafeMutablePointer<UInt8>?
         let length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der)
-        guard length > 0, let der else { return .pinMismatch(actual: "") }
+        guard length > 0, let der else { return Data() }
         defer { CRYPTO_free(der, #fileID, #line) }
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         _ = SHA256(der, Int(length), &digest)
-        let actual = Data(digest)
-        return pins.contains(actual) ? nil : .pinMismatch(actual: actual.base64EncodedString())
+        return Data(digest)
+    }
+
+    /// The certificates the peer sent (a verification's untrusted chain, leaf first), DER each.
+    static func derChain(_ store: OpaquePointer) -> [Data] {
+        guard let stack = X509_STORE_CTX_get0_untrusted(store) else { return [] }
+        return (0..<cssl_x509_stack_count(stack)).compactMap { index -> Data? in
+            guard let certificate = cssl_x509_stack_value(stack, index) else { return nil }
+            var der: UnsafeMutablePointer<UInt8>?
+            let length = i2d_X509(certificate, &der)
+            guard length > 0, let der else { return nil }
+            defer { CRYPTO_free(der, #fileID, #line) }
+            return Data(bytes: der, count: Int(length))
+        }
     }
 
     /// The protocol the handshake agreed on with ALPN, if any.
@@ -204,13 +259,7 @@ final class TLSStage: @unchecked Sendable {
         let verify = SSL_get_verify_result(ssl)
         if verify != X509_V_OK {
             TLSContext.clearErrors()
-            let reason = String(cString: X509_verify_cert_error_string(verify))
-            switch Int32(verify) {
-            case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CERT_NOT_YET_VALID: return .certificateExpired(reason)
-            case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
-                return .hostnameMismatch(expected: context.configuration.peerName ?? "")
-            default: return .certificateUntrusted(reason)
-            }
+            return verificationError(Int32(verify))
         }
         let reason = TLSContext.takeErrors()
         if reason.contains("peer did not return a certificate") || reason.contains("certificate required") {
@@ -220,5 +269,19 @@ final class TLSStage: @unchecked Sendable {
             return .unsupportedVersion(reason)
         }
         return .handshakeFailed(reason)
+    }
+
+    /// The typed reason for an X.509 verification result (`X509_V_ERR_…`, not `X509_V_OK`).
+    func verificationError(_ code: Int32) -> TLSError {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CERT_NOT_YET_VALID:
+            return .certificateExpired(String(cString: X509_verify_cert_error_string(Int(code))))
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+            return .hostnameMismatch(expected: context.configuration.peerName ?? "")
+        case X509_V_ERR_APPLICATION_VERIFICATION:
+            return .certificateUntrusted("the app did not trust it")
+        default:
+            return .certificateUntrusted(String(cString: X509_verify_cert_error_string(Int(code))))
+        }
     }
 }
