@@ -71,6 +71,13 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         var readStreamClosed = false
         var readStreamWaiters: [AsyncWaiter<Void>] = []
 
+        // TLS.
+        /// The socket reported ``TCPSocketDelegate/socketDidSecure(_:)``.
+        var secured = false
+        var secureWaiters: [AsyncWaiter<Void>] = []
+        /// The app's trust decision for ``TCPConnection/startTLS(_:evaluatingTrust:)``.
+        var trustEvaluator: (@Sendable (TLSPeerTrust) async -> Bool)?
+
         // Writing.
         /// Writes handed to the socket and not yet reported, by tag (their number). A cancelled write
         /// stays here, without a continuation, until the socket reports it.
@@ -104,7 +111,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     var unreadBytes: Int { socket.bufferedReadBytes }
 
     @discardableResult
-    private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
+    func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
         var effects = AsyncEffects()
         let result = state.withLock { body(&$0, &effects) }
         effects.run()
@@ -369,6 +376,10 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             }
         }
         state.readStreamWaiters = []
+        for waiter in state.secureWaiters {
+            if let continuation = waiter.take() { effects.append { continuation.resume(throwing: error) } }
+        }
+        state.secureWaiters = []
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {

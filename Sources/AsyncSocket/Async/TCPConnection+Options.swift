@@ -40,7 +40,7 @@ extension TCPConnection {
         }
     }
 
-    /// Everything that can be set on a connection, for ``connect(toHost:port:timeout:options:group:)``
+    /// Everything that can be set on a connection, for ``connect(toHost:port:timeout:tls:options:group:)``
     /// and its siblings, and (as ``TCPListener/Options/connectionOptions``) for the connections a
     /// ``TCPListener`` accepts. The defaults are those of a ``TCPSocket``.
     ///

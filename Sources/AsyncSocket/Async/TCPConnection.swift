@@ -2,7 +2,7 @@ import Foundation
 
 /// One TCP (or Unix-domain stream) connection with an async/await API: connect, reads of each kind,
 /// writes, half-close and close as `async` functions, for code that prefers structured concurrency to a
-/// ``TCPSocketDelegate``. The same type serves both ends: ``connect(toHost:port:timeout:options:group:)``
+/// ``TCPSocketDelegate``. The same type serves both ends: ``connect(toHost:port:timeout:tls:options:group:)``
 /// on the client side, ``TCPListener`` on the server side.
 ///
 /// ```swift
@@ -76,6 +76,9 @@ public final class TCPConnection: Sendable {
     /// - Parameters:
     ///   - timeout: for the whole connect, name resolution included; `nil` waits as long as the system
     ///     does (until the kernel gives up: ``SocketError/connectionTimedOut(operation:errno:)``).
+    ///   - tls: secure the connection with these settings before returning it (``startTLS(_:evaluatingTrust:)``,
+    ///     whose time the `timeout` does not include: the settings' ``TLSConfiguration/handshakeTimeout``
+    ///     bounds it); a `nil` ``TLSConfiguration/peerName`` becomes `host`. `nil` (the default): plaintext.
     ///   - options: how to connect (address families, local interface, Happy Eyeballs delay) and the
     ///     connection's socket options; see ``Options``.
     ///   - group: the event loops the connection runs on.
@@ -84,37 +87,44 @@ public final class TCPConnection: Sendable {
     ///   ``SocketError/unreachable(operation:errno:)``, ``SocketError/connectionTimedOut(operation:errno:)``,
     ///   ``SocketError/addressNotAvailable(operation:errno:)``, ``SocketError/posix(operation:errno:)``
     ///   for other system errors, ``SocketError/badParam(_:)`` for an unknown ``Options/localInterface``,
-    ///   ``SocketError/badConfig(_:)`` when no address of an enabled family is left; `CancellationError`
-    ///   when the task is cancelled, which abandons the connect.
+    ///   ``SocketError/badConfig(_:)`` when no address of an enabled family is left; with `tls`, the
+    ///   handshake's ``SocketError/tls(_:)``; `CancellationError` when the task is cancelled, which
+    ///   abandons the connect (and closes a connection whose handshake it interrupts).
     public static func connect(
         toHost host: String,
         port: UInt16,
         timeout: Duration? = nil,
+        tls: TLSConfiguration? = nil,
         options: Options = Options(),
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
-        try await connect(options: options, group: group) { socket throws(SocketError) in
+        let connection = try await connect(options: options, group: group) { socket throws(SocketError) in
             try socket.connect(toHost: host, onPort: port, viaInterface: options.localInterface,
                                withTimeout: asyncSeconds(timeout))
         }
+        return try await connection.securedIfAsked(tls, peerName: host)
     }
 
     /// Connects to `address`, an IPv4, IPv6 or Unix-domain socket address. Parameters and errors as
-    /// ``connect(toHost:port:timeout:options:group:)``, without name resolution.
+    /// ``connect(toHost:port:timeout:tls:options:group:)``, without name resolution (a `nil`
+    /// ``TLSConfiguration/peerName`` becomes the address's numeric host, checked against the
+    /// certificate's IP addresses).
     public static func connect(
         to address: SocketAddress,
         timeout: Duration? = nil,
+        tls: TLSConfiguration? = nil,
         options: Options = Options(),
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
-        try await connect(options: options, group: group) { socket throws(SocketError) in
+        let connection = try await connect(options: options, group: group) { socket throws(SocketError) in
             try socket.connect(to: address, viaInterface: options.localInterface, withTimeout: asyncSeconds(timeout))
         }
+        return try await connection.securedIfAsked(tls, peerName: address.host)
     }
 
     /// Connects to the Unix-domain stream socket at the file URL `url`
     /// (`URL(fileURLWithPath: "/tmp/app.sock")`). Parameters as
-    /// ``connect(toHost:port:timeout:options:group:)``; of the options, those that apply to a
+    /// ``connect(toHost:port:timeout:tls:options:group:)``; of the options, those that apply to a
     /// Unix-domain stream (buffer sizes, linger, half-close) are used.
     ///
     /// - Throws: ``SocketError/badParam(_:)`` for a URL that is not a file URL or whose path is too long
@@ -134,7 +144,7 @@ public final class TCPConnection: Sendable {
 
     /// Connects to `host` on `port`, with the peer's FIN ending only the read direction when
     /// `allowRemoteHalfClosure` is true.
-    @available(*, deprecated, message: "use connect(toHost:port:timeout:options:group:) with Options.allowRemoteHalfClosure")
+    @available(*, deprecated, message: "use connect(toHost:port:timeout:tls:options:group:) with Options.allowRemoteHalfClosure")
     public static func connect(
         toHost host: String,
         port: UInt16,

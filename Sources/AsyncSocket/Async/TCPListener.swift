@@ -95,6 +95,14 @@ public final class TCPListener: AsyncSequence, Sendable {
         /// (address families, interface, Happy Eyeballs) do not apply.
         public var connectionOptions = TCPConnection.Options()
 
+        /// TLS for every accepted connection (a server's ``TLSConfiguration``, with its certificate
+        /// chain and key): the handshake starts at accept, and the connection is handed to the
+        /// iteration at once; its reads and writes wait for the handshake, and a failed one ends the
+        /// connection, so they throw its ``SocketError/tls(_:)``. ``TCPConnection/waitUntilSecure()``
+        /// awaits the outcome. The settings are loaded once (at `bind`: a bad file throws there).
+        /// `nil` (the default): plaintext.
+        public var tls: TLSConfiguration?
+
         /// Options with the values given, each parameter defaulting to the property's default: backlog
         /// 1024, 128 pending connections, no `SO_REUSEPORT`, IPv4 and IPv6, and the default
         /// ``TCPConnection/Options`` for accepted connections. `Options()` is the defaults.
@@ -206,7 +214,16 @@ public final class TCPListener: AsyncSequence, Sendable {
         guard maxPending >= 1 else { throw SocketError.badParam("maxPendingConnections must be at least 1") }
         let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
         options.apply(to: socket)
-        let bridge = AsyncListenerBridge(socket: socket, maxPending: maxPending, socketFile: socketFile)
+        if let tls = options.tls {
+            // Loads the certificates now, so that bad settings fail the bind, not every connection.
+            do throws(TLSError) {
+                guard tls.role == .server else { throw .badConfiguration("a listener's TLS settings must have the server role") }
+                _ = try TLSContext.shared(for: tls)
+            } catch {
+                throw SocketError.tls(error)
+            }
+        }
+        let bridge = AsyncListenerBridge(socket: socket, maxPending: maxPending, socketFile: socketFile, tls: options.tls)
         socket.delegate = bridge
         try listen(socket)
         let listener = TCPListener(socket: socket, bridge: bridge, localAddress: socket.localAddress, options: options)
@@ -265,12 +282,14 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
     let socket: TCPSocket
     let maxPending: Int
     let socketFile: String?
+    let tls: TLSConfiguration?
     private let state = LockedValue(State())
 
-    init(socket: TCPSocket, maxPending: Int, socketFile: String?) {
+    init(socket: TCPSocket, maxPending: Int, socketFile: String?, tls: TLSConfiguration?) {
         self.socket = socket
         self.maxPending = maxPending
         self.socketFile = socketFile
+        self.tls = tls
     }
 
     @discardableResult
@@ -297,6 +316,7 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
         newSocket.setDelegate(bridge, delegateQueue: nil)
         let connection = TCPConnection(socket: newSocket, bridge: bridge,
                                        localAddress: newSocket.localAddress, remoteAddress: newSocket.connectedAddress)
+        if let tls { newSocket.startTLS(tls) }
         locked { state, effects in
             while let waiter = state.waiters.first {
                 state.waiters.removeFirst()

@@ -54,12 +54,8 @@ final class TLSContext: @unchecked Sendable {
             let bytes = Array(name.utf8.prefix(255))
             return [UInt8(bytes.count)] + bytes
         }
-        do {
-            try configure()
-        } catch {
-            SSL_CTX_free(context)
-            throw error
-        }
+        // On a throw from here on, deinit runs (every stored property is set) and frees the context.
+        try configure()
     }
 
     deinit {
