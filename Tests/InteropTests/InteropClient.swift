@@ -27,6 +27,15 @@ struct InteropClient {
         return client
     }
 
+    /// ``connect(to:within:)``, then TLS with `settings`, returned once secured.
+    static func connect(to port: UInt16, tls settings: TLSConfiguration, within limit: Duration = .seconds(5)) async throws -> InteropClient {
+        let client = try await connect(to: port, within: limit)
+        client.socket.startTLS(settings)
+        let event = try await client.nextEvent(within: limit)
+        guard case .secured = event else { throw UnexpectedEvent(expected: "secured", got: event) }
+        return client
+    }
+
     /// The next event other than a completed write.
     func nextEvent(within limit: Duration = .seconds(10)) async throws -> SocketEvent {
         while true {

@@ -15,8 +15,9 @@ enum Servers {
     /// nginx in the foreground and in one process (`daemon off; master_process off;`), serving
     /// `files` (name → contents) from a temporary prefix over HTTP/1.1 with keep-alive. After
     /// `keepaliveRequests` requests on one connection nginx answers the last with
-    /// `Connection: close` and closes it.
-    static func nginx(files: [String: Data], keepaliveRequests: Int = 1000) async throws -> ServerProcess {
+    /// `Connection: close` and closes it. With `tls` (certificate and key files), HTTPS only, TLS 1.2
+    /// and 1.3, session tickets on (nginx's defaults).
+    static func nginx(files: [String: Data], keepaliveRequests: Int = 1000, tls: (certificate: String, key: String)? = nil) async throws -> ServerProcess {
         let directory = try ServerProcess.makeDirectory(for: "nginx")
         let root = directory.appendingPathComponent("html")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
@@ -47,7 +48,8 @@ enum Servers {
                     types { text/plain txt; }
                     default_type application/octet-stream;
                     server {
-                        listen 127.0.0.1:\(port);
+                        listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl");
+                        \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key); ssl_protocols TLSv1.2 TLSv1.3;" } ?? "")
                         root \(root.path);
                     }
                 }

@@ -23,6 +23,13 @@ final class TLSState: @unchecked Sendable {
     var isSecured: Bool { stage?.isHandshakeDone ?? false }
 }
 
+/// What a finished handshake agreed on, for the properties read from any thread.
+struct TLSSummary: Sendable {
+    var protocolVersion: String
+    var applicationProtocol: String?
+    var isSessionReused: Bool
+}
+
 /// The most ciphertext waiting for the kernel before the socket stops encrypting more plaintext:
 /// 256 KiB (a kernel send buffer's worth), so a slow peer holds back the write queue, not memory.
 private let maxPendingCiphertext = 256 << 10
@@ -60,6 +67,7 @@ extension TCPSocket {
                 return
             }
             connection.tls = TLSState(context: context, barrier: nextRequestID)
+            shared.withLock { $0.tlsSummary = nil }
             if isCurrent(connection) { startTLSIfBarrierPassed(connection) }
         }
     }
@@ -69,21 +77,17 @@ extension TCPSocket {
     public var isSecure: Bool { shared.withLock { $0.isSecure } }
 
     /// The ALPN protocol the TLS handshake agreed on (``TLSConfiguration/applicationProtocols``), if
-    /// any. Any thread (waits for the loop).
-    public var negotiatedApplicationProtocol: String? {
-        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage?.negotiatedApplicationProtocol }
-    }
+    /// any. Set when the handshake is done and kept after the connection ends. Any thread.
+    public var negotiatedApplicationProtocol: String? { shared.withLock { $0.tlsSummary?.applicationProtocol } }
 
     /// True when the TLS handshake resumed the session of an earlier connection (a client reconnecting
-    /// to the same server with the same settings offers its last session). Any thread (waits for the loop).
-    public var isTLSSessionReused: Bool {
-        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage?.isSessionReused ?? false }
-    }
+    /// to the same server with the same settings offers its last session). Set when the handshake is
+    /// done and kept after the connection ends. Any thread.
+    public var isTLSSessionReused: Bool { shared.withLock { $0.tlsSummary?.isSessionReused ?? false } }
 
-    /// The TLS version in use ("TLSv1.3"), or nil without TLS. Any thread (waits for the loop).
-    public var tlsProtocolVersion: String? {
-        eventLoop.runAndWait { [self] in lifecycle.connection?.tls?.stage.map(\.protocolVersion) }
-    }
+    /// The TLS version in use ("TLSv1.3", "TLSv1.2"), or nil before a handshake is done. Kept after the
+    /// connection ends. Any thread.
+    public var tlsProtocolVersion: String? { shared.withLock { $0.tlsSummary?.protocolVersion } }
 
     // MARK: Loop side
 
@@ -160,7 +164,12 @@ extension TCPSocket {
             close(error: .tls(mismatch))
             return
         }
-        shared.withLock { $0.isSecure = true }
+        let summary = TLSSummary(protocolVersion: stage.protocolVersion, applicationProtocol: stage.negotiatedApplicationProtocol,
+                                 isSessionReused: stage.isSessionReused)
+        shared.withLock {
+            $0.isSecure = true
+            $0.tlsSummary = summary
+        }
         emit(.secured)
         // Application data may have come with the handshake's last flight.
         readPlaintext(connection)

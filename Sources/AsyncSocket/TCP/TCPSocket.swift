@@ -42,6 +42,8 @@ public final class TCPSocket: @unchecked Sendable {
         var remoteAddress: SocketAddress?
         /// The TLS handshake is done (``TCPSocket/isSecure``).
         var isSecure = false
+        /// What the last TLS handshake agreed on; kept after the connection ends.
+        var tlsSummary: TLSSummary?
         /// The options, never changed in place: setting one makes a new box.
         var optionsBox = OptionsBox(Options())
         var userDataBox: UserDataBox?
