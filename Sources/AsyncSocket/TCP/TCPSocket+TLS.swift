@@ -287,8 +287,11 @@ extension TCPSocket {
         guard try writePendingCiphertext(connection) else { return .wouldBlock }
         var taken = 0
         for vector in iovecs {
-            guard stage.pendingCiphertext.count < maxPendingCiphertext else { break }
-            let bytes = UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len)
+            // Ciphertext is the plaintext plus 22 bytes a record: room for this much plaintext keeps the
+            // held ciphertext near the bound, however large one write is.
+            let room = maxPendingCiphertext - stage.pendingCiphertext.count
+            guard room > 0 else { break }
+            let bytes = UnsafeRawBufferPointer(start: vector.iov_base, count: min(vector.iov_len, room))
             let count: Int
             do {
                 count = try stage.write(bytes)
