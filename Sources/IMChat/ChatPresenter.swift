@@ -189,6 +189,8 @@ final class ChatPresenter: @unchecked Sendable {
             }
             attempt = nil
             updateStatus { $0.connection = .loggingIn(name: lines.me) }
+        case .secured:
+            break  // `--tls` asked for it; a failed handshake is reported as the disconnect's reason
         case .connectFailed(let error):
             if let attempt {
                 say("* reconnect attempt \(attempt) failed: \(error)")

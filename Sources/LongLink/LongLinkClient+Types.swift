@@ -144,6 +144,10 @@ extension LongLinkClient {
     public enum Event: Sendable, CustomStringConvertible {
         /// Connected (first time or again) to the server at `host` (numeric) and `port`.
         case connected(host: String, port: UInt16)
+        /// With ``Configuration/tls``: the connection's TLS handshake is done and the server verified,
+        /// with `protocolVersion` ("TLSv1.3"); `isSessionReused` when a reconnect resumed the session of
+        /// the connection before (no certificate exchange, one round trip less). After ``connected(host:port:)``.
+        case secured(protocolVersion: String, isSessionReused: Bool)
         /// A connect attempt failed with `error`.
         case connectFailed(SocketError)
         /// An established connection ended for `reason`.
@@ -174,6 +178,7 @@ extension LongLinkClient {
         public var description: String {
             switch self {
             case .connected(let host, let port): return "connected to \(host):\(port)"
+            case .secured(let version, let reused): return "secured with \(version)\(reused ? " (session resumed)" : "")"
             case .connectFailed(let error): return "connect failed: \(error)"
             case .disconnected(let reason): return "disconnected (\(reason))"
             case .reconnecting(let attempt, let delay): return "reconnect attempt \(attempt) in \(delay.secondsText) s"

@@ -651,6 +651,10 @@ extension LongLinkClient {
             guard let self, sock === socket else { return }
             disconnected(error)
         }
+        callbacks.didSecure = { [weak self] sock in
+            guard let self, sock === socket else { return }
+            emit(.secured(protocolVersion: sock.tlsProtocolVersion ?? "", isSessionReused: sock.isTLSSessionReused))
+        }
         callbacks.didExceedHighWatermark = { [weak self] sock, _ in
             guard let self, sock === socket else { return }
             sendPaused = true

@@ -8,6 +8,7 @@ final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     var didAccept: (TCPSocket) -> Void = { _ in }
     var didConnect: (TCPSocket, String, UInt16) -> Void = { _, _, _ in }
     var didWrite: (TCPSocket, Int) -> Void = { _, _ in }
+    var didSecure: (TCPSocket) -> Void = { _ in }
     var didDisconnect: (TCPSocket, SocketError?) -> Void = { _, _ in }
     var didExceedHighWatermark: (TCPSocket, Int) -> Void = { _, _ in }
     var didFallToLowWatermark: (TCPSocket, Int) -> Void = { _, _ in }
@@ -15,6 +16,7 @@ final class SocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) { didAccept(newSocket) }
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect(sock, host, port) }
     func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(sock, tag) }
+    func socketDidSecure(_ sock: TCPSocket) { didSecure(sock) }
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(sock, err) }
     func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {
         didExceedHighWatermark(sock, queuedBytes)
