@@ -80,6 +80,31 @@ import TestSupport
         #expect(read.readData == bytes)
     }
 
+    @Test func theCipherSuitesAreTheOnesAskedFor() async throws {
+        let files = try await TestCertificates.shared()
+        for suite in ["TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"] {
+            let pair = try LoopbackPair()
+            defer { pair.close() }
+            let accepted = try await pair.connect()
+            accepted.startTLS(Self.serverSettings(files))
+            var client = Self.clientSettings(files)
+            client.cipherSuites = [suite]
+            pair.client.startTLS(client)
+            #expect(try await next(pair.clientDelegate) == .secured)
+            #expect(try await next(pair.serverDelegate) == .secured)
+            #expect(pair.client.tlsCipherSuite == suite && accepted.tlsCipherSuite == suite)
+        }
+        var tls12 = Self.clientSettings(files)
+        tls12.maximumVersion = .tls12
+        tls12.cipherSuites = ["ECDHE-ECDSA-AES128-GCM-SHA256"]
+        let (client, _) = try await handshake(files, server: Self.serverSettings(files), client: tls12)
+        #expect(client == .secured)
+        var typo = Self.clientSettings(files)
+        typo.cipherSuites = ["ECDHE-ECDSA-AES128-GCM-SHA256", "NO-SUCH-CIPHER"]
+        let error = try await handshakeError(files, server: Self.serverSettings(files), client: typo)
+        #expect(error == .tls(.badConfiguration("cipher suite NO-SUCH-CIPHER: no cipher match")))
+    }
+
     @Test func aClientRefusesAServerWhoseCertificateNamesAnotherHost() async throws {
         let files = try await TestCertificates.shared()
         let error = try await handshakeError(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "example.com"))

@@ -40,6 +40,9 @@ extension TCPConnection {
     /// The TLS version in use ("TLSv1.3", "TLSv1.2"), or nil without TLS.
     public var tlsProtocolVersion: String? { socket.tlsProtocolVersion }
 
+    /// The cipher suite in use ("TLS_AES_128_GCM_SHA256"), or nil without TLS.
+    public var tlsCipherSuite: String? { socket.tlsCipherSuite }
+
     /// True when the handshake resumed an earlier session to the same server (TLS session resumption).
     public var isTLSSessionReused: Bool { socket.isTLSSessionReused }
 

@@ -26,6 +26,7 @@ final class TLSState: @unchecked Sendable {
 /// What a finished handshake agreed on, for the properties read from any thread.
 struct TLSSummary: Sendable {
     var protocolVersion: String
+    var cipherSuite: String
     var applicationProtocol: String?
     var isSessionReused: Bool
 }
@@ -88,6 +89,11 @@ extension TCPSocket {
     /// The TLS version in use ("TLSv1.3", "TLSv1.2"), or nil before a handshake is done. Kept after the
     /// connection ends. Any thread.
     public var tlsProtocolVersion: String? { shared.withLock { $0.tlsSummary?.protocolVersion } }
+
+    /// The cipher suite in use, by OpenSSL's name ("TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256";
+    /// ``TLSConfiguration/cipherSuites``), or nil before a handshake is done. Kept after the connection
+    /// ends. Any thread.
+    public var tlsCipherSuite: String? { shared.withLock { $0.tlsSummary?.cipherSuite } }
 
     // MARK: Loop side
 
@@ -164,8 +170,8 @@ extension TCPSocket {
             close(error: .tls(mismatch))
             return
         }
-        let summary = TLSSummary(protocolVersion: stage.protocolVersion, applicationProtocol: stage.negotiatedApplicationProtocol,
-                                 isSessionReused: stage.isSessionReused)
+        let summary = TLSSummary(protocolVersion: stage.protocolVersion, cipherSuite: stage.cipherSuite,
+                                 applicationProtocol: stage.negotiatedApplicationProtocol, isSessionReused: stage.isSessionReused)
         shared.withLock {
             $0.isSecure = true
             $0.tlsSummary = summary

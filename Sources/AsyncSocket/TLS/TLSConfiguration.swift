@@ -96,6 +96,13 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var trustRoots: TrustRoots = .system
     /// On a server: whether to ask for a client certificate. Default ``ClientCertificates/none``.
     public var clientCertificates: ClientCertificates = .none
+    /// The cipher suites this side accepts, by OpenSSL's names, in order of preference: TLS 1.3 suites
+    /// (`TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`, `TLS_CHACHA20_POLY1305_SHA256`, RFC 8446
+    /// §B.4) and TLS 1.2 ones (`ECDHE-ECDSA-AES128-GCM-SHA256`, …, as `openssl ciphers` lists them);
+    /// a version none of whose suites is listed keeps OpenSSL's defaults for it. Empty (the default):
+    /// OpenSSL's defaults (its `DEFAULT` list, no export, RC4 or NULL ciphers). An unknown name is
+    /// ``TLSError/badConfiguration(_:)``.
+    public var cipherSuites: [String] = []
     /// ALPN protocol names (RFC 7301) in order of preference, such as `["h2", "http/1.1"]`: a client
     /// offers them; a server picks the first of its own that the client offered (none: the handshake
     /// goes on without ALPN). Empty (the default): no ALPN.

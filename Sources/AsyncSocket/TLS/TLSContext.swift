@@ -96,6 +96,7 @@ final class TLSContext: @unchecked Sendable {
             }
         }
         try loadTrustRoots(configuration.trustRoots)
+        try setCipherSuites(configuration.cipherSuites)
         if configuration.role == .client {
             // Sessions (TLS 1.3 tickets come after the handshake) are kept by us, per server.
             _ = cssl_ctx_set_session_cache_mode(context, cssl_client_session_cache_mode())
@@ -124,6 +125,21 @@ final class TLSContext: @unchecked Sendable {
         case (.server, _, .none): return SSL_VERIFY_NONE
         case (.server, _, .request): return SSL_VERIFY_PEER
         case (.server, _, .require): return SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT
+        }
+    }
+
+    private func setCipherSuites(_ names: [String]) throws(TLSError) {
+        let tls13 = names.filter { $0.hasPrefix("TLS_") }
+        let tls12 = names.filter { !$0.hasPrefix("TLS_") }
+        if !tls13.isEmpty, SSL_CTX_set_ciphersuites(context, tls13.joined(separator: ":")) != 1 {
+            throw .badConfiguration("TLS 1.3 cipher suites \(tls13): \(TLSContext.takeErrors())")
+        }
+        // OpenSSL skips unknown names in a list; each is checked alone first, so a typo is an error.
+        for name in tls12 where SSL_CTX_set_cipher_list(context, name) != 1 {
+            throw .badConfiguration("cipher suite \(name): \(TLSContext.takeErrors())")
+        }
+        if !tls12.isEmpty, SSL_CTX_set_cipher_list(context, tls12.joined(separator: ":")) != 1 {
+            throw .badConfiguration("cipher suites \(tls12): \(TLSContext.takeErrors())")
         }
     }
 

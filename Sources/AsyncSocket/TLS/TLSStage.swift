@@ -240,6 +240,9 @@ final class TLSStage: @unchecked Sendable {
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
+    /// The cipher suite in use, by OpenSSL's name (empty before the handshake).
+    var cipherSuite: String { SSL_get_current_cipher(ssl).map { String(cString: SSL_CIPHER_get_name($0)) } ?? "" }
+
     /// The version in use: "TLSv1.3", "TLSv1.2".
     var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
