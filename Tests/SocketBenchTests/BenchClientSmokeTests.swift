@@ -64,4 +64,25 @@ import TestSupport
         #expect(result.errors == 2)
         #expect(result.isClean == false)
     }
+
+    /// The TLS runs (`--tls-cert`/`--tls-key` on the server, `--tls --ca --cipher` on the client):
+    /// every mode clean through TLS.
+    @Test func everyModeRunsCleanOverTLS() async throws {
+        let files = try await TestCertificates.shared()
+        let server = EchoServer(mode: .lp4, loops: 1, tls: .server(certificateChain: .file(files.serverCertificate), privateKey: .file(files.serverKey)))
+        let port = try server.start(host: "127.0.0.1", port: 0)
+        defer { server.stop() }
+        for mode in ClientOptions.Mode.allCases {
+            var arguments = [mode.rawValue, "--port", "\(port)", "-d", "0.3", "--tls", "--ca", files.caCertificate,
+                             "--cipher", "TLS_AES_128_GCM_SHA256"]
+            arguments += mode == .idle ? ["-c", "5", "-H", "0.1"] : ["-w", "0.1"]
+            if mode == .pipeline { arguments += ["-c", "10"] }
+            let options = try ClientOptions.parse(arguments)
+            let result = await BenchClient.run(options)
+            #expect(result.isClean, "\(mode.rawValue): \(ResultWriter.resultLine(result))")
+            #expect(result.connected == options.connections, "\(mode.rawValue): connected")
+            #expect(result.messages > 0, "\(mode.rawValue): no messages")
+        }
+        #expect(throws: ArgumentError("--ca, --cipher and --tls-version go with --tls")) { try ClientOptions.parse(["bulk", "--ca", "x"]) }
+    }
 }

@@ -137,6 +137,19 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     // MARK: - TCPSocketDelegate (loop thread)
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
+        guard let tls = loop.tlsSettings else {
+            opened()
+            return
+        }
+        // Connected once secured: a failed handshake is a failed connect.
+        sock.startTLS(tls)
+    }
+
+    func socketDidSecure(_ sock: TCPSocket) {
+        opened()
+    }
+
+    private func opened() {
         isConnecting = false
         isOpen = true
         readEchoes()

@@ -1,3 +1,5 @@
+import AsyncSocket
+
 /// What `socket-bench client` runs: a mode and its knobs, with each mode's defaults filled in (those of
 /// `shared/bench/loadgen.c`, except the idle heartbeat period, 30 s here).
 struct ClientOptions: Equatable, Sendable {
@@ -38,6 +40,29 @@ struct ClientOptions: Equatable, Sendable {
     var label = ""
     /// Server process whose resident memory (`VmRSS`, KiB) is reported at the end, or nil.
     var serverPID: Int32?
+    /// `--tls`: every connection secured before it sends (TLS 1.3 unless ``tlsVersion`` says 1.2).
+    var tls = false
+    /// `--ca FILE`: verify the server against this CA and ``host``; without it the client does not
+    /// verify (a benchmark of the crypto, not of trust).
+    var caFile: String?
+    /// `--cipher NAME`: the one cipher suite offered (OpenSSL's name), or nil for OpenSSL's defaults.
+    var cipher: String?
+    /// `--tls-version 1.2|1.3`: the highest version offered.
+    var tlsVersion: TLSConfiguration.Version?
+
+    /// The client's TLS settings, or nil without `--tls`.
+    var tlsSettings: TLSConfiguration? {
+        guard tls else { return nil }
+        var settings = TLSConfiguration.client(peerName: host)
+        if let caFile {
+            settings.trustRoots = .files([caFile])
+        } else {
+            settings.certificateVerification = .unsafeNoVerification
+        }
+        if let cipher { settings.cipherSuites = [cipher] }
+        settings.maximumVersion = tlsVersion
+        return settings
+    }
 
     /// `mode` with its defaults.
     init(mode: Mode) {
@@ -66,6 +91,10 @@ struct ClientOptions: Equatable, Sendable {
           --csv FILE             append a CSV row (header first when the file is new)
           --label L              label for the RESULT line and the CSV row
           --server-pid PID       report that process's resident memory (VmRSS) at the end
+          --tls                  TLS (OpenSSL 3) on every connection, handshake before sending
+          --ca FILE              with --tls: verify the server against this CA (default: no verification)
+          --cipher NAME          with --tls: offer only this suite (TLS_AES_128_GCM_SHA256, ECDHE-ECDSA-AES128-GCM-SHA256)
+          --tls-version 1.2|1.3  with --tls: the highest version offered (default 1.3)
         Idle connections bind source addresses 127.0.0.2-127.0.0.250 (so more connections fit than one
         address's ephemeral ports); one process holds at most about 19,000 of them (open-file hard limit
         20,000 here): run several clients for more.
@@ -96,6 +125,15 @@ struct ClientOptions: Equatable, Sendable {
             case "--csv": options.csvPath = try scanner.value(for: argument)
             case "--label": options.label = try scanner.value(for: argument)
             case "--server-pid": options.serverPID = try scanner.number(for: argument, in: 1...Int(Int32.max))
+            case "--tls": options.tls = true
+            case "--ca": options.caFile = try scanner.value(for: argument)
+            case "--cipher": options.cipher = try scanner.value(for: argument)
+            case "--tls-version":
+                switch try scanner.value(for: argument) {
+                case "1.2": options.tlsVersion = .tls12
+                case "1.3": options.tlsVersion = .tls13
+                default: throw ArgumentError("--tls-version is 1.2 or 1.3")
+                }
             default: throw ArgumentError("unknown argument \(argument)")
             }
         }
@@ -103,6 +141,9 @@ struct ClientOptions: Equatable, Sendable {
             guard options.depth == 1 else { throw ArgumentError("\(mode.rawValue) keeps one frame in flight; -D is for pipeline and bulk") }
         }
         options.duration = duration ?? (mode == .idle ? options.heartbeat : 10)
+        if !options.tls, options.caFile != nil || options.cipher != nil || options.tlsVersion != nil {
+            throw ArgumentError("--ca, --cipher and --tls-version go with --tls")
+        }
         return options
     }
 }

@@ -48,6 +48,8 @@ struct LoopFigures: Sendable {
 final class LoopState: @unchecked Sendable {
     let eventLoop: EventLoop
     let options: ClientOptions
+    /// The connections' TLS settings (``ClientOptions/tlsSettings``), made once.
+    let tlsSettings: TLSConfiguration?
     let pattern: FramePattern
     /// This loop's connections, in the order of their heartbeats.
     var connections: [BenchConnection] = []
@@ -67,6 +69,7 @@ final class LoopState: @unchecked Sendable {
         self.index = index
         self.loopCount = loopCount
         self.options = options
+        tlsSettings = options.tlsSettings
         self.pattern = pattern
     }
 

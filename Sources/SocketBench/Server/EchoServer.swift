@@ -40,14 +40,18 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
 
     /// What this server echoes.
     public let mode: Mode
+    /// TLS for every accepted connection (started at accept), or nil for plaintext.
+    public let tls: TLSConfiguration?
     private let group: EventLoopGroup
     private let listener: LockedValue<TCPSocket?> = LockedValue(nil)
 
     /// - Parameters:
     ///   - mode: LP4 frames or raw bytes.
     ///   - loops: event-loop threads serving the connections (at least 1).
-    public init(mode: Mode, loops: Int = 1) {
+    ///   - tls: a server's TLS settings, so every connection is secured first (its echo goes through TLS).
+    public init(mode: Mode, loops: Int = 1, tls: TLSConfiguration? = nil) {
         self.mode = mode
+        self.tls = tls
         group = EventLoopGroup(numberOfThreads: max(1, loops), name: "socket-bench")
     }
 
@@ -77,6 +81,7 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     // MARK: - TCPSocketDelegate (on the connection's loop thread)
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
+        if let tls { newSocket.startTLS(tls) }  // a barrier: the reads below wait for the handshake
         readNext(on: newSocket)
     }
 

@@ -24,6 +24,9 @@ enum ServerCommand {
         var loops = 1
         var reusePort = false
         var workers = 0
+        /// `--tls-cert` and `--tls-key`: PEM files of the certificate chain and its key.
+        var tlsCertificate: String?
+        var tlsKey: String?
         /// Set in workers that `--workers` started: the parent's process ID, whose end ends the worker.
         var parent: Int32?
     }
@@ -39,6 +42,8 @@ enum ServerCommand {
           --loops N        event-loop threads (default 1)
           --reuse-port     SO_REUSEPORT: other processes of this user may listen on the same port
           --workers N      N worker processes sharing the port (SO_REUSEPORT); SIGTERM/SIGINT stops them all
+          --tls-cert FILE  TLS (OpenSSL 3) on every connection with this PEM certificate chain ...
+          --tls-key FILE   ... and this PEM private key (both or neither)
         """
 
     /// Parses the arguments after `server`.
@@ -57,11 +62,22 @@ enum ServerCommand {
             case "--loops": options.loops = try scanner.number(for: argument, in: 1...256)
             case "--workers": options.workers = try scanner.number(for: argument, in: 1...256)
             case "--reuse-port": options.reusePort = true
+            case "--tls-cert": options.tlsCertificate = try scanner.value(for: argument)
+            case "--tls-key": options.tlsKey = try scanner.value(for: argument)
             case "--parent": options.parent = try scanner.number(for: argument, in: 1...Int(Int32.max))
             default: throw ArgumentError("unknown argument \(argument)")
             }
         }
+        guard (options.tlsCertificate == nil) == (options.tlsKey == nil) else {
+            throw ArgumentError("--tls-cert and --tls-key go together")
+        }
         return options
+    }
+
+    /// The server's TLS settings from `--tls-cert` and `--tls-key`, or nil.
+    static func tlsSettings(_ options: Options) -> TLSConfiguration? {
+        guard let certificate = options.tlsCertificate, let key = options.tlsKey else { return nil }
+        return .server(certificateChain: .file(certificate), privateKey: .file(key))
     }
 
     static func run(arguments: [String]) -> Int32 {
@@ -84,7 +100,7 @@ enum ServerCommand {
             return WorkerProcesses.run(count: options.workers, arguments: workerArguments)
         }
         if let parent = options.parent { WorkerProcesses.exitWhenOrphaned(parent: parent) }
-        let server = EchoServer(mode: options.mode, loops: options.loops)
+        let server = EchoServer(mode: options.mode, loops: options.loops, tls: tlsSettings(options))
         let port: UInt16
         do {
             port = try server.start(host: options.host, port: options.port, reusePort: options.reusePort)
@@ -93,7 +109,8 @@ enum ServerCommand {
             return 1
         }
         let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
-        Output.say("socket-bench \(options.mode.rawValue) echo listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
+        let tls = options.tlsCertificate == nil ? "" : " over TLS"
+        Output.say("socket-bench \(options.mode.rawValue) echo\(tls) listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
         while true { pause() }
     }
 }
