@@ -23,6 +23,9 @@ final class TLSState: @unchecked Sendable {
     var isSecured: Bool { stage?.isHandshakeDone ?? false }
 }
 
+/// The most plaintext one TLS record carries: 16 KiB (RFC 8446 §5.1, RFC 5246 §6.2.1).
+private let maxRecordPlaintext = 16 << 10
+
 /// What a finished handshake agreed on, for the properties read from any thread.
 struct TLSSummary: Sendable {
     var protocolVersion: String
@@ -228,9 +231,12 @@ extension TCPSocket {
         guard let stage = connection.tls?.stage else { return }
         let scratch = eventLoop.scratch
         while isCurrent(connection) {
+            // Part of a read is buffered already: the record's plaintext goes in after it (as the
+            // plaintext path reads the kernel in place), saving a copy through the scratch buffer.
+            let inPlace = !connection.buffer.isEmpty && !connection.isProcessingReads
             let outcome: TLSStage.ReadOutcome
             do {
-                outcome = try stage.read(into: scratch)
+                outcome = try stage.read(into: inPlace ? connection.buffer.room(upTo: maxRecordPlaintext) : scratch)
             } catch {
                 flushCiphertext(connection)
                 close(error: .tls(error))
@@ -238,7 +244,12 @@ extension TCPSocket {
             }
             switch outcome {
             case .bytes(let count):
-                processReads(connection, incoming: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                if inPlace {
+                    connection.buffer.didAppend(count)
+                    processReads(connection)
+                } else {
+                    processReads(connection, incoming: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                }
                 continue
             case .closed:
                 connection.readEOF = true
