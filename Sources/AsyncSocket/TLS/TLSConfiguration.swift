@@ -11,7 +11,10 @@ import Foundation
 /// | `kCFStreamSSLCertificates`                | ``certificateChain`` and ``privateKey``                   |
 /// | `GCDAsyncSocketManuallyEvaluateTrust`     | ``manuallyEvaluatesTrust`` (clients)                      |
 /// | `GCDAsyncSocketSSLProtocolVersionMin/Max` | ``minimumVersion``, ``maximumVersion``                    |
+/// | `GCDAsyncSocketSSLCipherSuites`           | ``cipherSuites``                                          |
 /// | `GCDAsyncSocketSSLALPN`                   | ``applicationProtocols``                                  |
+///
+/// (The README's TLS section has the whole map, keys without a counterpart included.)
 ///
 /// Secure by default: a client verifies the server's chain against the system's trust store
 /// (``TrustRoots/system``) and its name against ``peerName`` (DNS names and IP addresses in the
