@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets to fuzz/corpus/TARGET/: valid streams of each framing
 (from Tests/Interop/framing_interop.py where it has them), each behind the configuration bytes its target
-reads first (see fuzz/targets/*.swift). Run it again after changing a target's configuration bytes."""
+reads first (see fuzz/targets/*.swift); for tls_receive, descriptions of TLS traffic and its mutations
+(the harness makes the ciphertext). Run it again after changing a target's configuration bytes."""
 import os
 import struct
 import sys
@@ -34,6 +35,56 @@ def fuzz_message(reply):
     out += struct.pack(">I", 2) + struct.pack(">I", 1) + b"\x07" + struct.pack(">I", 0)
     out += struct.pack(">I", 2) + b"\x01\x00"
     return out
+
+
+def tls_receive(tls12, socket_is_server, read_mode, messages, mutations=(), garbage=b"", close_notify=False,
+                end_of_stream=False, read_between_chunks=False, chunk_seed=0, read_length=1):
+    """An input of fuzz/targets/tls_receive.swift: the configuration bytes, a length byte per message
+    (under 240: that many bytes; 240 and up: (byte - 239) * 1100), the mutations (each its bytes,
+    see mutate(_:_:)) and the garbage appended to the ciphertext."""
+    modes = {"none": 0, "available": 1, "chunks": 2, "never": 3}
+    out = bytes([int(tls12), int(socket_is_server), modes[read_mode], read_length - 1, len(messages),
+                 0 if close_notify else 1, int(end_of_stream), int(read_between_chunks), chunk_seed])
+    out += bytes(messages) + bytes([len(mutations)])
+    for mutation in mutations:
+        out += bytes(mutation)
+    return out + garbage
+
+
+def flip(position, bits):
+    return [0, position >> 8, position & 0xFF, bits]
+
+
+def forged_header(position, type_index, length_index, body, type_byte=0):
+    """A record header of type [0x14, 0x15, 0x16, 0x17, 0x18, type_byte][type_index], TLS 1.2's version,
+    length [0, 1, 16, 17, 255, 2^14, 2^14 + 256, 2^14 + 2048, 0xFFFF][length_index], then `body`."""
+    return [2, position >> 8, position & 0xFF, type_byte, type_index, length_index, len(body)] + list(body)
+
+
+def tls_receive_seeds():
+    garbage = bytes(range(0x40, 0x60))
+    yield "clean-tls13-server", tls_receive(False, True, "available", [5, 120, 239])
+    yield "clean-tls12-client-close", tls_receive(True, False, "none", [40, 200], close_notify=True, end_of_stream=True,
+                                                  chunk_seed=3)
+    yield "flip-tls13-client", tls_receive(False, False, "chunks", [100, 100, 100], [flip(0x0200, 0x40)],
+                                           read_between_chunks=True, chunk_seed=9, read_length=7)
+    yield "garbage-tail-tls12-server", tls_receive(True, True, "available", [60], garbage=b"\x17\x03\x03\x00\x20" + garbage)
+    yield "forged-header-tls13-server", tls_receive(False, True, "available", [50, 50], [forged_header(0x0040, 3, 2, garbage[:16])])
+    yield "ccs-tls13-client", tls_receive(False, False, "available", [20], [forged_header(0xFFFF, 0, 1, b"\x01")])
+    yield "alert-tls12-server", tls_receive(True, True, "none", [20], [forged_header(0x0030, 1, 2, b"\x02\x28")],
+                                            end_of_stream=True)
+    yield "plaintext-alert-tls12-server", tls_receive(True, True, "available", [20], garbage=b"\x15\x03\x03\x00\x02\x02\x28")
+    yield "plaintext-ccs-tls13-server", tls_receive(False, True, "available", [20], garbage=b"\x14\x03\x03\x00\x01\x01")
+    yield "overflow-tls12-client", tls_receive(True, False, "available", [20, 20], [forged_header(0x0010, 3, 8, garbage)])
+    yield "truncate-eof-tls13-client", tls_receive(False, False, "never", [150, 150], [[5, 0x01, 0x80]], end_of_stream=True,
+                                                   chunk_seed=2)
+    yield "replay-tls12-client", tls_receive(True, False, "available", [80, 80], [[4, 0, 0, 30]])
+    yield "large-tls13-server", tls_receive(False, True, "chunks", [255], [flip(0x3000, 1)], chunk_seed=40, read_length=64)
+    yield "delete-tls12-server", tls_receive(True, True, "never", [30, 30, 30], [[3, 0, 0x50, 7]], read_between_chunks=True,
+                                             chunk_seed=1)
+    yield "overwrite-tls13-client", tls_receive(False, False, "available", [64, 64], [[6, 0x01, 0x00, 0, 7]])
+    yield "close-notify-garbage-tls13-server", tls_receive(False, True, "available", [10], garbage=garbage, close_notify=True,
+                                                           end_of_stream=True)
 
 
 def seeds():
@@ -82,6 +133,9 @@ def seeds():
     yield "binary_decoder", "message-reply", bytes([2]) + fuzz_message(reply=True)
     yield "binary_decoder", "dictionary", bytes([2]) + struct.pack(">I", 2) + string("a") + struct.pack(">I", 1) + b"\x01" \
         + string("b") + struct.pack(">I", 0)
+
+    for name, data in tls_receive_seeds():
+        yield "tls_receive", name, data
 
 
 def main():
