@@ -36,9 +36,6 @@ static inline int cssl_ctx_add_extra_chain_cert(SSL_CTX *context, X509 *certific
 static inline int cssl_bio_pending(BIO *bio) {
     return (int)BIO_ctrl_pending(bio);
 }
-static inline void cssl_bio_set_mem_eof_return(BIO *bio, int value) {
-    BIO_set_mem_eof_return(bio, value);
-}
 /// No compression (CRIME), no renegotiation: what every modern stack turns off.
 static inline unsigned long cssl_default_options(void) {
     return SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION;
@@ -60,4 +57,11 @@ static inline int cssl_x509_stack_count(const STACK_OF(X509) *stack) {
 }
 static inline X509 *cssl_x509_stack_value(const STACK_OF(X509) *stack, int index) {
     return sk_X509_value(stack, index);
+}
+/// For the stage's own BIO (BIO_meth_new): "no bytes yet, try again", as a memory BIO says it.
+static inline void cssl_bio_set_retry_read(BIO *bio) {
+    BIO_set_retry_read(bio);
+}
+static inline void cssl_bio_clear_retry_flags(BIO *bio) {
+    BIO_clear_retry_flags(bio);
 }

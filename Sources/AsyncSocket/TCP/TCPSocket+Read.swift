@@ -12,8 +12,8 @@ extension TCPSocket {
     /// One `read(2)` into the loop's shared buffer, then as many queued reads as the bytes satisfy.
     func readFromSocket(_ connection: ConnectionState) {
         let scratch = eventLoop.scratch
-        if connection.tls?.stage != nil {
-            readCiphertext(connection)
+        if let stage = connection.tls?.stage {
+            readCiphertext(connection, stage)
             return
         }
         let inPlace = connection.buffer.count >= ReadBuffer.readInPlaceThreshold && !connection.isProcessingReads
@@ -42,21 +42,22 @@ extension TCPSocket {
         }
     }
 
-    /// With TLS: one `read(2)` of ciphertext into the loop's shared buffer, through the TLS stage
-    /// (``receivedCiphertext(_:_:)``), which hands the plaintext to ``processReads(_:incoming:)``.
-    private func readCiphertext(_ connection: ConnectionState) {
-        let scratch = eventLoop.scratch
+    /// With TLS: one `read(2)` of ciphertext straight into the TLS stage's buffer
+    /// (``receivedCiphertext(_:endOfStream:)``), which hands the plaintext to ``processReads(_:incoming:)``.
+    private func readCiphertext(_ connection: ConnectionState, _ stage: TLSStage) {
         let result: Posix.IOResult
         do {
-            result = try eventLoop.io.read(connection.fd, into: scratch)
+            result = try eventLoop.io.read(connection.fd, into: stage.incomingCiphertext.room(upTo: eventLoop.scratch.count))
         } catch {
             close(error: error)
             return
         }
         switch result {
         case .wouldBlock: return
-        case .processed(0): receivedCiphertext(connection, nil)
-        case .processed(let count): receivedCiphertext(connection, UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+        case .processed(0): receivedCiphertext(connection, endOfStream: true)
+        case .processed(let count):
+            stage.incomingCiphertext.didAppend(count)
+            receivedCiphertext(connection, endOfStream: false)
         }
     }
 

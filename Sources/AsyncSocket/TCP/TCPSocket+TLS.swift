@@ -202,18 +202,17 @@ extension TCPSocket {
         }))
     }
 
-    /// Ciphertext just read from the kernel (`bytes`, the loop's scratch buffer: fed before it is used
-    /// again), or its end (`nil`).
-    func receivedCiphertext(_ connection: ConnectionState, _ bytes: UnsafeRawBufferPointer?) {
+    /// Ciphertext just read from the kernel into the stage's ``TLSStage/incomingCiphertext``, or the
+    /// kernel's end of file.
+    func receivedCiphertext(_ connection: ConnectionState, endOfStream: Bool) {
         guard let tls = connection.tls, let stage = tls.stage else { return }
-        guard let bytes else {
+        if endOfStream {
             // The kernel's end of file: clean only after the peer's close_notify (read as the end of
             // plaintext already).
             if connection.readEOF { return }
             close(error: .tls(.unexpectedEOF))
             return
         }
-        stage.feed(bytes)
         if stage.isAwaitingTrust, stage.unprocessedCiphertext > maxCiphertextWhileAwaitingTrust {
             close(error: .tls(.handshakeFailed("the peer sent more than \(maxCiphertextWhileAwaitingTrust) bytes while the app evaluated its certificate")))
             return

@@ -1,27 +1,30 @@
 import COpenSSL
 import Foundation
 
-/// One connection's TLS session as a stage of its byte path: OpenSSL with two memory BIOs, so the
-/// socket keeps doing its own I/O. Ciphertext from the kernel goes in with ``feed(_:)``; plaintext
-/// comes out of ``read(into:)``; plaintext to send goes in with ``write(_:)``; ciphertext to send (the
-/// handshake's, the records', alerts) collects in ``pendingCiphertext`` for the socket to write.
+/// One connection's TLS session as a stage of its byte path: OpenSSL with a BIO of our own whose
+/// reads take from ``incomingCiphertext`` and whose writes append to ``pendingCiphertext``, so the
+/// socket keeps doing its own I/O, with no copy through an OpenSSL memory BIO on either side, and an
+/// idle connection holds no ciphertext buffer. Ciphertext from the kernel goes into
+/// ``incomingCiphertext`` (read into its room, or ``feed(_:)``); plaintext comes out of
+/// ``read(into:)``; plaintext to send goes in with ``write(_:)``; ciphertext to send (the handshake's,
+/// the records', alerts) collects in ``pendingCiphertext`` for the socket to write.
 ///
 /// ```
-/// kernel ──read──▶ feed ──▶ [rbio] ──SSL_read──▶ plaintext ──▶ read buffer / requests
-/// kernel ◀─write── pendingCiphertext ◀── [wbio] ◀──SSL_write── plaintext ◀── write queue
+/// kernel ──read──▶ incomingCiphertext ──BIO read──▶ SSL_read ──▶ plaintext ──▶ read buffer / requests
+/// kernel ◀─write── pendingCiphertext ◀──BIO write── SSL_write ◀── plaintext ◀── write queue
 /// ```
 ///
 /// Loop thread only (hence unchecked `Sendable`).
 final class TLSStage: @unchecked Sendable {
     let context: TLSContext
-    /// The `SSL *`; it owns both BIOs.
+    /// The `SSL *`; it owns the BIO.
     private let ssl: OpaquePointer
-    private let readBIO: OpaquePointer
-    private let writeBIO: OpaquePointer
     /// Where a client's session is kept for resumption: its peer name and the server's address.
     let sessionKey: String?
     /// Ciphertext produced and not yet written to the kernel.
     var pendingCiphertext = ReadBuffer()
+    /// Ciphertext received and not yet taken by OpenSSL (at most part of a record, once read through).
+    var incomingCiphertext = ReadBuffer()
     private(set) var isHandshakeDone = false
 
     /// What a read of plaintext found.
@@ -40,15 +43,12 @@ final class TLSStage: @unchecked Sendable {
         self.context = context
         self.sessionKey = context.configuration.role == .client ? sessionKey.map { "\(context.configuration.peerName ?? "")|\($0)" } : nil
         TLSContext.clearErrors()
-        guard let ssl = SSL_new(context.context), let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+        guard let ssl = SSL_new(context.context), let bio = BIO_new(stageBIOMethod) else {
             throw .badConfiguration("SSL_new: \(TLSContext.takeErrors())")
         }
-        // An empty read BIO means "wait for more", not end of file.
-        cssl_bio_set_mem_eof_return(readBIO, -1)
-        SSL_set_bio(ssl, readBIO, writeBIO)
+        // One BIO both ways: SSL_set_bio takes the one reference (SSL_set_bio(3)).
+        SSL_set_bio(ssl, bio, bio)
         self.ssl = ssl
-        self.readBIO = readBIO
-        self.writeBIO = writeBIO
         let configuration = context.configuration
         if configuration.role == .client {
             SSL_set_connect_state(ssl)
@@ -69,8 +69,9 @@ final class TLSStage: @unchecked Sendable {
         } else {
             SSL_set_accept_state(ssl)
         }
-        // The session callback finds the stage from the `SSL *` (app data, index 0).
+        // The callbacks find the stage from the `SSL *` (app data, index 0) and from the BIO.
         SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { SSL_free(ssl) }
@@ -83,15 +84,10 @@ final class TLSStage: @unchecked Sendable {
     /// True when the handshake resumed an earlier session (no certificate exchange).
     var isSessionReused: Bool { SSL_session_reused(ssl) == 1 }
 
-    /// Hands ciphertext from the kernel to OpenSSL (copied into the read BIO).
+    /// Hands ciphertext to OpenSSL (copied into ``incomingCiphertext``; the socket reads the kernel
+    /// straight into it instead).
     func feed(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = BIO_write(readBIO, base + offset, Int32(clamping: bytes.count - offset))
-            guard written > 0 else { return }  // a memory BIO takes everything; never seen
-            offset += Int(written)
-        }
+        incomingCiphertext.append(bytes)
     }
 
     /// Where a handshake stands after ``handshake()``.
@@ -125,7 +121,7 @@ final class TLSStage: @unchecked Sendable {
     }
 
     /// Ciphertext fed and not yet processed by OpenSSL, in bytes.
-    var unprocessedCiphertext: Int { Int(cssl_bio_pending(readBIO)) }
+    var unprocessedCiphertext: Int { incomingCiphertext.count }
 
     /// Moves the handshake on with the ciphertext fed so far (nothing while it waits for the app).
     /// - Throws: why it failed (the alert for the peer is in ``pendingCiphertext``: send it).
@@ -246,14 +242,10 @@ final class TLSStage: @unchecked Sendable {
     /// The version in use: "TLSv1.3", "TLSv1.2".
     var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
-    /// Moves what OpenSSL wrote into the write BIO to ``pendingCiphertext``.
+    /// After OpenSSL has run: an emptied ``incomingCiphertext`` lets its storage go (an idle
+    /// connection keeps none). What OpenSSL wrote is in ``pendingCiphertext`` already.
     private func collectCiphertext() {
-        while cssl_bio_pending(writeBIO) > 0 {
-            let room = pendingCiphertext.room(upTo: Int(cssl_bio_pending(writeBIO)))
-            let read = BIO_read(writeBIO, room.baseAddress, Int32(clamping: room.count))
-            guard read > 0 else { return }
-            pendingCiphertext.didAppend(Int(read))
-        }
+        if incomingCiphertext.isEmpty { incomingCiphertext.reset(keepingCapacity: false) }
     }
 
     /// The typed reason of a failed handshake: the certificate check's result when it failed, else
@@ -286,5 +278,59 @@ final class TLSStage: @unchecked Sendable {
         default:
             return .certificateUntrusted(String(cString: X509_verify_cert_error_string(Int(code))))
         }
+    }
+}
+
+/// The BIO of every stage (`BIO_meth_new`, a source/sink like a memory BIO): reads take from the
+/// stage's ``TLSStage/incomingCiphertext`` (none left: "retry", as a memory BIO with no EOF says),
+/// writes append to its ``TLSStage/pendingCiphertext``.
+nonisolated(unsafe) private let stageBIOMethod: OpaquePointer = {
+    guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "swift-async-socket TLS stage") else {
+        fatalError("BIO_meth_new failed: \(TLSContext.takeErrors())")  // out of memory at start-up
+    }
+    _ = BIO_meth_set_write(method, stageBIOWrite)
+    _ = BIO_meth_set_read(method, stageBIORead)
+    _ = BIO_meth_set_ctrl(method, stageBIOControl)
+    _ = BIO_meth_set_create(method) { bio in
+        BIO_set_init(bio, 1)
+        return 1
+    }
+    _ = BIO_meth_set_destroy(method) { _ in 1 }
+    return method
+}()
+
+private func stage(of bio: OpaquePointer?) -> TLSStage? {
+    guard let bio, let data = BIO_get_data(bio) else { return nil }
+    return Unmanaged<TLSStage>.fromOpaque(data).takeUnretainedValue()
+}
+
+private func stageBIOWrite(_ bio: OpaquePointer?, _ bytes: UnsafePointer<CChar>?, _ length: Int32) -> Int32 {
+    guard let bio, let stage = stage(of: bio), let bytes, length > 0 else { return 0 }
+    cssl_bio_clear_retry_flags(bio)
+    stage.pendingCiphertext.append(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+    return length
+}
+
+private func stageBIORead(_ bio: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32 {
+    guard let bio, let stage = stage(of: bio), let buffer, length > 0 else { return 0 }
+    cssl_bio_clear_retry_flags(bio)
+    let count = min(Int(length), stage.incomingCiphertext.count)
+    guard count > 0 else {
+        cssl_bio_set_retry_read(bio)
+        return -1
+    }
+    stage.incomingCiphertext.withUnsafeReadableBytes { bytes in
+        UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: count)
+    }
+    stage.incomingCiphertext.consume(count)
+    return Int32(count)
+}
+
+private func stageBIOControl(_ bio: OpaquePointer?, _ command: Int32, _ number: Int, _ pointer: UnsafeMutableRawPointer?) -> Int {
+    switch command {
+    case BIO_CTRL_FLUSH: return 1
+    case BIO_CTRL_PENDING: return stage(of: bio)?.incomingCiphertext.count ?? 0
+    case BIO_CTRL_WPENDING: return 0  // written through to pendingCiphertext at once
+    default: return 0
     }
 }
