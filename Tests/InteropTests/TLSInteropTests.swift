@@ -48,17 +48,18 @@ import TestSupport
         #expect(try await server.secured.next() == "TLSv1.3")
     }
 
-    /// A peer that offers only TLS 1.1 is refused with the typed reason (the default minimum is 1.2).
-    @Test func aClientOfferingOnlyTLS11IsRefused() async throws {
+    /// A peer that offers only TLS 1.0 or 1.1 is refused with the typed reason (the default minimum is 1.2).
+    @Test(arguments: ["-tls1", "-tls1_1"])
+    func aClientOfferingOnlyAnOldVersionIsRefused(flag: String) async throws {
         let files = try await TestCertificates.shared()
         let server = try EchoOverTLS(files)
         defer { server.stop() }
         let client = try ChildProcess("openssl", [
-            "s_client", "-connect", "127.0.0.1:\(server.port)", "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0", "-quiet",
+            "s_client", "-connect", "127.0.0.1:\(server.port)", flag, "-cipher", "DEFAULT@SECLEVEL=0", "-quiet",
         ])
         defer { client.stop() }
         guard case .disconnected(.tls(.unsupportedVersion)) = try await server.ended.next() else {
-            Issue.record("the server did not refuse TLS 1.1 as unsupportedVersion")
+            Issue.record("the server did not refuse \(flag) as unsupportedVersion")
             return
         }
     }
@@ -79,6 +80,49 @@ import TestSupport
         let python = try ChildProcess("python3", ["-c", script, files.caCertificate, "\(server.port)"])
         defer { python.stop() }
         #expect(try await python.lines.next() == "echo: hello from python TLSv1.3")
+        #expect(try await python.exitStatus() == 0)
+    }
+}
+
+extension TLSInteropTests {
+    /// Python's `ssl` module as the server (TLS 1.3, ALPN), our async client: the protocol agreed, a
+    /// line each way, and a second connection that resumes the session from the ticket Python sent.
+    @Test func ourClientTalksToAPythonSSLServer() async throws {
+        let files = try await TestCertificates.shared()
+        let script = """
+            import socket, ssl, sys
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            context.set_alpn_protocols(["chat/2", "chat/1"])
+            with socket.create_server(("127.0.0.1", 0)) as listener:
+                print(listener.getsockname()[1], flush=True)
+                for _ in range(2):
+                    raw, _ = listener.accept()
+                    with context.wrap_socket(raw, server_side=True) as tls:
+                        line = tls.recv(100).decode().strip()
+                        tls.sendall(f"python got {line} over {tls.selected_alpn_protocol()}\\n".encode())
+            """
+        let python = try ChildProcess("python3", ["-c", script, files.serverCertificate, files.serverKey])
+        defer { python.stop() }
+        guard let port = UInt16(try await python.lines.next()) else {
+            Issue.record("no port from the Python server")
+            return
+        }
+        var settings = TLSConfiguration.client(peerName: "localhost")
+        settings.trustRoots = .files([files.caCertificate])
+        settings.applicationProtocols = ["chat/1", "chat/2"]
+        settings.handshakeTimeout = 9.5  // settings of this test's own: a session store no other test shares
+        var reused: [Bool] = []
+        for round in 1...2 {
+            let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5), tls: settings)
+            #expect(connection.negotiatedApplicationProtocol == "chat/2")
+            try await connection.write(Data("hello \(round)\n".utf8))
+            let answer = try await connection.read(upTo: TCPSocket.lfData, timeout: .seconds(5))
+            #expect(String(decoding: answer, as: UTF8.self) == "python got hello \(round) over chat/2\n")
+            reused.append(connection.isTLSSessionReused)
+            await connection.close()
+        }
+        #expect(reused == [false, true])
         #expect(try await python.exitStatus() == 0)
     }
 }

@@ -283,12 +283,16 @@ private func tlsSelectApplicationProtocol(
     return SSL_TLSEXT_ERR_NOACK
 }
 
-/// A client got a session to resume later (`SSL_CTX_sess_set_new_cb`): kept by its context for the
-/// stage's ``TLSStage/sessionKey``. Returns 1: the reference is ours now.
+/// A client got a session to resume later (`SSL_CTX_sess_set_new_cb`): a copy is kept by its context
+/// for the stage's ``TLSStage/sessionKey``. A copy, because OpenSSL marks the connection's own session
+/// not resumable when that connection ends without close_notify (a server that just closes, as
+/// Python's `ssl` does), which TLS 1.1 and later no longer require (RFC 5246 §7.2.1; TLS 1.3 tickets
+/// stand alone, RFC 8446 §4.6.1). Returns 0: the connection keeps its own reference.
 private func tlsNewClientSession(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
-    guard let ssl, let session, let stage = TLSStage.stage(of: ssl), let key = stage.sessionKey else { return 0 }
-    stage.context.storeSession(session, for: key)
-    return 1
+    guard let ssl, let session, let stage = TLSStage.stage(of: ssl), let key = stage.sessionKey,
+          let copy = SSL_SESSION_dup(session) else { return 0 }
+    stage.context.storeSession(copy, for: key)
+    return 0
 }
 
 /// The verification of a client with ``TLSConfiguration/manuallyEvaluatesTrust``
