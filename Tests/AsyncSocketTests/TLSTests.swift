@@ -266,17 +266,24 @@ import TestSupport
         #expect(try await next(serverDelegate) == .disconnected(.tls(.handshakeTimeout)))
     }
 
-    /// The first 5 bytes of a ClientHello, then FIN: the handshake fails at once (not at the timeout).
+    /// The first 5 bytes of a ClientHello, then FIN: the handshake fails at once (not at the timeout),
+    /// also with half-close allowed, and the server's descriptor is closed.
     @Test func aTruncatedClientHelloEndsTheHandshake() async throws {
         let files = try await TestCertificates.shared()
         let pair = try LoopbackPair()
         defer { pair.close() }
         let accepted = try await pair.connect()
         pair.client.autoDisconnectOnClosedReadStream = false  // the client half-closes and waits
+        accepted.autoDisconnectOnClosedReadStream = false     // half-close allowed on the server too
         accepted.startTLS(Self.serverSettings(files))
         pair.client.write(Data([0x16, 0x03, 0x01, 0x02, 0x00]), withTimeout: 5, tag: 1)
         pair.client.closeWriteStreamAfterWriting()
+        pair.client.readData(withTimeout: -1, tag: 2)
         #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.unexpectedEOF)))
+        // The server closed its descriptor (it does not sit half-open): the client reads the end.
+        let clientEnd = try await pair.clientDelegate.events.first { $0.disconnectError != nil || $0 == .readStreamClosed }
+        #expect(clientEnd == .readStreamClosed, "\(pair.clientDelegate.events.all)")  // then disconnected(nil): both sides closed
+        #expect(!accepted.isConnected)
     }
 
     /// A peer that does not speak TLS gets a typed handshake failure, with OpenSSL's reason.
