@@ -43,8 +43,10 @@ final class TLSStage: @unchecked Sendable {
         self.context = context
         self.sessionKey = context.configuration.role == .client ? sessionKey.map { "\(context.configuration.peerName ?? "")|\($0)" } : nil
         TLSContext.clearErrors()
-        guard let ssl = SSL_new(context.context), let bio = BIO_new(stageBIOMethod) else {
-            throw .badConfiguration("SSL_new: \(TLSContext.takeErrors())")
+        guard let ssl = SSL_new(context.context) else { throw .badConfiguration("SSL_new: \(TLSContext.takeErrors())") }
+        guard let bio = BIO_new(stageBIOMethod) else {
+            SSL_free(ssl)
+            throw .badConfiguration("BIO_new: \(TLSContext.takeErrors())")
         }
         // One BIO both ways: SSL_set_bio takes the one reference (SSL_set_bio(3)).
         SSL_set_bio(ssl, bio, bio)
@@ -59,10 +61,8 @@ final class TLSStage: @unchecked Sendable {
                 if configuration.certificateVerification == .fullVerification {
                     let param = SSL_get0_param(ssl)
                     let set = isAddress ? X509_VERIFY_PARAM_set1_ip_asc(param, name) : SSL_set1_host(ssl, name)
-                    guard set == 1 else {
-                        SSL_free(ssl)
-                        throw .badConfiguration("peer name \(name): \(TLSContext.takeErrors())")
-                    }
+                    // A throw from here on runs deinit (every stored property is set), which frees `ssl`.
+                    guard set == 1 else { throw .badConfiguration("peer name \(name): \(TLSContext.takeErrors())") }
                 }
             }
             if let key = self.sessionKey { context.offerSession(for: key, on: ssl) }
