@@ -7,7 +7,7 @@ import TestSupport
 /// A ``TCPSocket`` on a fake descriptor of an embedded loop: everything runs on the test's thread when
 /// the test runs the loop, the reads and writes return what the test scripted, and time is virtual.
 /// The tests here are synchronous on purpose: an embedded loop belongs to the thread that made it.
-private final class EmbeddedConnection {
+final class EmbeddedConnection {
     let io = ScriptedSocketIO()
     let loop: EventLoop
     let fd: Int32

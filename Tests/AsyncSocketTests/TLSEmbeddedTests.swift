@@ -9,26 +9,24 @@ import TestSupport
 /// records arrive split at any byte and glued together, and every read kind is checked over TLS.
 /// Synchronous after the certificates are made: an embedded loop belongs to the thread that made it.
 private final class EmbeddedTLS {
-    let io = ScriptedSocketIO()
-    let loop: EventLoop
-    let fd: Int32
-    let delegate: RecordingDelegate
-    let socket: TCPSocket
+    /// The socket on its embedded loop (EmbeddedSocketTests' fixture).
+    let embedded: EmbeddedConnection
     let client: TLSStage
     private var writtenSeen = 0
 
-    init(_ files: TestCertificates, allowHalfClose: Bool = false) throws {
-        loop = EventLoop.embedded(io)
-        fd = io.makeDescriptor()
-        delegate = RecordingDelegate()
-        socket = TCPSocket.embedded(fd: fd, on: loop, delegate: delegate)
-        socket.autoDisconnectOnClosedReadStream = !allowHalfClose
-        socket.startTLS(TLSTests.serverSettings(files))
-        client = try TLSStage(context: TLSContext(TLSTests.clientSettings(files)))
-        loop.run()
-    }
+    var io: ScriptedSocketIO { embedded.io }
+    var loop: EventLoop { embedded.loop }
+    var fd: Int32 { embedded.fd }
+    var delegate: RecordingDelegate { embedded.delegate }
+    var socket: TCPSocket { embedded.socket }
 
-    deinit { socket.disconnect() }
+    init(_ files: TestCertificates, allowHalfClose: Bool = false) throws {
+        embedded = EmbeddedConnection()
+        embedded.socket.autoDisconnectOnClosedReadStream = !allowHalfClose
+        embedded.socket.startTLS(TLSTests.serverSettings(files))
+        client = try TLSStage(context: TLSContext(TLSTests.clientSettings(files)))
+        embedded.loop.run()
+    }
 
     /// Runs the handshake to its end, each flight delivered to the server as one read.
     func handshake() throws {

@@ -241,19 +241,9 @@ import TestSupport
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "tls-timeout")
         defer { group.shutdown() }
         // The server's loop runs on the manual clock; the client's (connect timers and all) on real time.
-        let serverDelegate = RecordingDelegate(acceptLimit: 1)
-        let listener = TCPSocket(delegate: serverDelegate, delegateQueue: nil, group: group)
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
-        defer { listener.disconnect() }
-        let clientDelegate = RecordingDelegate()
-        let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
-        try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
-        defer { client.disconnect() }
-        guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
-            Issue.record("no accept")
-            return
-        }
-        defer { accepted.disconnect() }
+        let pair = try LoopbackPair(group: group, clientGroup: .shared)
+        defer { pair.close() }
+        let accepted = try await pair.connect()
         var server = Self.serverSettings(files)
         server.handshakeTimeout = 10
         accepted.startTLS(server)
@@ -263,7 +253,7 @@ import TestSupport
         await clock.advance(by: .milliseconds(9_999))
         #expect(accepted.isConnected)
         await clock.advance(by: .milliseconds(1))
-        #expect(try await next(serverDelegate) == .disconnected(.tls(.handshakeTimeout)))
+        #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.handshakeTimeout)))
     }
 
     /// The first 5 bytes of a ClientHello, then FIN: the handshake fails at once (not at the timeout),

@@ -58,32 +58,22 @@ import TestSupport
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "tls-trust-timeout")
         defer { group.shutdown() }
         // The client (whose handshake waits for the app) on the manual clock; the server on real time.
-        let serverDelegate = RecordingDelegate(acceptLimit: 1)
-        let listener = TCPSocket(delegate: serverDelegate, delegateQueue: nil)
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
-        defer { listener.disconnect() }
-        let clientDelegate = RecordingDelegate()
-        let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil, group: group)
-        try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: -1)
-        defer { client.disconnect() }
-        guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
-            Issue.record("no accept")
-            return
-        }
-        defer { accepted.disconnect() }
+        let pair = try LoopbackPair(clientGroup: group)
+        defer { pair.close() }
+        let accepted = try await pair.connect()
         accepted.startTLS(TLSTests.serverSettings(files))
-        client.startTLS(manualClient(files, timeout: 10))
-        let question = try await clientDelegate.events.first { !$0.isProgress && $0 != .connected(host: "127.0.0.1", port: listener.localPort) }
+        pair.client.startTLS(manualClient(files, timeout: 10))
+        let question = try await next(pair.clientDelegate)
         guard case .receivedTrust = question else {
             Issue.record("no trust question: \(question)")
             return
         }
         await clock.advance(by: .seconds(60))
-        #expect(client.isConnected)
-        #expect(clientDelegate.answerTrust(true))
-        #expect(try await next(clientDelegate) == .secured)
+        #expect(pair.client.isConnected)
+        #expect(pair.clientDelegate.answerTrust(true))
+        #expect(try await next(pair.clientDelegate) == .secured)
         await clock.advance(by: .seconds(60))
-        #expect(client.isConnected && client.isSecure)
+        #expect(pair.client.isConnected && pair.client.isSecure)
     }
 
     /// The app trusts a self-signed certificate OpenSSL would refuse; answered from another thread.

@@ -2,7 +2,8 @@ import AsyncSocket
 import Dispatch
 import Foundation
 
-/// A listener on 127.0.0.1 with a free port, and a client socket, both recording their callbacks.
+/// A listener on 127.0.0.1 with a free port, and a client socket, both recording their callbacks; the
+/// client on `clientGroup` when given (one end on a manual clock, the other on real time).
 public struct LoopbackPair: Sendable {
     public let server: TCPSocket
     public let serverDelegate: RecordingDelegate
@@ -12,6 +13,7 @@ public struct LoopbackPair: Sendable {
     public init(
         host: String = "127.0.0.1",
         group: EventLoopGroup = .shared,
+        clientGroup: EventLoopGroup? = nil,
         recordsProgress: Bool = false,
         onAccept: (@Sendable (TCPSocket) -> Void)? = nil,
         onServerRead: (@Sendable (TCPSocket, Data, Int) -> Void)? = nil
@@ -21,7 +23,7 @@ public struct LoopbackPair: Sendable {
         server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"), group: group)
         try server.accept(onInterface: host, port: 0)
         clientDelegate = RecordingDelegate(recordsProgress: recordsProgress)
-        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"), group: group)
+        client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"), group: clientGroup ?? group)
         // Only the pair's own client gets in: a stray connection (a finished test's client retrying a port
         // number this listener has been given since) is turned away, not mistaken for it.
         let client = self.client

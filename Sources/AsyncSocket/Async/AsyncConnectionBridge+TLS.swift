@@ -18,39 +18,13 @@ extension AsyncConnectionBridge {
     /// Waits for ``TCPSocketDelegate/socketDidSecure(_:)``; throws the connection's end (the
     /// handshake's ``SocketError/tls(_:)``) or `CancellationError` (the handshake goes on).
     func waitUntilSecure() async throws {
-        try Task.checkCancellation()
-        let waiter = AsyncWaiter<Void>()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                locked { state, effects in
-                    if waiter.cancelled {
-                        effects.append { continuation.resume(throwing: CancellationError()) }
-                    } else if state.secured, !state.closeRequested, state.ended == nil {
-                        effects.append { continuation.resume() }
-                    } else if let error = state.closeRequested ? .connectionClosed : state.ended {
-                        effects.append { continuation.resume(throwing: error) }
-                    } else {
-                        waiter.continuation = continuation
-                        state.secureWaiters.append(waiter)
-                    }
-                }
-            }
-        } onCancel: {
-            locked { state, effects in
-                guard let continuation = waiter.cancel() else { return }
-                state.secureWaiters.removeAll { $0 === waiter }
-                effects.append { continuation.resume(throwing: CancellationError()) }
-            }
-        }
+        try await waitUntil(\.secureWaiters) { $0.secured && !$0.closeRequested && $0.ended == nil }
     }
 
     func socketDidSecure(_ sock: TCPSocket) {
         locked { state, effects in
             state.secured = true
-            for waiter in state.secureWaiters {
-                if let continuation = waiter.take() { effects.append { continuation.resume() } }
-            }
-            state.secureWaiters = []
+            Self.resumeAll(\.secureWaiters, &state, &effects)
         }
     }
 

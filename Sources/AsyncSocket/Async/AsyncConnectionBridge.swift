@@ -192,15 +192,20 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     private func readStreamDidClose(_ state: inout State, _ effects: inout AsyncEffects) {
         guard !state.readStreamClosed else { return }
         state.readStreamClosed = true
-        for waiter in state.readStreamWaiters {
-            if let continuation = waiter.take() { effects.append { continuation.resume() } }
-        }
-        state.readStreamWaiters = []
+        Self.resumeAll(\.readStreamWaiters, &state, &effects)
     }
 
     /// Waits until the peer has closed its side and every byte it sent has been taken from the socket;
     /// throws the connection's error when it ends otherwise.
     func waitUntilReadStreamClosed() async throws {
+        try await waitUntil(\.readStreamWaiters) { $0.readStreamClosed && !$0.closeRequested }
+    }
+
+    /// Waits in `waiters` until `done` holds (checked first, then on each resume), unless the
+    /// connection has ended or close() was called: then it throws that (``SocketError/connectionClosed``
+    /// after close()). Cancellation throws `CancellationError` and leaves the connection as it is.
+    func waitUntil(_ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]> & Sendable,
+                   _ done: @escaping (State) -> Bool) async throws {
         try Task.checkCancellation()
         let waiter = AsyncWaiter<Void>()
         try await withTaskCancellationHandler {
@@ -208,23 +213,37 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
                 locked { state, effects in
                     if waiter.cancelled {
                         effects.append { continuation.resume(throwing: CancellationError()) }
-                    } else if state.readStreamClosed && !state.closeRequested {
+                    } else if done(state) {
                         effects.append { continuation.resume() }
                     } else if let error = state.closeRequested ? .connectionClosed : state.ended {
                         effects.append { continuation.resume(throwing: error) }
                     } else {
                         waiter.continuation = continuation
-                        state.readStreamWaiters.append(waiter)
+                        state[keyPath: waiters].append(waiter)
                     }
                 }
             }
         } onCancel: {
             locked { state, effects in
                 guard let continuation = waiter.cancel() else { return }
-                state.readStreamWaiters.removeAll { $0 === waiter }
+                state[keyPath: waiters].removeAll { $0 === waiter }
                 effects.append { continuation.resume(throwing: CancellationError()) }
             }
         }
+    }
+
+    /// Resumes every call waiting in `waiters`, normally (or with `error`), and empties the list.
+    static func resumeAll(_ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]>, throwing error: SocketError? = nil,
+                          _ state: inout State, _ effects: inout AsyncEffects) {
+        for waiter in state[keyPath: waiters] {
+            guard let continuation = waiter.take() else { continue }
+            if let error {
+                effects.append { continuation.resume(throwing: error) }
+            } else {
+                effects.append { continuation.resume() }
+            }
+        }
+        state[keyPath: waiters] = []
     }
 
     // MARK: Writing
@@ -366,20 +385,9 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         for waiter in state.writes.values {
             if let continuation = waiter.take() { effects.append { continuation.resume(throwing: error) } }
         }
-        for waiter in state.readStreamWaiters {
-            if let continuation = waiter.take() {
-                if state.readStreamClosed && !state.closeRequested {
-                    effects.append { continuation.resume() }
-                } else {
-                    effects.append { continuation.resume(throwing: error) }
-                }
-            }
-        }
-        state.readStreamWaiters = []
-        for waiter in state.secureWaiters {
-            if let continuation = waiter.take() { effects.append { continuation.resume(throwing: error) } }
-        }
-        state.secureWaiters = []
+        let readStreamEnded = state.readStreamClosed && !state.closeRequested
+        Self.resumeAll(\.readStreamWaiters, throwing: readStreamEnded ? nil : error, &state, &effects)
+        Self.resumeAll(\.secureWaiters, throwing: error, &state, &effects)
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {

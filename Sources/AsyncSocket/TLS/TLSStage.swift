@@ -130,7 +130,7 @@ final class TLSStage: @unchecked Sendable {
         guard !isAwaitingTrust else { return .needMore }
         TLSContext.clearErrors()
         let result = SSL_do_handshake(ssl)
-        defer { collectCiphertext() }
+        defer { releaseIncomingIfEmpty() }
         if result == 1 {
             isHandshakeDone = true
             return .done
@@ -151,7 +151,7 @@ final class TLSStage: @unchecked Sendable {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .needMore }
         TLSContext.clearErrors()
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
-        defer { collectCiphertext() }  // TLS 1.3 answers key updates; a fatal alert goes out too
+        defer { releaseIncomingIfEmpty() }
         if result > 0 { return .bytes(Int(result)) }
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needMore
@@ -168,18 +168,15 @@ final class TLSStage: @unchecked Sendable {
         TLSContext.clearErrors()
         while taken < bytes.count {
             let result = SSL_write(ssl, base + taken, Int32(clamping: bytes.count - taken))
-            guard result > 0 else {
-                switch SSL_get_error(ssl, result) {
-                case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: break
-                default:
-                    collectCiphertext()
-                    throw .protocolError(TLSContext.takeErrors())
-                }
-                break
+            if result > 0 {
+                taken += Int(result)
+                continue
             }
-            taken += Int(result)
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return taken
+            default: throw .protocolError(TLSContext.takeErrors())
+            }
         }
-        collectCiphertext()
         return taken
     }
 
@@ -188,7 +185,6 @@ final class TLSStage: @unchecked Sendable {
         guard isHandshakeDone, SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 else { return }
         TLSContext.clearErrors()
         _ = SSL_shutdown(ssl)
-        collectCiphertext()
         TLSContext.clearErrors()
     }
 
@@ -242,9 +238,9 @@ final class TLSStage: @unchecked Sendable {
     /// The version in use: "TLSv1.3", "TLSv1.2".
     var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
-    /// After OpenSSL has run: an emptied ``incomingCiphertext`` lets its storage go (an idle
-    /// connection keeps none). What OpenSSL wrote is in ``pendingCiphertext`` already.
-    private func collectCiphertext() {
+    /// After OpenSSL has read: an emptied ``incomingCiphertext`` lets its storage go (an idle
+    /// connection keeps none).
+    private func releaseIncomingIfEmpty() {
         if incomingCiphertext.isEmpty { incomingCiphertext.reset(keepingCapacity: false) }
     }
 
