@@ -234,7 +234,8 @@ import TestSupport
         #expect(reused == [false, true])
     }
 
-    /// A peer that stalls in the handshake is dropped at the handshake timeout, in virtual time.
+    /// A peer that stalls in the handshake is dropped at the handshake timeout, in virtual time; the
+    /// reads and writes waiting for the handshake do not time out meanwhile.
     @Test func aPeerThatSendsNothingIsClosedAtTheHandshakeTimeout() async throws {
         let files = try await TestCertificates.shared()
         let clock = ManualClock()
@@ -248,12 +249,18 @@ import TestSupport
         server.handshakeTimeout = 10
         accepted.startTLS(server)
         accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
+        // Queued after startTLS, these wait for the handshake: their timeouts have not started (they
+        // once ran from the call, and a slow handshake failed them).
+        accepted.readData(to: TCPSocket.lfData, withTimeout: 1, tag: 2)
+        accepted.write(Data("after the handshake\n".utf8), withTimeout: 1, tag: 3)
         // Waits for the socket's loop, which has started the handshake (and its timer) by then.
         accepted.eventLoop.runAndWait {}
         await clock.advance(by: .milliseconds(9_999))
         #expect(accepted.isConnected)
         await clock.advance(by: .milliseconds(1))
-        #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.handshakeTimeout)))
+        // (After socketWillDisconnect, which hands back the unsent write's tag.)
+        #expect(try await pair.serverDelegate.events.first { $0.disconnectError != nil } == .disconnected(.tls(.handshakeTimeout)))
+        #expect(pair.serverDelegate.events.all.contains(.willDisconnect(unread: Data(), unsentTags: [3])))
     }
 
     /// The first 5 bytes of a ClientHello, then FIN: the handshake fails at once (not at the timeout),
