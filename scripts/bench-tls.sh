@@ -4,6 +4,10 @@
 #   ceiling    `openssl speed -evp aes-128-gcm -bytes 16384` on one core: the crypto ceiling
 #   echo       socket-bench client bulk, pipeline and pingpong against `socket-bench server lp4`, plaintext
 #              and then TLS 1.3 with TLS_AES_128_GCM_SHA256; the server's CPU seconds for each run
+#   sink       one direction, 64 KiB writes for SECONDS_EACH: the same sender (scripts/tls-sink.py send, Python's
+#              ssl, TLS 1.2 ECDHE-ECDSA-AES128-GCM-SHA256) into `socket-bench server discard` and into
+#              tls-sink.py receive (the thinnest OpenSSL receiver Python has), TLS and plaintext; MB/s and
+#              MB per CPU second of the receiver (plaintext: what the kernel's loopback receive costs alone)
 #   handshake  `openssl s_time` (full handshakes with -new; resumed with -reuse, TLS 1.2, where s_time can
 #              reuse a session) against socket-bench's TLS server and against `openssl s_server`
 #   idle       10,000 idle TLS connections (scripts/tls-idle-rss.py, the same Python client for both):
@@ -13,11 +17,11 @@
 #   scripts/bench-tls.sh
 #   PARTS="echo handshake" SECONDS_EACH=5 scripts/bench-tls.sh
 #
-# PARTS ("ceiling echo handshake idle"), SECONDS_EACH (10), IDLE (10000 connections), WORKDIR (a new
+# PARTS ("ceiling echo sink handshake idle"), SECONDS_EACH (10), IDLE (10000 connections), WORKDIR (a new
 # temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PARTS=${PARTS:-ceiling echo handshake idle}
+PARTS=${PARTS:-ceiling echo sink handshake idle}
 SECONDS_EACH=${SECONDS_EACH:-10}
 IDLE=${IDLE:-10000}
 WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-tls.XXXXXX")}
@@ -35,10 +39,11 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-# Starts `socket-bench server lp4` with extra arguments; sets $server_pid and $port.
+# Starts `socket-bench server MODE` with extra arguments; sets $server_pid and $port.
 start_ours() {
-    local log="$WORKDIR/server-$RANDOM.log"
-    "${server_cpu[@]}" "$BENCH" server lp4 --port 0 "$@" >"$log" 2>&1 &
+    local log="$WORKDIR/server-$RANDOM.log" mode=$1
+    shift
+    "${server_cpu[@]}" "$BENCH" server "$mode" --port 0 "$@" >"$log" 2>&1 &
     server_pid=$!
     pids+=("$server_pid")
     port=""
@@ -66,8 +71,8 @@ for part in $PARTS; do
         ;;
     echo)
         for tls in plain tls; do
-            if [[ $tls == tls ]]; then start_ours --tls-cert "$cert" --tls-key "$key"; flags=(--tls --cipher TLS_AES_128_GCM_SHA256)
-            else start_ours; flags=(); fi
+            if [[ $tls == tls ]]; then start_ours lp4 --tls-cert "$cert" --tls-key "$key"; flags=(--tls --cipher TLS_AES_128_GCM_SHA256)
+            else start_ours lp4; flags=(); fi
             for mode in bulk pipeline pingpong; do
                 before=$(cpu_seconds "$server_pid")
                 echo "== echo $tls $mode: socket-bench client $mode ${flags[*]} -d $SECONDS_EACH"
@@ -78,8 +83,27 @@ for part in $PARTS; do
             kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
         done
         ;;
+    sink)
+        for tls in plain tls; do
+            if [[ $tls == tls ]]; then send_flags=(--tls) receive_flags=(--tls "$cert" "$key") ours_flags=(--tls-cert "$cert" --tls-key "$key")
+            else send_flags=() receive_flags=() ours_flags=(); fi
+            start_ours discard "${ours_flags[@]}"
+            before=$(cpu_seconds "$server_pid")
+            sent=$("${client_cpu[@]}" scripts/tls-sink.py send --port "$port" --seconds "$SECONDS_EACH" "${send_flags[@]}")
+            echo "== sink $tls ours (socket-bench server discard): $sent; server CPU $(awk -v a="$before" -v b="$(cpu_seconds "$server_pid")" 'BEGIN { printf "%.2f", b - a }') s"
+            kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+            theirs=$(free_port)
+            "${server_cpu[@]}" scripts/tls-sink.py receive --port "$theirs" "${receive_flags[@]}" >"$WORKDIR/sink-receive.log" &
+            receiver=$!
+            pids+=("$receiver")
+            for _ in $(seq 100); do grep -q listening "$WORKDIR/sink-receive.log" && break; sleep 0.1; done
+            sent=$("${client_cpu[@]}" scripts/tls-sink.py send --port "$theirs" --seconds "$SECONDS_EACH" "${send_flags[@]}")
+            wait "$receiver" || true
+            echo "== sink $tls python (tls-sink.py receive): $sent; $(tail -1 "$WORKDIR/sink-receive.log")"
+        done
+        ;;
     handshake)
-        start_ours --tls-cert "$cert" --tls-key "$key"
+        start_ours lp4 --tls-cert "$cert" --tls-key "$key"
         ours=$port ours_pid=$server_pid
         theirs=$(free_port)
         "${server_cpu[@]}" openssl s_server -accept "127.0.0.1:$theirs" -cert "$cert" -key "$key" -quiet -naccept 10000000 \
@@ -100,7 +124,7 @@ for part in $PARTS; do
         kill "$ours_pid" "$theirs_pid" 2>/dev/null || true
         ;;
     idle)
-        start_ours --tls-cert "$cert" --tls-key "$key"
+        start_ours lp4 --tls-cert "$cert" --tls-key "$key"
         echo "== idle ours: scripts/tls-idle-rss.py -c $IDLE"
         "${client_cpu[@]}" scripts/tls-idle-rss.py --port "$port" --pid "$server_pid" -c "$IDLE" --label ours || true
         kill "$server_pid"

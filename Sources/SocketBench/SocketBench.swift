@@ -9,7 +9,7 @@ import Foundation
 public enum SocketBench {
     /// The usage text printed for `--help` and for bad arguments.
     public static let usage = """
-        usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+        usage: socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
                socket-bench server udp [--host H] [--port P]
                socket-bench client pingpong|pipeline|bulk|idle [options]   (socket-bench client --help)
                socket-bench client chat [--mode load|crowd|throughput|latency] [options]   (socket-bench client chat --help)

@@ -12,6 +12,10 @@ import Testing
         #expect(ServerCommand.Options().port == 9100)
     }
 
+    @Test func discardIsAMode() throws {
+        #expect(try ServerCommand.parse(["discard", "--port", "0"]) == ServerCommand.Options(mode: .discard, port: 0))
+    }
+
     @Test func rejectsAnUnknownModeAndOutOfRangeNumbers() {
         #expect(throws: ArgumentError.self) { try ServerCommand.parse(["udp"]) }
         #expect(throws: ArgumentError.self) { try ServerCommand.parse(["lp4", "--port", "65536"]) }

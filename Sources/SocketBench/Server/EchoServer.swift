@@ -9,7 +9,7 @@ import SocketFraming
 /// of echoes wait to be sent, and reads again at ``writeLowWatermark`` (256 KiB), as the C peer does:
 /// memory stays bounded and TCP flow control slows the peer down.
 public final class EchoServer: TCPSocketDelegate, Sendable {
-    /// What the server echoes and how it reads it.
+    /// What the server echoes (or drops) and how it reads it.
     public enum Mode: String, Sendable, CaseIterable {
         /// LP4 (`shared/bench/README.md`) as the bench's other servers do it: every whole frame that has
         /// arrived comes as one run of bytes (FramedSocket's `readFrameRuns(slicedBy:)` with a
@@ -22,6 +22,9 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         case lp4PerFrame = "lp4-per-frame"
         /// Bytes as they arrive (`readData(withTimeout:tag:)`), written back as they came.
         case raw
+        /// Nothing written back: every byte read is dropped as it arrives (RFC 863's Discard service),
+        /// by one consuming read that makes no `Data`. For one-direction throughput (a sink).
+        case discard
     }
 
     /// The largest LP4 payload the server echoes: 16 MiB (16,777,216 bytes), as the LP4 protocol says;
@@ -99,6 +102,9 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
     /// Whether `socket`'s queued echoes are over the high watermark, so it should stop reading.
     static func isBackedUp(_ socket: TCPSocket) -> Bool { socket.queuedWriteBytes > writeHighWatermark }
 
+    /// The discard mode's read: takes every unread byte and goes on.
+    private static let dropAll: ByteConsumer = { bytes in .needMoreData(consumed: bytes.count) }
+
     /// Reads until the echoes back up (then ``socket(_:writeQueueDidFallToLowWatermark:)`` reads again).
     /// The frame handlers are given the socket: they capture nothing, so a connection holds no closure.
     private func readNext(on socket: TCPSocket) {
@@ -113,6 +119,8 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
             socket.readFrames(slicedBy: EchoServer.lp4Framing, pauseFrames: EchoServer.isBackedUp) { socket, frame in
                 socket.write(copying: frame, withTimeout: -1, tag: 0)
             }
+        case .discard:
+            socket.read(.consuming(EchoServer.dropAll, maxLength: 0), timeout: -1, tag: 0) { _ in }
         }
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
+/// `socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
 /// ``EchoServer`` until the process is killed, after one line on standard output with the port:
 /// `socket-bench lp4 echo listening on 127.0.0.1:7000 (pid 123, 1 loop)`.
 ///
@@ -32,11 +32,12 @@ enum ServerCommand {
     }
 
     static let usage = """
-        usage: socket-bench server lp4|lp4-per-frame|raw [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
+        usage: socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
                socket-bench server udp [--host H] [--port P]   (socket-bench server udp --help)
           lp4              LP4 echo (4-byte big-endian length + bytes); each read's run of whole frames in one write
           lp4-per-frame    LP4 echo, one callback and one write per frame
           raw              every byte echoed as it arrives
+          discard          nothing echoed: every byte read is dropped (RFC 863), for one-direction throughput
           --host H         address or interface to listen on (default 127.0.0.1)
           --port P         port (default 9100; 0 = any free port, printed)
           --loops N        event-loop threads (default 1)
@@ -52,7 +53,7 @@ enum ServerCommand {
         var options = Options()
         var scanner = ArgumentScanner(arguments)
         guard let modeName = scanner.next(), let mode = EchoServer.Mode(rawValue: modeName) else {
-            throw ArgumentError("the first argument must be a mode: lp4, lp4-per-frame, raw (or udp)")
+            throw ArgumentError("the first argument must be a mode: lp4, lp4-per-frame, raw, discard (or udp)")
         }
         options.mode = mode
         while let argument = scanner.next() {
@@ -110,7 +111,7 @@ enum ServerCommand {
         }
         let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
         let tls = options.tlsCertificate == nil ? "" : " over TLS"
-        Output.say("socket-bench \(options.mode.rawValue) echo\(tls) listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
+        Output.say("socket-bench \(options.mode.rawValue)\(options.mode == .discard ? "" : " echo")\(tls) listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
         while true { pause() }
     }
 }
