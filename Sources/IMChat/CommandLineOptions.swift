@@ -41,6 +41,11 @@ public struct ServerOptions: Equatable, Sendable {
     /// `--tls-cert FILE --tls-key FILE`: TLS for every connection with this certificate chain (PEM,
     /// leaf first) and private key (PEM, unencrypted); `nil` (the default): plaintext.
     public var tls: ServerTLSFiles?
+    /// `--cluster nats://HOST:PORT` (repeatable: several NATS servers of one NATS cluster) and
+    /// `--node-id ID`: run as a node of a chat on NATS JetStream (``ChatCluster``) instead of on
+    /// ``store``; `nil` (the default): a server of its own. The node id defaults to `node-` and the
+    /// process id.
+    public var cluster: ChatCluster.Configuration?
 
     /// The TLS server settings of ``tls``, or nil.
     public var tlsConfiguration: TLSConfiguration? {
@@ -64,7 +69,7 @@ public struct ServerOptions: Equatable, Sendable {
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
         + "                 [--log-level LEVEL]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
-        + "                 [--tls-cert FILE --tls-key FILE]"
+        + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -92,6 +97,11 @@ public struct ServerOptions: Equatable, Sendable {
           --tls-cert FILE        TLS (1.2 or 1.3) on every connection with this certificate chain, PEM,
                                  leaf first (default: plaintext); needs --tls-key
           --tls-key FILE         the certificate's private key, PEM, unencrypted
+          --cluster URL          run as one node of a chat of several im-server processes on NATS
+                                 JetStream (nats://HOST:PORT; repeat for the servers of a NATS cluster):
+                                 messages, users and presence live in NATS, not in --store
+          --node-id ID           this node's name in the cluster: letters, digits, _ and -, unique among
+                                 the nodes (default node-PID)
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -113,8 +123,22 @@ public struct ServerOptions: Equatable, Sendable {
         var discoveryOff = false
         var tlsCertificate: String?
         var tlsKey: String?
+        var natsServers: [String] = []
+        var nodeID: String?
         while let option = parser.nextOption() {
             switch option {
+            case "--cluster":
+                let url = try parser.value(for: option)
+                guard url.hasPrefix("nats://") || url.hasPrefix("tls://") else {
+                    throw UsageError(description: "--cluster: a NATS URL (nats://HOST:PORT), not \(url)\n\(ServerOptions.usage)")
+                }
+                natsServers.append(url)
+            case "--node-id":
+                let id = try parser.value(for: option)
+                guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                    throw UsageError(description: "--node-id: letters, digits, _ and - only, not \(id)\n\(ServerOptions.usage)")
+                }
+                nodeID = id
             case "--host": host = try parser.value(for: option)
             case "--port": port = try parser.port(for: option)
             case "--idle-timeout": idleTimeout = try parser.seconds(for: option)
@@ -172,6 +196,11 @@ public struct ServerOptions: Equatable, Sendable {
         case (nil, nil): tls = nil
         case (nil, _?): throw UsageError(description: "--tls-key needs --tls-cert\n\(ServerOptions.usage)")
         case (_?, nil): throw UsageError(description: "--tls-cert needs --tls-key\n\(ServerOptions.usage)")
+        }
+        if natsServers.isEmpty {
+            guard nodeID == nil else { throw UsageError(description: "--node-id goes with --cluster\n\(ServerOptions.usage)") }
+        } else {
+            cluster = ChatCluster.Configuration(servers: natsServers, nodeID: nodeID ?? "node-\(ProcessInfo.processInfo.processIdentifier)")
         }
     }
 }

@@ -39,23 +39,32 @@ LoggingSystem.bootstrap { label in
 }
 let logger = Logger(label: "im-server")
 let store: any MessageStore
+var cluster: ChatCluster?
 do {
-    store = options.store == ServerOptions.memoryStore
-        ? InMemoryMessageStore() : try SQLiteMessageStore(path: options.store, synchronous: options.storeSync)
+    if let configuration = options.cluster {
+        let joined = try ChatCluster(configuration)
+        cluster = joined
+        store = joined.store
+    } else {
+        store = options.store == ServerOptions.memoryStore
+            ? InMemoryMessageStore() : try SQLiteMessageStore(path: options.store, synchronous: options.storeSync)
+    }
 } catch {
-    FileHandle.standardError.write(Data("im-server: cannot open the store \(options.store): \(error)\n".utf8))
+    let what = options.cluster.map { "join the cluster at \($0.servers.joined(separator: ", "))" } ?? "open the store \(options.store)"
+    FileHandle.standardError.write(Data("im-server: cannot \(what): \(error)\n".utf8))
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
                         discovery: options.discovery, store: store, retention: options.retention, limits: options.limits,
-                        tls: options.tlsConfiguration)
+                        tls: options.tlsConfiguration, cluster: cluster)
 do {
     try server.start()
 } catch {
     FileHandle.standardError.write(Data("im-server: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
     exit(1)
 }
-let storeDescription = options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)"
+let storeDescription = cluster.map { "in NATS JetStream, as node \($0.nodeID) of a cluster" }
+    ?? (options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)")
 let security = options.tls.map { " with TLS (\($0.certificateChain))" } ?? ""
 logger.notice("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))")
 if let discovery = options.discovery, let port = server.discoveryPort {

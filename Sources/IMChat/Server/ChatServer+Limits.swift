@@ -79,7 +79,10 @@ extension ChatServer {
         let router = self.router, link = self.link, logger = self.logger
         queue.async {
             let flushed = router.beginShutdown()
+            let online = Array(router.users.keys)
             link.shutDown(timeout: timeout) { told in
+                // The others see this node's users offline now, not when its key expires.
+                router.cluster?.stop(removingPresence: true, users: online)
                 let summary = ShutdownSummary(sessionsTold: told, messagesFlushed: flushed,
                                               messagesLeftToClients: router.lateMessages)
                 logger.notice("\(summary)")

@@ -73,6 +73,8 @@ public final class ChatServer: Sendable {
     ///     ``LoggingSystem`` (silent until the app bootstraps it).
     ///   - tls: TLS server settings for every connection (docs/PROTOCOL.md "The chat over TLS"); `nil`
     ///     (the default): plaintext.
+    ///   - cluster: this node's cluster (``ChatCluster``), so several servers behave as one chat; pass
+    ///     its ``ChatCluster/store`` as `store`. `nil` (the default): a server of its own.
     public init(
         host: String?,
         port: UInt16,
@@ -86,7 +88,8 @@ public final class ChatServer: Sendable {
         limits: Limits = Limits(),
         group: EventLoopGroup = .shared,
         logger: Logger = Logger(label: "IMChat.ChatServer"),
-        tls: TLSConfiguration? = nil
+        tls: TLSConfiguration? = nil,
+        cluster: ChatCluster? = nil
     ) {
         var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
         configuration.tls = tls
@@ -105,6 +108,18 @@ public final class ChatServer: Sendable {
             router.handle(event)
         }
         router.link = link
+        if let cluster {
+            router.cluster = ClusterLink(cluster: cluster, router: router)
+            cluster.events.withLock { events in
+                events = { event in
+                    switch event {
+                    case .disconnected: logger.error("cluster: lost NATS; messages are refused until it is back")
+                    case .reconnected: logger.notice("cluster: NATS is back")
+                    case .closed: logger.notice("cluster: NATS connection closed")
+                    }
+                }
+            }
+        }
         // Answers are made on the routing queue, where the count of users may be read.
         let queue = self.queue
         responder = discovery.map { configuration in
@@ -114,9 +129,16 @@ public final class ChatServer: Sendable {
 
     /// Starts listening, then answering discovery (when configured), advertising the address listened on
     /// as ``DiscoveryResponder/interfaces(forListeningOn:)`` says.
+    /// In cluster mode it first subscribes to the other nodes (``ChatCluster``).
     /// - Throws: ``SocketError`` (`EADDRINUSE`, for example); when discovery cannot start, the listener
-    ///   is stopped again.
+    ///   is stopped again. In cluster mode also ``SocketError/badConfig(_:)`` when the cluster's
+    ///   subscriptions cannot be made (NATS's words in it).
     public func start() throws(SocketError) {
+        do {
+            try router.cluster?.start()
+        } catch {
+            throw SocketError.badConfig("cannot join the cluster: \(error)")
+        }
         try link.start()
         if retention != .keepEverything {
             // Once before the first login can arrive, then on the interval.
@@ -154,6 +176,7 @@ public final class ChatServer: Sendable {
     /// the clients why: ``shutDown(timeout:completion:)`` does).
     public func stop() {
         stopTimers()
+        router.cluster?.stop(removingPresence: false, users: [])
         link.stop()
     }
 

@@ -182,8 +182,10 @@ extension Router {
         scheduleFlush()
         if case .direct(let first, let second) = id, first != second {
             let other = first == name ? second : first
-            if let reader = users[other], reader.window != nil {
-                reader.session.send(.v2(.receipt(conversation: conversation, upTo: position, by: name)))
+            if let reader = users[other] {
+                if reader.window != nil { reader.session.send(.v2(.receipt(conversation: conversation, upTo: position, by: name))) }
+            } else {
+                cluster?.sendReceipt(conversation, upTo: position, by: name)
             }
         }
         pump(name)

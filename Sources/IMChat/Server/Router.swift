@@ -90,6 +90,9 @@ final class Router: @unchecked Sendable {
     var shuttingDown = false
     /// Direct messages and broadcasts that arrived after the shutdown began (not acknowledged).
     var lateMessages = 0
+    /// The other nodes, in cluster mode (``ChatCluster``); nil on a server of its own. Set before the
+    /// server starts.
+    var cluster: ClusterLink?
 
     /// Most messages kept from a session while its login is being checked; more close the connection.
     static let maxHeldMessages = 1_000
@@ -161,6 +164,7 @@ final class Router: @unchecked Sendable {
             } else {
                 logger.info("drop \(name) (\(why))")
             }
+            cluster?.announceLogout(name)
             sendPresence(of: name, online: false)
         case .refused(let address, let refusal):
             refused(address, refusal)
@@ -294,7 +298,16 @@ final class Router: @unchecked Sendable {
                         reason: "too similar to \(other), who is logged in")
             return false
         }
-        if let existing = users[name] {
+        if users[name] == nil, let cluster, let elsewhere = cluster.remote[name] {
+            // Online on another node: taken over there exactly as here (resume token or password).
+            guard window != nil || token.map(ClusterLink.hash) == elsewhere.token else {
+                refuseLogin(name, session, version: version, .nameTaken, "\(name) is already logged in",
+                            reason: "already logged in on node \(elsewhere.node)")
+                return false
+            }
+            cluster.replace(name, on: elsewhere.node)
+            logger.info("login \(name) from \(address) (replaced its session on node \(elsewhere.node))")
+        } else if let existing = users[name] {
             // The resume token, or the password (a stored session), proves it is the same user.
             guard window != nil || token == existing.resumeToken else {
                 refuseLogin(name, session, version: version, .nameTaken, "\(name) is already logged in",
@@ -312,11 +325,11 @@ final class Router: @unchecked Sendable {
         let resumeToken = token ?? UUID().uuidString
         session.context = name
         session.admit()  // the login deadline no longer applies
-        let isNew = users[name] == nil
+        let isNew = users[name] == nil && !presence.contains(name)
         users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window,
                            presenceChanges: presenceChanges)
         let listed = presence.first(ChatServer.maxOnlineListed, excluding: name)
-        let count = users.count - 1
+        let count = cluster == nil ? users.count - 1 : presence.count - (presence.contains(name) ? 1 : 0)
         switch version {
         case .v1:
             session.send(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken))
@@ -324,10 +337,9 @@ final class Router: @unchecked Sendable {
             session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken,
                                             stored: window != nil)))
         }
-        if isNew {
-            onlineNames.insert(name, key: key)
-            sendPresence(of: name, online: true)
-        }
+        onlineNames.insert(name, key: key)
+        if isNew { sendPresence(of: name, online: true) }
+        cluster?.announceLogin(name, resumeToken: resumeToken)
         users[name]?.presenceSeen = presence.event
         return true
     }

@@ -1,0 +1,210 @@
+import CSodium
+import Dispatch
+import Foundation
+import NATSClient
+import SocketLog
+
+/// The routing queue's side of a ``ChatCluster``: what the other nodes say, handed to the ``Router``
+/// on its queue, and what this node tells them, sent from a queue of its own (so neither the routing
+/// queue nor an event loop waits for NATS). Unchecked: ``remote`` and ``router`` are used on the
+/// routing queue only; everything else is immutable after `init`.
+final class ClusterLink: @unchecked Sendable {
+    let cluster: ChatCluster
+    unowned let router: Router
+    /// Where this node's NATS calls run, one at a time, in order.
+    let outbox = DispatchQueue(label: "IMChat.ChatCluster.outbox")
+    /// Users online on other nodes: name → their node and resume token's hash (routing queue only).
+    var remote: [String: Presence] = [:]
+    private let subscriptions = LockedValue<[NATSSubscription]>([])
+    private let watch = LockedValue<KeyValueWatch?>(nil)
+    private let timer = LockedValue<DispatchSourceTimer?>(nil)
+    var nodeID: String { cluster.nodeID }
+    var prefix: String { cluster.configuration.prefix }
+    var logger: Logger { router.logger }
+
+    /// A value of the presence bucket: the node a user is on, and the SHA-256 (lowercase hex) of the
+    /// session's resume token.
+    struct Presence: Codable, Equatable {
+        var node: String
+        var token: String
+    }
+
+    /// What nodes send each other on `PREFIX.node.NODE` and `PREFIX.receipt`.
+    struct Notice: Codable {
+        /// Close this user's session: it logged in on another node.
+        var replace: String?
+        /// A read receipt: conversation, up to, by.
+        var conversation: String?, upTo: UInt64?, by: String?
+    }
+
+    init(cluster: ChatCluster, router: Router) {
+        self.cluster = cluster
+        self.router = router
+    }
+
+    /// Subscribes to the message stream, this node's subject, receipts and presence, and starts writing
+    /// this node's key. Blocks for NATS's answers (call it before the server listens).
+    /// - Throws: ``NATSError``.
+    func start() throws {
+        let queue = router.queue
+        let jetStream = try cluster.connection.jetStream()
+        let stored = try jetStream.subscribeNew(filter: "\(prefix).msg.>") { [weak self] message in
+            guard let self, let (conversation, sequence) = self.parse(message.subject),
+                  let record = try? JetStreamRecord.Message.decode(message.data), record.o != self.nodeID else { return }
+            let stored = record.stored(in: conversation, sequence: sequence)
+            queue.async { self.router.fanOut(stored) }
+        }
+        let notices = try cluster.connection.subscribe("\(prefix).node.\(nodeID)") { [weak self] message in
+            guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data), let name = notice.replace else { return }
+            queue.async { self.router.replacedElsewhere(name) }
+        }
+        let receipts = try cluster.connection.subscribe("\(prefix).receipt") { [weak self] message in
+            guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data),
+                  let conversation = notice.conversation, let upTo = notice.upTo, let by = notice.by else { return }
+            queue.async { self.router.deliverReceipt(conversation, upTo: upTo, by: by) }
+        }
+        subscriptions.withLock { $0 = [stored, notices, receipts] }
+        let presenceWatch = try cluster.presence.watchAll { [weak self] change in
+            guard let self else { return }
+            switch change {
+            case .put(let entry):
+                guard let name = KeyValueBucket.decodeKey(entry.key),
+                      let value = try? JSONDecoder().decode(Presence.self, from: entry.value) else { return }
+                queue.async { self.presenceChanged(name, value) }
+            case .delete(let key, _):
+                guard let name = KeyValueBucket.decodeKey(key) else { return }
+                queue.async { self.presenceChanged(name, nil) }
+            case .initialValuesDone:
+                break
+            }
+        }
+        watch.withLock { $0 = presenceWatch }
+        let beat = DispatchSource.makeTimerSource(queue: outbox)
+        let refresh = Router.dispatchInterval(ChatCluster.nodeRefresh)
+        beat.schedule(deadline: .now(), repeating: refresh)
+        beat.setEventHandler { [weak self] in self?.refreshNode() }
+        beat.resume()
+        timer.withLock { $0 = beat }
+    }
+
+    /// Stops listening to the other nodes and, unless `keepPresence`, removes this node's users and
+    /// key from the buckets (a graceful shutdown). Waits for the outbox.
+    func stop(removingPresence: Bool, users: [String]) {
+        timer.withLock { $0?.cancel(); $0 = nil }
+        watch.withLock { $0?.stop(); $0 = nil }
+        for subscription in subscriptions.withLock({ $0 }) { subscription.unsubscribe() }
+        guard removingPresence else { return }
+        outbox.sync {
+            for name in users { try? removePresence(of: name) }
+            try? cluster.nodes.delete(nodeID)
+        }
+    }
+
+    /// The conversation and sequence of a message subject `PREFIX.msg.CONV.SEQ`.
+    func parse(_ subject: String) -> (ConversationID, UInt64)? {
+        let parts = subject.split(separator: ".")
+        guard parts.count == 4, let sequence = UInt64(parts[3]), let text = KeyValueBucket.decodeKey(String(parts[2])),
+              let conversation = ConversationID(text) else { return nil }
+        return (conversation, sequence)
+    }
+
+    // MARK: Presence (routing queue)
+
+    /// A user logged in here: the others hear of it from the bucket.
+    func announceLogin(_ name: String, resumeToken: String) {
+        remote[name] = nil
+        let value = Presence(node: nodeID, token: Self.hash(resumeToken))
+        outbox.async { [self] in
+            do {
+                _ = try cluster.presence.put(KeyValueBucket.encodeKey(name), try JSONEncoder().encode(value))
+            } catch {
+                logger.error("cluster: cannot record \(name) online: \(error)")
+            }
+        }
+    }
+
+    /// A user's session here ended: removed from the bucket unless another node has it now.
+    func announceLogout(_ name: String) {
+        outbox.async { [self] in
+            do { try removePresence(of: name) } catch { logger.error("cluster: cannot record \(name) offline: \(error)") }
+        }
+    }
+
+    /// Deletes `name`'s presence key if it is this node's (outbox queue).
+    private func removePresence(of name: String) throws {
+        let key = KeyValueBucket.encodeKey(name)
+        guard let entry = try cluster.presence.get(key),
+              let value = try? JSONDecoder().decode(Presence.self, from: entry.value), value.node == nodeID else { return }
+        try cluster.presence.delete(key)
+    }
+
+    /// The bucket says `name` is on `value`'s node now, or (nil) nowhere.
+    private func presenceChanged(_ name: String, _ value: Presence?) {
+        if let value, value.node != nodeID {
+            let wasOnline = router.presence.contains(name)
+            remote[name] = value
+            if !wasOnline { router.sendPresence(of: name, online: true) }
+        } else if value == nil, remote.removeValue(forKey: name) != nil, router.users[name] == nil, router.presence.contains(name) {
+            router.sendPresence(of: name, online: false)
+        }
+    }
+
+    /// Writes this node's key, and takes the users of nodes whose key expired offline (outbox queue).
+    private func refreshNode() {
+        do {
+            _ = try cluster.nodes.put(nodeID, Data("alive".utf8))
+            let live = Set(try cluster.nodes.keys())
+            router.queue.async { [self] in dropUsers(ofNodesNotIn: live) }
+        } catch {
+            logger.warning("cluster: cannot reach NATS: \(error)")
+        }
+    }
+
+    /// The users of nodes that are not `live` go offline here, and out of the bucket.
+    private func dropUsers(ofNodesNotIn live: Set<String>) {
+        let gone = remote.filter { !live.contains($0.value.node) }
+        guard !gone.isEmpty else { return }
+        for (name, value) in gone {
+            remote[name] = nil
+            if router.users[name] == nil { router.sendPresence(of: name, online: false) }
+            outbox.async { [self] in
+                let key = KeyValueBucket.encodeKey(name)
+                if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value), now == value {
+                    try? cluster.presence.delete(key)
+                }
+            }
+        }
+        logger.notice("cluster: \(gone.count) users of nodes gone (\(Set(gone.map(\.value.node)).sorted().joined(separator: ", "))) are offline")
+    }
+
+    // MARK: Sessions and receipts (routing queue)
+
+    /// Tells `node` to close `name`'s session there: it logged in here.
+    func replace(_ name: String, on node: String) {
+        remote[name] = nil
+        publish("\(prefix).node.\(node)", Notice(replace: name))
+    }
+
+    /// A receipt for a reader who is not on this node.
+    func sendReceipt(_ conversation: String, upTo: UInt64, by name: String) {
+        publish("\(prefix).receipt", Notice(conversation: conversation, upTo: upTo, by: name))
+    }
+
+    private func publish(_ subject: String, _ notice: Notice) {
+        outbox.async { [self] in
+            do {
+                try cluster.connection.publish(subject, try JSONEncoder().encode(notice))
+            } catch {
+                logger.error("cluster: cannot send to \(subject): \(error)")
+            }
+        }
+    }
+
+    /// SHA-256 of `token`, lowercase hex (libsodium's `crypto_hash_sha256`).
+    static func hash(_ token: String) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let bytes = Array(token.utf8)
+        _ = crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
+        return digest.map { String(format: "%02x", $0) }.joined()
+    }
+}

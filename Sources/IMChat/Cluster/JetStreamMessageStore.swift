@@ -1,0 +1,314 @@
+import Foundation
+import NATSClient
+
+/// The chat's ``MessageStore`` for a cluster (issue 14): every node of one chat uses the same NATS
+/// JetStream, so any node can deliver what another accepted. Messages are one JetStream stream; users,
+/// conversation heads, client ids and positions are JetStream key-value buckets (one key per record).
+/// Every name has the `prefix` the store was opened with, so several chats (or test runs) can share
+/// one NATS server:
+///
+/// | what | where | key or subject → value |
+/// | --- | --- | --- |
+/// | messages | stream `PREFIX_MSGS` | subject `PREFIX.msg.CONV.SEQ` → ``JetStreamRecord/Message`` JSON |
+/// | users | bucket `PREFIX_users` | `u.NAME`, and `f.FOLDED`, `c.CASED` (the ``UserName/Key`` parts) → the name |
+/// | heads | bucket `PREFIX_heads` | `CONV` → `HEAD FIRST` (last sequence ever given; first not removed) |
+/// | client ids | bucket `PREFIX_ids` | `SENDER.INSTANCE.ID` → the sequence it was stored with |
+/// | positions | bucket `PREFIX_positions` | `USER.CONV` → the sequence |
+/// | direct conversations | bucket `PREFIX_directs` | `USER` → JSON list of conversations |
+///
+/// (CONV, NAME, … are ``KeyValueBucket/encodeKey(_:)`` of the text: lowercase hex of the UTF-8 bytes.)
+///
+/// Sequences: a node takes the next sequence of a conversation by compare-and-set on its head, so two
+/// nodes never give the same one; a node that dies between taking a sequence and storing the message
+/// leaves a gap, which readers skip (as they skip messages removed by retention). De-duplication: the
+/// client id is claimed with the sequence before the message is stored, and a claim whose message was
+/// never stored is taken over by the resend, so a resend after any crash is stored exactly once.
+///
+/// Differences from ``SQLiteMessageStore``: ``append(_:)`` checks the whole batch first (an invalid
+/// message stores nothing), but is atomic per message, not per batch: a NATS failure in the middle
+/// leaves the messages before it stored, and the server's retry of each alone finds them as duplicates.
+/// Durability is JetStream's (file storage, `replicas` copies, acknowledged by the stream's leader).
+///
+/// Threading: calls are blocking request/replies to NATS (a few hundred microseconds each on loopback;
+/// an append makes about five), each call atomic for its own records; the server calls them from its
+/// routing queue, never from an event loop. While NATS is unreachable every call fails at once with
+/// ``NATSError/notConnected`` (or ``NATSError/timeout`` after the connection's request timeout).
+///
+/// Errors: ``StoreError`` as ``MessageStore`` says; ``NATSError`` when NATS fails;
+/// ``StoreError/corrupt(_:)`` for a record this program did not write.
+public final class JetStreamMessageStore: MessageStore {
+    /// What the names of the stream and buckets start with.
+    public let prefix: String
+    /// The node id written into each message stored here, or nil.
+    public let origin: String?
+    let connection: NATSConnection
+    let jetStream: JetStream
+    let users: KeyValueBucket
+    let heads: KeyValueBucket
+    let ids: KeyValueBucket
+    let positions: KeyValueBucket
+    let directs: KeyValueBucket
+    /// The stream of messages: `PREFIX_MSGS`.
+    var streamName: String { prefix + "_MSGS" }
+
+    /// How often a compare-and-set is tried again after another node changed the record first.
+    static let maxAttempts = 64
+
+    /// Opens (creating when missing) the stream and buckets of `prefix` on `connection`'s JetStream.
+    ///
+    /// - Parameters:
+    ///   - prefix: letters, digits, `_` and `-` only (a JetStream name and a subject token); default `chat`.
+    ///   - replicas: copies JetStream keeps of every record (1 on one NATS server; 3 in a three-server
+    ///     NATS cluster survives the loss of one).
+    ///   - origin: the node id written into every message this store stores (``ChatCluster``: so a node
+    ///     reading the stream knows which messages it fanned out itself); nil: none.
+    /// - Throws: ``NATSError`` when JetStream cannot create or bind them (not enabled on the server,
+    ///   `replicas` above the NATS cluster's size, …); ``NATSError/invalid(_:)`` for a bad prefix.
+    public init(connection: NATSConnection, prefix: String = "chat", replicas: Int = 1, origin: String? = nil) throws {
+        guard !prefix.isEmpty, prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            throw NATSError.invalid("a store prefix is letters, digits, _ and - only: \(prefix)")
+        }
+        self.prefix = prefix
+        self.origin = origin
+        self.connection = connection
+        jetStream = try connection.jetStream()
+        try jetStream.addOrUpdateStream(.init(name: prefix + "_MSGS", subjects: [prefix + ".msg.>"], replicas: replicas))
+        users = try jetStream.keyValue(bucket: prefix + "_users", replicas: replicas)
+        heads = try jetStream.keyValue(bucket: prefix + "_heads", replicas: replicas)
+        ids = try jetStream.keyValue(bucket: prefix + "_ids", replicas: replicas)
+        positions = try jetStream.keyValue(bucket: prefix + "_positions", replicas: replicas)
+        directs = try jetStream.keyValue(bucket: prefix + "_directs", replicas: replicas)
+    }
+
+    static func key(_ text: String) -> String { KeyValueBucket.encodeKey(text) }
+    static func key(_ conversation: ConversationID) -> String { key(conversation.description) }
+
+    /// The subject of message `sequence` of `conversation`.
+    func subject(_ conversation: ConversationID, _ sequence: UInt64) -> String {
+        "\(prefix).msg.\(Self.key(conversation)).\(sequence)"
+    }
+
+    // MARK: Users
+
+    public func user(named name: String) throws -> UserRecord? {
+        if let record = try record(of: name) { return record }
+        let nameKey = UserName.Key(name)
+        for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] {
+            if let entry = try users.get(similar), let other = String(data: entry.value, encoding: .utf8) {
+                return try record(of: other)
+            }
+        }
+        return nil
+    }
+
+    /// The record stored under exactly `name`.
+    private func record(of name: String) throws -> UserRecord? {
+        guard let entry = try users.get("u." + Self.key(name)) else { return nil }
+        return try JetStreamRecord.User.decode(entry.value).record
+    }
+
+    public func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
+        let nameKey = UserName.Key(name)
+        var claimed: [String] = []
+        do {
+            for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] {
+                do {
+                    _ = try users.create(similar, Data(name.utf8))
+                    claimed.append(similar)
+                } catch NATSError.keyExists {
+                    let other = try users.get(similar).flatMap { String(data: $0.value, encoding: .utf8) } ?? name
+                    throw StoreError.userExists(other)
+                }
+            }
+            let record = UserRecord(name: name, passwordHash: passwordHash, roomStart: try head(of: .room), created: time)
+            _ = try users.create("u." + Self.key(name), try JetStreamRecord.User(record).encoded())
+            return record
+        } catch {
+            for key in claimed { try? users.delete(key) }
+            throw error
+        }
+    }
+
+    public func setPasswordHash(_ hash: String, forUser user: String) throws {
+        let key = "u." + Self.key(user)
+        for _ in 0..<Self.maxAttempts {
+            guard let entry = try users.get(key) else { throw StoreError.unknownUser(user) }
+            var record = try JetStreamRecord.User.decode(entry.value).record
+            record.passwordHash = hash
+            do {
+                _ = try users.update(key, try JetStreamRecord.User(record).encoded(), lastRevision: entry.revision)
+                return
+            } catch NATSError.wrongLastSequence {
+                continue
+            }
+        }
+        throw NATSError.wrongLastSequence
+    }
+
+    // MARK: Messages
+
+    public func append(_ batch: [NewMessage]) throws -> [AppendOutcome] {
+        var known: Set<String> = []
+        for message in batch {
+            try message.check { name in
+                if known.contains(name) { return true }
+                let exists = try record(of: name) != nil
+                if exists { known.insert(name) }
+                return exists
+            }
+        }
+        return try batch.map(append)
+    }
+
+    /// Stores one checked message (see the type's documentation for the order of the steps).
+    private func append(_ message: NewMessage) throws -> AppendOutcome {
+        let idKey = [message.sender, message.clientInstance, String(message.clientID)].map(Self.key).joined(separator: ".")
+        var claim = try ids.get(idKey)
+        if let claim, let sequence = UInt64(String(decoding: claim.value, as: UTF8.self)),
+           try stored(message.conversation, sequence) != nil {
+            return .duplicate(sequence: sequence)
+        }
+        let sequence = try takeSequence(of: message.conversation)
+        let value = Data(String(sequence).utf8)
+        for _ in 0..<Self.maxAttempts {
+            do {
+                if let old = claim {
+                    _ = try ids.update(idKey, value, lastRevision: old.revision)
+                } else {
+                    _ = try ids.create(idKey, value)
+                }
+                break
+            } catch NATSError.keyExists, NATSError.wrongLastSequence {
+                // Claimed meanwhile: by a copy that got stored (a duplicate), or by one that never was.
+                claim = try ids.get(idKey)
+                if let claim, let other = UInt64(String(decoding: claim.value, as: UTF8.self)),
+                   try stored(message.conversation, other) != nil {
+                    return .duplicate(sequence: other)
+                }
+            }
+        }
+        let record = JetStreamRecord.Message(message, origin: origin)
+        _ = try jetStream.publish(subject(message.conversation, sequence), try record.encoded(), messageID: subject(message.conversation, sequence))
+        if sequence == 1, let (first, second) = message.conversation.members {
+            for member in Set([first, second]) { try addDirect(message.conversation, of: member) }
+        }
+        return .stored(sequence: sequence)
+    }
+
+    /// Takes the next sequence of `conversation` (compare-and-set on its head).
+    private func takeSequence(of conversation: ConversationID) throws -> UInt64 {
+        let key = Self.key(conversation)
+        for _ in 0..<Self.maxAttempts {
+            do {
+                guard let entry = try heads.get(key) else {
+                    _ = try heads.create(key, JetStreamRecord.Head(head: 1, first: 1).encoded())
+                    return 1
+                }
+                var head = try JetStreamRecord.Head.decode(entry.value)
+                head.head += 1
+                _ = try heads.update(key, head.encoded(), lastRevision: entry.revision)
+                return head.head
+            } catch NATSError.keyExists, NATSError.wrongLastSequence {
+                continue
+            }
+        }
+        throw NATSError.wrongLastSequence
+    }
+
+    /// Adds `conversation` to `user`'s direct conversations.
+    private func addDirect(_ conversation: ConversationID, of user: String) throws {
+        let key = Self.key(user)
+        for _ in 0..<Self.maxAttempts {
+            do {
+                guard let entry = try directs.get(key) else {
+                    _ = try directs.create(key, try JSONEncoder().encode([conversation.description]))
+                    return
+                }
+                var list = try JSONDecoder().decode([String].self, from: entry.value)
+                guard !list.contains(conversation.description) else { return }
+                list.append(conversation.description)
+                _ = try directs.update(key, try JSONEncoder().encode(list), lastRevision: entry.revision)
+                return
+            } catch NATSError.keyExists, NATSError.wrongLastSequence {
+                continue
+            }
+        }
+        throw NATSError.wrongLastSequence
+    }
+
+    /// Message `sequence` of `conversation`, and its sequence in the stream; nil when not stored.
+    func stored(_ conversation: ConversationID, _ sequence: UInt64) throws -> (message: StoredMessage, streamSequence: UInt64)? {
+        guard let found = try jetStream.lastMessage(stream: streamName, subject: subject(conversation, sequence)) else { return nil }
+        let record = try JetStreamRecord.Message.decode(found.data)
+        return (record.stored(in: conversation, sequence: sequence), found.sequence)
+    }
+
+    /// The head and the first sequence not removed of `conversation`.
+    func bounds(of conversation: ConversationID) throws -> JetStreamRecord.Head {
+        guard let entry = try heads.get(Self.key(conversation)) else { return JetStreamRecord.Head(head: 0, first: 1) }
+        return try JetStreamRecord.Head.decode(entry.value)
+    }
+
+    public func messages(in conversation: ConversationID, after: UInt64, limit: Int) throws -> [StoredMessage] {
+        guard limit > 0, after < UInt64.max else { return [] }
+        let bounds = try bounds(of: conversation)
+        var found: [StoredMessage] = []
+        var sequence = max(after + 1, bounds.first)
+        while sequence <= bounds.head && found.count < limit {
+            if let message = try stored(conversation, sequence)?.message { found.append(message) }
+            sequence += 1
+        }
+        return found
+    }
+
+    public func lastMessages(in conversation: ConversationID, limit: Int) throws -> [StoredMessage] {
+        guard limit > 0 else { return [] }
+        let bounds = try bounds(of: conversation)
+        var found: [StoredMessage] = []
+        var sequence = bounds.head
+        while sequence >= bounds.first && sequence > 0 && found.count < limit {
+            if let message = try stored(conversation, sequence)?.message { found.append(message) }
+            sequence -= 1
+        }
+        return found.reversed()
+    }
+
+    public func head(of conversation: ConversationID) throws -> UInt64 { try bounds(of: conversation).head }
+
+    public func directConversations(of user: String) throws -> [ConversationID] {
+        guard let entry = try directs.get(Self.key(user)) else { return [] }
+        return try JSONDecoder().decode([String].self, from: entry.value).compactMap(ConversationID.init).sorted()
+    }
+
+    // MARK: Positions
+
+    public func position(of user: String, in conversation: ConversationID) throws -> UInt64 {
+        guard let entry = try positions.get(Self.key(user) + "." + Self.key(conversation)) else { return 0 }
+        return UInt64(String(decoding: entry.value, as: UTF8.self)) ?? 0
+    }
+
+    public func setPositions(_ updates: [(user: String, conversation: ConversationID, sequence: UInt64)]) throws {
+        if let invalid = updates.first(where: { !$0.conversation.isNormalized }) {
+            throw StoreError.invalidConversation(invalid.conversation)
+        }
+        for update in updates {
+            let sequence = min(update.sequence, try head(of: update.conversation))
+            guard sequence > 0 else { continue }
+            let key = Self.key(update.user) + "." + Self.key(update.conversation)
+            for attempt in 0...Self.maxAttempts {
+                guard attempt < Self.maxAttempts else { throw NATSError.wrongLastSequence }
+                do {
+                    if let entry = try positions.get(key) {
+                        guard sequence > UInt64(String(decoding: entry.value, as: UTF8.self)) ?? 0 else { break }
+                        _ = try positions.update(key, Data(String(sequence).utf8), lastRevision: entry.revision)
+                    } else {
+                        _ = try positions.create(key, Data(String(sequence).utf8))
+                    }
+                    break
+                } catch NATSError.keyExists, NATSError.wrongLastSequence {
+                    continue
+                }
+            }
+        }
+    }
+}
