@@ -10,13 +10,18 @@
 #                      --hole seconds (a NAT that forgot the mapping)
 #   recipient-offline  the recipient (logged in once before) is offline during the whole send
 #   recipient-kill     the recipient's client is killed with kill -9 mid-run and started again
+#   node-kill          a cluster (issue 14): nats-server -js and three im-server nodes on it; ann is on
+#                      node a and knows all three, bob is on node b; node a is killed with kill -9 and
+#                      ann moves to another node
+#   nats-restart       the same cluster; nats-server is killed with kill -9 and started again on its
+#                      port and directory (the nodes refuse messages meanwhile, then take them again)
 #
 # Options: --messages N (default 1000)  --rate R messages/s (default 200)  --freeze S (default 8)
 #          --hole S (default 6)  --heartbeat S (default 2)  --build debug|release (default debug)
 #          --keep (keep the temporary directory)
 #
 # Each scenario starts its own im-server on a free loopback port with a SQLite store in a temporary
-# directory, and two im-clients with passwords: ann sends N numbered direct messages ("message 1" …)
+# directory (the cluster scenarios: nats-server and three nodes, every port free and on loopback), and two im-clients with passwords: ann sends N numbered direct messages ("message 1" …)
 # to bob at R per second from a pipe; bob prints what arrives. A scenario passes when bob shows every
 # message exactly once and in order, and ann exits with status 0 (it exits once everything is
 # stored). One line per scenario:
@@ -36,12 +41,12 @@ while [[ $# -gt 0 ]]; do
         --heartbeat) heartbeat=$2; shift 2 ;;
         --build) build=$2; shift 2 ;;
         --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "chat-chaos: unknown option $1" >&2; exit 64 ;;
         *) scenarios+=("$1"); shift ;;
     esac
 done
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(server-kill server-freeze sender-blackhole recipient-offline recipient-kill)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(server-kill server-freeze sender-blackhole recipient-offline recipient-kill node-kill nats-restart)
 
 if [[ -n ${CHAT_CHAOS_BIN:-} ]]; then
     bin=$CHAT_CHAOS_BIN
@@ -50,6 +55,7 @@ else
         || { echo "chat-chaos: build failed" >&2; exit 2; }
     bin=$(swift build -c "$build" --show-bin-path)
 fi
+nats_server=$(command -v nats-server || echo /usr/bin/nats-server)
 
 # Waits (at most $2 seconds, default 30) until file $1 has a line matching $3; prints that line.
 wait_for_line() {
@@ -68,18 +74,27 @@ run() {
     echo "ann-password" >"$dir/ann.pw"
     echo "bob-password" >"$dir/bob.pw"
 
-    start_server() {  # $1: port (0 = any)
+    local cluster=0 nats_port="" nodes=() node_ports=()
+    [[ $scenario == node-kill || $scenario == nats-restart ]] && cluster=1
+    start_nats() {
+        "$nats_server" -js -a 127.0.0.1 -p "$nats_port" -sd "$dir/nats" >>"$dir/nats.log" 2>&1 &
+        nats=$!
+        pids+=("$nats")
+        wait_for_line "$dir/nats.log" 20 "Server is ready" >/dev/null
+    }
+    start_server() {  # $1: port (0 = any); $2: log file (default server.log); $3: node id in a cluster
+        local log=$dir/${2:-server.log} store=(--store "$dir/chat.sqlite")
+        [[ -n ${3:-} ]] && store=(--cluster "nats://127.0.0.1:$nats_port" --node-id "$3")
         # The faults are what is tested, not the rate limit: the server takes twice the sender's rate.
-        "$bin/im-server" --port "$1" --no-discovery --store "$dir/chat.sqlite" --rate $(( rate * 2 )) \
-            >>"$dir/server.log" 2>&1 &
+        "$bin/im-server" --port "$1" --no-discovery "${store[@]}" --rate $(( rate * 2 )) >>"$log" 2>&1 &
         server=$!
         pids+=("$server")
-        port_line=$(wait_for_line "$dir/server.log" 20 "listening on 127.0.0.1:[0-9]+ " | tail -1) || return 1
+        port_line=$(wait_for_line "$log" 20 "listening on 127.0.0.1:[0-9]+ " | tail -1) || return 1
         port=$(sed -E 's/.*127\.0\.0\.1:([0-9]+) .*/\1/' <<<"$port_line")
     }
     start_bob() {  # stdin held open by a sleeping writer, so bob stays until killed
         mkfifo "$dir/bob.in.$1" 2>/dev/null
-        "$bin/im-client" bob --port "$port" --password-file "$dir/bob.pw" --data-dir "$dir/bob" \
+        "$bin/im-client" bob "${bob_servers[@]}" --password-file "$dir/bob.pw" --data-dir "$dir/bob" \
             --heartbeat "$heartbeat" <"$dir/bob.in.$1" >>"$dir/bob.log" 2>&1 &
         bob=$!
         pids+=("$bob")
@@ -88,7 +103,21 @@ run() {
     }
 
     : >"$dir/server.log"
-    start_server 0 || { echo "$scenario: FAIL the server did not start"; return 1; }
+    local bob_servers ann_servers
+    if (( cluster )); then
+        nats_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        start_nats || { echo "$scenario: FAIL nats-server did not start"; return 1; }
+        for node in a b c; do
+            start_server 0 "node-$node.log" "$node" || { echo "$scenario: FAIL node $node did not start"; return 1; }
+            nodes+=("$server") node_ports+=("$port")
+        done
+        # ann knows every node and starts on a; bob is on b (and c).
+        ann_servers=(--server "127.0.0.1:${node_ports[0]}" --server "127.0.0.1:${node_ports[1]}" --server "127.0.0.1:${node_ports[2]}")
+        bob_servers=(--server "127.0.0.1:${node_ports[1]}" --server "127.0.0.1:${node_ports[2]}")
+    else
+        start_server 0 || { echo "$scenario: FAIL the server did not start"; return 1; }
+        ann_servers=(--port "$port") bob_servers=(--port "$port")
+    fi
     local server_port=$port
     # bob logs in once (claiming his name), so messages to him are kept while he is away.
     start_bob 1
@@ -103,6 +132,7 @@ run() {
         pids+=("$proxy")
         exec {proxy_control}>"$dir/proxy.in"
         ann_port=$(wait_for_line "$dir/proxy.log" 10 "proxy listening" | sed -E 's/.*:([0-9]+)$/\1/')
+        ann_servers=(--port "$ann_port")
     fi
 
     # ann: N lines at R per second, then end of input; she exits once everything is stored.
@@ -111,7 +141,7 @@ run() {
             echo "/to bob message $i"
             (( i % 10 == 0 )) && sleep "$(awk "BEGIN { print 10 / $rate }")"
         done
-    ) | "$bin/im-client" ann --port "$ann_port" --password-file "$dir/ann.pw" --data-dir "$dir/ann" \
+    ) | "$bin/im-client" ann "${ann_servers[@]}" --password-file "$dir/ann.pw" --data-dir "$dir/ann" \
         --heartbeat "$heartbeat" --wait 120 >"$dir/ann.log" 2>&1 &
     local ann=$!
     pids+=("$ann")
@@ -131,6 +161,12 @@ run() {
             { kill -9 "$bob"; wait "$bob"; } 2>/dev/null
             sleep 0.5
             start_bob 2 ;;
+        node-kill)
+            { kill -9 "${nodes[0]}"; wait "${nodes[0]}"; } 2>/dev/null ;;
+        nats-restart)
+            { kill -9 "$nats"; wait "$nats"; } 2>/dev/null
+            sleep 1
+            start_nats || { echo "$scenario: FAIL nats-server did not restart"; return 1; } ;;
     esac
 
     wait "$ann"
@@ -157,7 +193,7 @@ run() {
 failed=0
 for scenario in "${scenarios[@]}"; do
     case $scenario in
-        server-kill|server-freeze|sender-blackhole|recipient-offline|recipient-kill) ;;
+        server-kill|server-freeze|sender-blackhole|recipient-offline|recipient-kill|node-kill|nats-restart) ;;
         *) echo "chat-chaos: unknown scenario $scenario" >&2; exit 64 ;;
     esac
     dir=$(mktemp -d /tmp/chat-chaos.XXXXXX)

@@ -32,8 +32,10 @@ extension ChatCodec: ReliableLinkCodec {
     /// - `.v2(.error(…, id: id, …))` whose code ``ChatErrorCode/refusesForGood`` (`unknownRecipient`,
     ///   `badRequest`, `messageTooLong`) is ``DeliveryRole/refused(id:)``; `rateLimited` is
     ///   ``DeliveryRole/retry(id:after:)`` after its `retryAfter` seconds (1 when missing): the message
-    ///   stays in the outbox and is resent then; with another code (`storeUnavailable`, `notLoggedIn`,
-    ///   …) it is ``DeliveryRole/other``: the message stays in the outbox for the next reconnect;
+    ///   stays in the outbox and is resent then; so is `storeUnavailable` with a `retryAfter` (a server
+    ///   whose store came back, a cluster node whose NATS did); with another code (`storeUnavailable`
+    ///   without `retryAfter`, from servers before it, `notLoggedIn`, …) it is ``DeliveryRole/other``:
+    ///   the message stays in the outbox for the next reconnect;
     /// - `.v2(.delivery(…))` with a sequence number is ``DeliveryRole/delivery(conversation:sequence:)``
     ///   (a live-only delivery, without one, is ``DeliveryRole/other``);
     /// - everything else, version 1 messages included, is ``DeliveryRole/other``.
@@ -45,6 +47,8 @@ extension ChatCodec: ReliableLinkCodec {
             return .refused(id: id)
         case .v2(.error(.rateLimited, _, let id?, let retryAfter)):
             return .retry(id: id, after: .seconds(Int64(clamping: max(retryAfter ?? 1, 1))))
+        case .v2(.error(.storeUnavailable, _, let id?, let retryAfter?)):
+            return .retry(id: id, after: .seconds(Int64(clamping: max(retryAfter, 1))))
         case .v2(.delivery(_, _, _, let conversation, let sequence?, _)):
             return .delivery(conversation: conversation, sequence: sequence)
         default:

@@ -301,6 +301,7 @@ import TestSupport
         #expect(codec.role(of: .v2(.error(code: .unknownRecipient, detail: "d", id: 17, retryAfter: nil))) == .refused(id: 17))
         #expect(codec.role(of: .v2(.error(code: .badRequest, detail: "d", id: 17, retryAfter: nil))) == .refused(id: 17))
         #expect(codec.role(of: .v2(.error(code: .storeUnavailable, detail: "d", id: 17, retryAfter: nil))) == .other)
+        #expect(codec.role(of: .v2(.error(code: .storeUnavailable, detail: "d", id: 17, retryAfter: 1))) == .retry(id: 17, after: .seconds(1)))
         #expect(codec.role(of: .v2(.error(code: .notLoggedIn, detail: "d", id: 17, retryAfter: nil))) == .other)
         #expect(codec.role(of: .v2(.error(code: .badRequest, detail: "d", id: nil, retryAfter: nil))) == .other)
         #expect(codec.role(of: .v2(.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob",

@@ -17,6 +17,16 @@ extension Router {
     /// Unacknowledged deliveries a stored session may have outstanding (docs/PROTOCOL.md "Version 2").
     static let deliveryWindow = 256
 
+    /// Seconds after which a client resends a message the store could not take (`storeUnavailable`'s
+    /// `retryAfter`): 1.
+    static let storeRetryAfter: UInt64 = 1
+
+    /// The answer to numbered message `id` when the store failed: `storeUnavailable`, resend after
+    /// ``storeRetryAfter`` seconds.
+    static func storeUnavailable(id: UInt64?) -> ChatMessage {
+        .v2(.error(code: .storeUnavailable, detail: "the message store failed; resent in \(storeRetryAfter) s", id: id, retryAfter: storeRetryAfter))
+    }
+
     /// Checks a direct message (`recipient` set) or broadcast and queues it for the next group commit.
     func submit(_ conversation: ConversationID, recipient: String?, text: String, from sender: String, id: UInt64?, session: Session) {
         let version: ChatProtocolVersion = id == nil ? .v1 : .v2
@@ -39,7 +49,7 @@ extension Router {
                 if known { knownUsers.insert(recipient) }
             } catch {
                 logger.error("store error reading user \(recipient): \(error)")
-                if version == .v2 { session.send(Router.error(.storeUnavailable, "the message store failed; sent again after a reconnect", id: id, version: .v2)) }
+                if version == .v2 { session.send(Router.storeUnavailable(id: id)) }
                 return
             }
             guard known else {
@@ -97,7 +107,7 @@ extension Router {
             let conversation = item.message.conversation
             guard let outcome else {
                 if let id = item.id {
-                    item.session.send(Router.error(.storeUnavailable, "the message store failed; sent again after a reconnect", id: id, version: .v2))
+                    item.session.send(Router.storeUnavailable(id: id))
                 }
                 continue
             }

@@ -1,0 +1,150 @@
+import AsyncSocket
+import Foundation
+@testable import IMChat
+import LongLink
+import Testing
+import TestSupport
+
+/// Nodes of one chat on one nats-server of the test's own (``NATSServerProcess``), each an in-process
+/// ``ChatServer`` with its ``ChatCluster`` (names under a prefix of its own), and version 2 peers on them.
+final class ClusterFixture: Sendable {
+    let nats: NATSServerProcess
+    let prefix = "t" + UUID().uuidString.prefix(8).lowercased()
+    let clusters: [ChatCluster]
+    let nodes: [ChatServer]
+    let group = EventLoopGroup(numberOfThreads: 1, name: "cluster-fixture")
+
+    init(nodes count: Int = 3) throws {
+        nats = try NATSServerProcess.start()
+        var clusters: [ChatCluster] = []
+        var nodes: [ChatServer] = []
+        for index in 0..<count {
+            var configuration = ChatCluster.Configuration(servers: [nats.url], nodeID: "node-\(index)")
+            configuration.prefix = prefix
+            let cluster = try ChatCluster(configuration)
+            let server = ChatServer(host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
+                                    limits: ChatFixture.testLimits, group: group, cluster: cluster)
+            try server.start()
+            clusters.append(cluster)
+            nodes.append(server)
+        }
+        self.clusters = clusters
+        self.nodes = nodes
+    }
+
+    func peer(on node: Int) -> V2Peer { V2Peer(port: nodes[node].port, group: group) }
+
+    /// Stops node `index` as a crash would: no goodbye, its users left in the presence bucket.
+    func crash(_ index: Int) {
+        nodes[index].stop()
+        clusters[index].close()
+    }
+
+    deinit {
+        for node in nodes { node.stop() }
+        for cluster in clusters { cluster.close() }
+        group.shutdown()
+        nats.stop()
+    }
+}
+
+/// The next message of `peer` that is not presence news.
+private func answer(_ peer: V2Peer) async throws -> ChatMessage {
+    try await peer.received.first { if case .v2(.presence) = $0 { false } else if case .v2(.presenceChanges) = $0 { false } else { true } }
+}
+
+@Suite(.serialized) struct ChatClusterTests {
+    @Test func aDirectMessageToAUserOnAnotherNodeIsStoredOnceDeliveredInOrderAndReceipted() async throws {
+        let chat = try ClusterFixture(nodes: 2)
+        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
+        #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
+        _ = try await bob.loggedIn("bob", password: "bob's secret")
+        // ann hears of bob, on the other node, from the presence bucket.
+        _ = try await ann.received.first { $0 == .v2(.presence(name: "bob", online: true)) }
+        for id in 1...3 { ann.send(.directMessage(id: UInt64(id), to: "bob", text: "hi \(id)")) }
+        var toBob: [ChatMessage] = []
+        for _ in 1...3 { toBob.append(try await answer(bob)) }
+        #expect(toBob == (1...3).map { .v2(delivery("ann", "hi \($0)", "direct:ann bob", UInt64($0))) })
+        bob.send(.received(conversation: "direct:ann bob", upTo: 3))
+        _ = try await ann.received.first { $0 == .v2(.receipt(conversation: "direct:ann bob", upTo: 3, by: "bob")) }
+        #expect(try chat.clusters[1].store.messages(in: .direct("ann", "bob"), after: 0, limit: 10).map(\.text) == ["hi 1", "hi 2", "hi 3"])
+    }
+
+    @Test func aBroadcastReachesTheUsersOfEveryNodeOnce() async throws {
+        let chat = try ClusterFixture(nodes: 3)
+        let peers = [chat.peer(on: 0), chat.peer(on: 1), chat.peer(on: 2)]
+        for (index, peer) in peers.enumerated() { _ = try await peer.loggedIn("user\(index)", password: "secret \(index)") }
+        // Everyone sees everyone before the broadcast (presence across nodes).
+        for (index, peer) in peers.enumerated() {
+            for other in 0..<3 where other != index {
+                _ = try await peer.received.first { $0 == .v2(.presence(name: "user\(other)", online: true)) }
+            }
+        }
+        peers[2].send(.broadcast(id: 1, text: "hello all"))
+        for peer in peers {
+            _ = try await peer.received.first { $0 == .v2(delivery("user2", "hello all", "room", 1)) }
+        }
+        #expect(chat.nodes.map(\.onlineUsers) == Array(repeating: ["user0", "user1", "user2"], count: 3))
+    }
+
+    @Test func aSecondLoginOnAnotherNodeIsResolvedAsOnOneNode() async throws {
+        let chat = try ClusterFixture(nodes: 2)
+        let first = chat.peer(on: 0)
+        _ = try await first.loggedIn("ann", password: "ann's secret")
+        let live = chat.peer(on: 0)
+        _ = try await live.loggedIn("cy", password: nil)
+        // Wait until node 1 knows both.
+        let watcher = chat.peer(on: 1)
+        _ = try await watcher.loggedIn("dan", password: nil)
+        // A live-only login without cy's resume token is refused, as on one node.
+        let squatter = chat.peer(on: 1)
+        squatter.login("cy", password: nil)
+        let refusal = try await answer(squatter)
+        guard case .v2(.error(let code, _, _, _)) = refusal else {
+            Issue.record("expected a refusal, got \(refusal)")
+            return
+        }
+        #expect(code == .nameTaken)
+        // The password takes ann's session over: the old one is told and closed.
+        let second = chat.peer(on: 1)
+        #expect(accepted("ann", online: ["cy", "dan"])(try await second.loggedIn("ann", password: "ann's secret")))
+        _ = try await first.received.first { if case .v2(.error(.replaced, _, _, _)) = $0 { true } else { false } }
+        #expect(chat.nodes[1].onlineUsers == ["ann", "cy", "dan"])
+    }
+
+    @Test func theUsersOfANodeThatDiesGoOfflineOnTheOthersByThemselves() async throws {
+        let chat = try ClusterFixture(nodes: 2)
+        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
+        _ = try await ann.loggedIn("ann", password: "a")
+        _ = try await bob.loggedIn("bob", password: "b")
+        _ = try await bob.received.first { $0 == .v2(.presence(name: "ann", online: true)) }
+        chat.crash(0)
+        // Node 0's key expires after ChatCluster.nodeLifetime; node 1 notices at its next refresh.
+        _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        #expect(chat.nodes[1].onlineUsers == ["bob"])
+    }
+
+    @Test func withoutNATSMessagesAreRefusedVisiblyAndStoredAgainWhenItIsBack() async throws {
+        let chat = try ClusterFixture(nodes: 1)
+        let ann = chat.peer(on: 0)
+        _ = try await ann.loggedIn("ann", password: "a")
+        ann.send(.broadcast(id: 1, text: "before"))
+        #expect(try await answer(ann) == .v2(.stored(id: 1, conversation: "room", sequence: 1)))
+        #expect(try await answer(ann) == .v2(delivery("ann", "before", "room", 1)))
+        chat.nats.kill()
+        ann.send(.broadcast(id: 2, text: "during"))
+        let refusal = try await answer(ann)
+        guard case .v2(.error(let code, _, let id, _)) = refusal else {
+            Issue.record("expected storeUnavailable, got \(refusal)")
+            return
+        }
+        #expect(code == .storeUnavailable && id == 2)
+        try chat.nats.restart()
+        // libnats reconnects by itself (every 250 ms); what is sent then is stored.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !chat.clusters[0].isConnected && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        ann.send(.broadcast(id: 2, text: "during"))
+        #expect(try await answer(ann) == .v2(.stored(id: 2, conversation: "room", sequence: 2)))
+        #expect(try chat.clusters[0].store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["before", "during"])
+    }
+}
