@@ -260,8 +260,9 @@ public struct ClientOptions: Equatable, Sendable {
                                   (empty: none) and a pipe logs in without one (live only: nothing is
                                   stored for you, no history, no receipts)
           --data-dir DIR          where the outbox, positions and receipts are kept, one file set per
-                                  name and server, the first --server (default $XDG_DATA_HOME/im-client, or
-                                  ~/.local/share/im-client; created with mode 0700)
+                                  name and server (the first --server; default
+                                  $XDG_DATA_HOME/im-client, or ~/.local/share/im-client; created
+                                  with mode 0700)
           --wait SECONDS          after the input ends, how long to wait for the server to store what
                                   is in the outbox (restarted at each message stored; default 30)
           --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
@@ -272,8 +273,8 @@ public struct ClientOptions: Equatable, Sendable {
                                   system's trust store (default: plaintext)
           --ca FILE               trust only the PEM certificates in FILE instead (implies --tls; a
                                   self-signed server certificate can be its own CA)
-          --discover              find the server by LAN discovery instead of --host/--port/--server (default
-                                  off; docs/PROTOCOL.md); with it:
+          --discover              find the server by LAN discovery instead of --host/--port or
+                                  --server (default off; docs/PROTOCOL.md); with it:
           --discover-timeout S    how long to collect answers (default 1)
           --discover-group G      multicast group to ask (default 239.255.77.77)
           --discover-port P       UDP port to ask (default 7777)
@@ -336,8 +337,9 @@ public struct ClientOptions: Equatable, Sendable {
           * sending one message at a time until the outbox is empty    and the rest follow one by one
           ! not sent: the text is N bytes as sent (JSON); at most 65000       a text over the limit
           * ...                         connection news: connected, logged in, joined, left,
-                                        disconnected, reconnect attempt N in S s (a terminal adds
-                                        the clock time), messages left in the outbox
+                                        disconnected, reconnect attempt N in S s (attempt N to
+                                        HOST:PORT with several --server; a terminal adds the clock
+                                        time), messages left in the outbox
         Text from others is shown with control characters escaped (\\u{1B}).
 
         Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
