@@ -35,14 +35,34 @@ extension ChatClient {
     public struct Configuration: Sendable {
         /// The user name to log in with.
         public var name: String
-        /// The server's host name or numeric address.
-        public var host: String
-        /// The server's TCP port.
-        public var port: UInt16
+        /// The servers of the chat, in order of preference: one, or several nodes of one chat (a
+        /// cluster). The client connects to the first; when a connect fails or the connection drops
+        /// (not by the user's choice), each reconnect attempt goes to the next one, round robin, on
+        /// ``reconnectSchedule``'s timing (``LongLinkClient/Configuration/endpoints``). Version 2 keeps
+        /// its files (``ChatClientState``) under the first endpoint's name, whichever node it is
+        /// connected to. Must not be empty (the link then reports the server unavailable at once).
+        public var endpoints: [Endpoint]
+        /// The first endpoint's host name or numeric address (`""` when ``endpoints`` is empty);
+        /// setting it changes the first endpoint only.
+        public var host: String {
+            get { endpoints.first?.host ?? "" }
+            set {
+                if endpoints.isEmpty { endpoints = [Endpoint(host: newValue, port: 0)] } else { endpoints[0].host = newValue }
+            }
+        }
+        /// The first endpoint's TCP port (0 when ``endpoints`` is empty); setting it changes the first
+        /// endpoint only.
+        public var port: UInt16 {
+            get { endpoints.first?.port ?? 0 }
+            set {
+                if endpoints.isEmpty { endpoints = [Endpoint(host: "", port: newValue)] } else { endpoints[0].port = newValue }
+            }
+        }
         /// Time between heartbeats. Default 180 s (the articles' value).
         public var heartbeat: Duration = .seconds(180)
-        /// TLS client settings (``TLSConfiguration``: the server verified as ``host`` by default);
-        /// `nil` (the default): plaintext. `im-client --tls [--ca FILE]`.
+        /// TLS client settings (``TLSConfiguration``); with a `nil` ``TLSConfiguration/peerName`` each
+        /// connection's server is verified as the host of the endpoint it went to (a name set here is
+        /// checked on every endpoint). `nil` (the default): plaintext. `im-client --tls [--ca FILE]`.
         public var tls: TLSConfiguration?
         /// The protocol version. Default ``ChatProtocolVersion/v2``: numbered messages in a persistent
         /// outbox until the server stores them, receipts, history. ``ChatProtocolVersion/v1``: live
@@ -83,11 +103,16 @@ extension ChatClient {
         /// group's clock measures). Default `Date()`.
         public var clock: @Sendable () -> Date = { Date() }
 
-        /// A configuration for `name` on `host`:`port` with the defaults above.
+        /// A configuration for `name` on the one server at `host`:`port` with the defaults above.
         public init(name: String, host: String, port: UInt16) {
+            self.init(name: name, endpoints: [Endpoint(host: host, port: port)])
+        }
+
+        /// A configuration for `name` on the chat whose servers are `endpoints` (see ``endpoints``;
+        /// not empty) with the defaults above.
+        public init(name: String, endpoints: [Endpoint]) {
             self.name = name
-            self.host = host
-            self.port = port
+            self.endpoints = endpoints
         }
     }
 }

@@ -61,7 +61,7 @@ public final class ChatClient: Sendable {
         onFinish: @escaping @Sendable (ExitStatus) -> Void
     ) throws {
         let queue = DispatchQueue(label: "IMChat.ChatClient")
-        var linkConfiguration = LongLinkClient<ChatCodec>.Configuration(host: configuration.host, port: configuration.port)
+        var linkConfiguration = LongLinkClient<ChatCodec>.Configuration(endpoints: configuration.endpoints)
         linkConfiguration.tls = configuration.tls
         linkConfiguration.heartbeatInterval = configuration.heartbeat
         linkConfiguration.reconnectSchedule = configuration.reconnectSchedule

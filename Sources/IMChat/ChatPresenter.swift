@@ -182,10 +182,11 @@ final class ChatPresenter: @unchecked Sendable {
         switch event {
         case .connected(let host, let port):
             connected = true
+            let server = Endpoint(host: host, port: port)
             if let attempt {
-                say("* reconnect attempt \(attempt): connected to \(host):\(port)")
+                say("* reconnect attempt \(attempt): connected to \(server)")
             } else {
-                say("* connected to \(host):\(port)")
+                say("* connected to \(server)")
             }
             attempt = nil
             updateStatus { $0.connection = .loggingIn(name: lines.me) }
@@ -197,7 +198,7 @@ final class ChatPresenter: @unchecked Sendable {
             } else {
                 say("* connect failed: \(error)")
             }
-        case .reconnecting(let attempt, let delay):
+        case .reconnecting(let attempt, let delay, _):  // the line (the event's description) names the endpoint
             self.attempt = attempt
             let time = now()
             say(lines.reconnecting("\(event)", delay: delay, now: time))

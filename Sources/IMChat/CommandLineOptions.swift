@@ -1,4 +1,5 @@
 import AsyncSocket
+import LongLink
 import SocketLog
 import Foundation
 
@@ -206,7 +207,8 @@ public struct ServerOptions: Equatable, Sendable {
 }
 
 /// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2] [--password-file FILE]
-/// [--data-dir DIR] [--wait SECONDS]`, or with `--discover` instead of `--host`/`--port`:
+/// [--data-dir DIR] [--wait SECONDS]`, or `--server HOST:PORT` (repeatable) instead of
+/// `--host`/`--port`, or with `--discover` instead of either:
 /// `[--discover-timeout S] [--discover-group G] [--discover-port P] [--discover-ttl N]
 /// [--discover-name NAME] [--discover-interface I]…`. ``help`` explains them all.
 public struct ClientOptions: Equatable, Sendable {
@@ -216,6 +218,11 @@ public struct ClientOptions: Equatable, Sendable {
     public var host = "127.0.0.1"
     /// Server port. Default ``defaultChatPort``.
     public var port = defaultChatPort
+    /// `--server HOST:PORT`, repeatable (IPv6 in brackets, `[::1]:7000`): the chat's servers in the
+    /// order given, instead of ``host`` and ``port``; the client connects to the first and moves to the
+    /// next one when a connect fails or the connection drops (``ChatClient/Configuration/endpoints``).
+    /// Empty (the default): the one server ``host``:``port``.
+    public var servers: [Endpoint] = []
     /// Seconds between heartbeats. Default 180 s, the articles' value.
     public var heartbeat: Duration = .seconds(180)
     /// Find the server by LAN discovery instead of ``host`` and ``port`` (`--discover`); `nil` (the
@@ -242,16 +249,21 @@ public struct ClientOptions: Equatable, Sendable {
     /// `--timestamps`: in a pipe, every line starts with its UTC time in ISO 8601
     /// (``ChatClient/Configuration/timestamps``). Default false. A terminal always shows local `HH:MM`.
     public var timestamps = false
-    /// `--tls`: TLS to the server, verified as ``host`` (its certificate must name it) against the
-    /// system's trust store, or against `--ca FILE` only (which implies `--tls`). Default off.
+    /// `--tls`: TLS to the server, verified as the host connected to (``host``, or the `--server` the
+    /// connection went to: its certificate must name it) against the system's trust store, or against
+    /// `--ca FILE` only (which implies `--tls`). Default off.
     public var tls = false
     /// `--ca FILE`: the PEM certificates the server's chain must lead to (a self-signed certificate
     /// can be its own); nil: the system's trust store.
     public var caFile: String?
 
+    /// The servers to connect to: ``servers`` when `--server` was given, else ``host``:``port``.
+    public var endpoints: [Endpoint] { servers.isEmpty ? [Endpoint(host: host, port: port)] : servers }
+
     /// The synopsis printed with every usage error.
     public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
         + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps] [--tls [--ca FILE]]\n"
+        + "       im-client NAME --server HOST:PORT [--server HOST:PORT]... [other flags as above]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
         + "                 [--discover-ttl N] [--discover-name NAME] [--discover-interface I]... [other flags as above]"
 
@@ -266,25 +278,32 @@ public struct ClientOptions: Equatable, Sendable {
 
           --host H                server host name or address (default 127.0.0.1)
           --port P                server TCP port (default \(defaultChatPort))
+          --server HOST:PORT      a server of the chat, instead of --host and --port (IPv6 in
+                                  brackets: [::1]:7000). Repeat it for the nodes of a cluster: the
+                                  client connects to the first; when a connect fails or the
+                                  connection drops, each reconnect attempt goes to the next one
+                                  (after the last, the first again), on the reconnect schedule
           --heartbeat SECONDS     seconds between heartbeats (default 180)
           --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
           --password-file FILE    the password is the first line of FILE; without it a terminal asks
                                   (empty: none) and a pipe logs in without one (live only: nothing is
                                   stored for you, no history, no receipts)
           --data-dir DIR          where the outbox, positions and receipts are kept, one file set per
-                                  name and server (default $XDG_DATA_HOME/im-client, or
-                                  ~/.local/share/im-client; created with mode 0700)
+                                  name and server (the first --server; default
+                                  $XDG_DATA_HOME/im-client, or ~/.local/share/im-client; created
+                                  with mode 0700)
           --wait SECONDS          after the input ends, how long to wait for the server to store what
                                   is in the outbox (restarted at each message stored; default 30)
           --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
                                   2023-11-14T22:13:20.123Z stored #17 (default off; a terminal always
                                   starts lines with the local time, 14:02)
-          --tls                   TLS 1.2 or 1.3 to the server, whose certificate must name --host and
-                                  chain to the system's trust store (default: plaintext)
+          --tls                   TLS 1.2 or 1.3 to the server, whose certificate must name the host
+                                  connected to (--host, or that --server's) and chain to the
+                                  system's trust store (default: plaintext)
           --ca FILE               trust only the PEM certificates in FILE instead (implies --tls; a
                                   self-signed server certificate can be its own CA)
-          --discover              find the server by LAN discovery instead of --host/--port (default
-                                  off; docs/PROTOCOL.md); with it:
+          --discover              find the server by LAN discovery instead of --host/--port or
+                                  --server (default off; docs/PROTOCOL.md); with it:
           --discover-timeout S    how long to collect answers (default 1)
           --discover-group G      multicast group to ask (default 239.255.77.77)
           --discover-port P       UDP port to ask (default 7777)
@@ -347,8 +366,9 @@ public struct ClientOptions: Equatable, Sendable {
           * sending one message at a time until the outbox is empty    and the rest follow one by one
           ! not sent: the text is N bytes as sent (JSON); at most 65000       a text over the limit
           * ...                         connection news: connected, logged in, joined, left,
-                                        disconnected, reconnect attempt N in S s (a terminal adds
-                                        the clock time), messages left in the outbox
+                                        disconnected, reconnect attempt N in S s (attempt N to
+                                        HOST:PORT with several --server; a terminal adds the clock
+                                        time), messages left in the outbox
         Text from others is shown with control characters escaped (\\u{1B}).
 
         Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
@@ -377,6 +397,7 @@ public struct ClientOptions: Equatable, Sendable {
         var search = DiscoveryClient.Configuration()
         var discover = false
         var addressFlag: String?
+        var serverFlag: String?
         var searchFlag: String?
         var versionTwoFlag: String?
         var interfaces: [String?] = []
@@ -385,6 +406,9 @@ public struct ClientOptions: Equatable, Sendable {
             case "--host", "--port":
                 addressFlag = option
                 if option == "--host" { host = try parser.value(for: option) } else { port = try parser.port(for: option) }
+            case "--server":
+                servers.append(try parser.server(for: option))
+                serverFlag = option
             case "--heartbeat": heartbeat = try parser.seconds(for: option)
             case "--protocol":
                 let text = try parser.value(for: option)
@@ -421,8 +445,11 @@ public struct ClientOptions: Equatable, Sendable {
             if option.hasPrefix("--discover-") { searchFlag = option }
         }
         if !interfaces.isEmpty { search.interfaces = interfaces }
-        if discover, let addressFlag {
-            throw UsageError(description: "--discover finds the server: do not give \(addressFlag) too\n\(ClientOptions.usage)")
+        if discover, let flag = addressFlag ?? serverFlag {
+            throw UsageError(description: "--discover finds the server: do not give \(flag) too\n\(ClientOptions.usage)")
+        }
+        if serverFlag != nil, let addressFlag {
+            throw UsageError(description: "--server names host and port: do not give \(addressFlag) too\n\(ClientOptions.usage)")
         }
         if !discover, let searchFlag {
             throw UsageError(description: "\(searchFlag) needs --discover\n\(ClientOptions.usage)")
@@ -482,6 +509,15 @@ private struct ArgumentParser {
         let text = try value(for: option)
         guard let port = UInt16(text) else { throw UsageError(description: "\(option): not a port (0-65535): \(text)\n\(usage)") }
         return port
+    }
+
+    /// `HOST:PORT`, IPv6 in brackets (``Endpoint/init(serverArgument:)``).
+    mutating func server(for option: String) throws(UsageError) -> Endpoint {
+        let text = try value(for: option)
+        guard let endpoint = Endpoint(serverArgument: text) else {
+            throw UsageError(description: "\(option): not HOST:PORT (IPv6 in brackets: [::1]:7000; port 1-65535): \(text)\n\(usage)")
+        }
+        return endpoint
     }
 
     mutating func seconds(for option: String) throws(UsageError) -> Duration {
@@ -549,7 +585,18 @@ extension ClientOptions {
         host: String, port: UInt16, password: String?, style: ChatClient.OutputStyle,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> ChatClient.Configuration {
-        var configuration = ChatClient.Configuration(name: name, host: host, port: port)
+        configuration(endpoints: [Endpoint(host: host, port: port)], password: password, style: style, environment: environment)
+    }
+
+    /// The ``ChatClient`` configuration these options describe, for the chat's servers `endpoints`
+    /// (``endpoints``, or one found by discovery), otherwise as
+    /// ``configuration(host:port:password:style:environment:)``. With `--tls` each connection's
+    /// server is verified as the host of the endpoint it went to.
+    public func configuration(
+        endpoints: [Endpoint], password: String?, style: ChatClient.OutputStyle,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ChatClient.Configuration {
+        var configuration = ChatClient.Configuration(name: name, endpoints: endpoints)
         configuration.heartbeat = heartbeat
         configuration.protocolVersion = protocolVersion
         configuration.password = password
@@ -559,7 +606,8 @@ extension ClientOptions {
         configuration.timestamps = timestamps
         configuration.color = Self.wantsColor(terminal: style == .terminal, environment: environment)
         if tls {
-            var settings = TLSConfiguration.client(peerName: host)
+            // No peer name: the link verifies each server as the endpoint it connected to.
+            var settings = TLSConfiguration.client(peerName: nil)
             if let caFile { settings.trustRoots = .files([caFile]) }
             configuration.tls = settings
         }

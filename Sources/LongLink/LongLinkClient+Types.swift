@@ -4,10 +4,31 @@ import Foundation
 extension LongLinkClient {
     /// Where to connect and how to keep the link alive. Every default is the articles' value.
     public struct Configuration: Sendable {
-        /// The server's host name or numeric address.
-        public var host: String
-        /// The server's TCP port.
-        public var port: UInt16
+        /// The servers to connect to, in order of preference: the nodes of one service, any of which
+        /// will do. ``LongLinkClient/connect()`` tries the first; after a failed connect or a drop the
+        /// link did not ask for, each reconnect attempt goes to the next one in the list, round robin
+        /// (after the last, the first again), on the ``reconnectSchedule``'s timing. Each attempt
+        /// tries every address its host resolves to (Happy Eyeballs, as
+        /// ``TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)`` does). Must not be empty:
+        /// with no endpoint, ``LongLinkClient/connect()`` reports ``Event/connectFailed(_:)`` with
+        /// ``SocketError/badConfig(_:)`` and then ``Event/serverUnavailable``.
+        public var endpoints: [Endpoint]
+        /// The first endpoint's host name or numeric address (`""` when ``endpoints`` is empty).
+        /// Setting it changes the first endpoint only (creating it, with port 0, when there is none).
+        public var host: String {
+            get { endpoints.first?.host ?? "" }
+            set {
+                if endpoints.isEmpty { endpoints = [Endpoint(host: newValue, port: 0)] } else { endpoints[0].host = newValue }
+            }
+        }
+        /// The first endpoint's TCP port (0 when ``endpoints`` is empty). Setting it changes the first
+        /// endpoint only (creating it, with host `""`, when there is none).
+        public var port: UInt16 {
+            get { endpoints.first?.port ?? 0 }
+            set {
+                if endpoints.isEmpty { endpoints = [Endpoint(host: "", port: newValue)] } else { endpoints[0].port = newValue }
+            }
+        }
         /// Seconds allowed for each connect, name resolution included. Default 20 s (article 002).
         public var connectTimeout: TimeInterval = 20
         /// Time between heartbeats while connected. Default 180 s, the articles' three minutes, which
@@ -48,9 +69,14 @@ extension LongLinkClient {
         public var linkHealthyAfter: Duration?
         /// TLS on every connection (``TCPSocket/startTLS(_:)`` with these client settings, right after
         /// the connect: the greeting and everything after it go encrypted). A reconnect handshakes
-        /// again, resuming the last session when the server allows it. A TLS failure (an untrusted
-        /// certificate, say) ends the connection as any drop does, with ``SocketError/tls(_:)`` as the
-        /// reason. `nil` (the default): plaintext.
+        /// again, resuming the last session with that endpoint when the server allows it. A `nil`
+        /// ``TLSConfiguration/peerName`` (on a client's settings) becomes the host of the endpoint
+        /// connected to, for each connection (as ``TCPConnection/connect(toHost:port:timeout:tls:options:group:)``
+        /// makes it the host): each node of a service is verified under its own name. A peer name set
+        /// here is used for every endpoint. A TLS failure (an untrusted certificate, a certificate
+        /// that does not name the endpoint, say) ends the connection as any drop does, with
+        /// ``SocketError/tls(_:)`` as the reason, and the next attempt goes to the next endpoint.
+        /// `nil` (the default): plaintext.
         public var tls: TLSConfiguration?
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
         /// fails with ``SendFailure/queueFull``. Default 1,000 messages.
@@ -78,10 +104,15 @@ extension LongLinkClient {
         /// its final heartbeat before closing anyway. Default 5 s.
         public var drainTimeout: Duration = .seconds(5)
 
-        /// A configuration for `host` and `port` with the articles' defaults.
+        /// A configuration for the one server at `host` and `port` with the articles' defaults.
         public init(host: String, port: UInt16) {
-            self.host = host
-            self.port = port
+            self.init(endpoints: [Endpoint(host: host, port: port)])
+        }
+
+        /// A configuration for `endpoints` (see ``endpoints``: tried in order, then round robin; must
+        /// not be empty) with the articles' defaults.
+        public init(endpoints: [Endpoint]) {
+            self.endpoints = endpoints
         }
     }
 
@@ -142,7 +173,9 @@ extension LongLinkClient {
 
     /// Everything the link tells the app, in order.
     public enum Event: Sendable, CustomStringConvertible {
-        /// Connected (first time or again) to the server at `host` (numeric) and `port`.
+        /// Connected (first time or again) to the server at `host` and `port`: the numeric address
+        /// actually connected to (of the endpoint this attempt went to; of the name's addresses, the
+        /// one that answered first) and that endpoint's port.
         case connected(host: String, port: UInt16)
         /// With ``Configuration/tls``: the connection's TLS handshake is done and the server verified,
         /// with `protocolVersion` ("TLSv1.3"); `isSessionReused` when a reconnect resumed the session of
@@ -154,7 +187,10 @@ extension LongLinkClient {
         case disconnected(DisconnectReason)
         /// Attempt number `attempt` (from 1) will start after `delay`: the schedule's base delay plus
         /// its jitter (``ReconnectSchedule``); by default attempt 2 waits at least 2 s and less than 3 s.
-        case reconnecting(attempt: Int, delay: Duration)
+        /// `endpoint`: where the attempt will go (the endpoint after the one tried last, round robin)
+        /// when ``Configuration/endpoints`` lists more than one; `nil` with a single endpoint, where
+        /// every attempt goes to the same server.
+        case reconnecting(attempt: Int, delay: Duration, endpoint: Endpoint? = nil)
         /// The reconnect schedule's attempts all failed. With ``ReconnectPolicy/giveUp`` the link stops
         /// until ``LongLinkClient/connect()`` is called again; with ``ReconnectPolicy/keepTrying(cap:)``
         /// (reported once per outage) a ``reconnecting(attempt:delay:)`` follows and retrying goes on.
@@ -173,15 +209,17 @@ extension LongLinkClient {
         /// `message` will not be sent, for `reason`.
         case sendFailed(Codec.Message, SendFailure)
 
-        /// One line for logs: "connected to 127.0.0.1:7000", "reconnect attempt 2 in 2.318 s" (delays to
-        /// the millisecond), ….
+        /// One line for logs: "connected to 127.0.0.1:7000" ("[::1]:7000" for IPv6), "reconnect attempt 2
+        /// in 2.318 s" (delays to the millisecond), "reconnect attempt 2 to 10.0.0.2:7000 in 2.318 s"
+        /// (with several endpoints), ….
         public var description: String {
             switch self {
-            case .connected(let host, let port): return "connected to \(host):\(port)"
+            case .connected(let host, let port): return "connected to \(Endpoint(host: host, port: port))"
             case .secured(let version, let reused): return "secured with \(version)\(reused ? " (session resumed)" : "")"
             case .connectFailed(let error): return "connect failed: \(error)"
             case .disconnected(let reason): return "disconnected (\(reason))"
-            case .reconnecting(let attempt, let delay): return "reconnect attempt \(attempt) in \(delay.secondsText) s"
+            case .reconnecting(let attempt, let delay, let endpoint):
+                return "reconnect attempt \(attempt)\(endpoint.map { " to \($0)" } ?? "") in \(delay.secondsText) s"
             case .serverUnavailable: return "server unavailable"
             case .received(let message): return "received \(message)"
             case .stored(let id, let message): return "stored #\(id): \(message)"

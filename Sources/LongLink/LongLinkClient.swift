@@ -64,6 +64,16 @@ import SocketLog
 /// reconnect loop. A message the codec reads as the server going away (``LinkCodec/isGoingAway(_:)``,
 /// sent by ``LongLinkServer/shutDown(timeout:completion:)``) starts the schedule over at once: the
 /// reconnect after that close is the schedule's first attempt.
+///
+/// Several servers (``Configuration/endpoints``, the nodes of one service): ``connect()`` tries the
+/// first endpoint; each reconnect attempt, after a failed connect or a drop the link did not ask for,
+/// goes to the next endpoint in the list, round robin, on the same schedule (with endpoints A, B, C
+/// and the default schedule, a drop from A retries B at once, C after 2 s and A after 4 s more). The
+/// schedule's timing and its starting over are the same as with one server: an endpoint that
+/// refuses uses up an attempt like any failed connect. ``Event/reconnecting(attempt:delay:endpoint:)``
+/// names the endpoint each attempt goes to, ``Event/connected(host:port:)`` the address reached.
+/// A host that resolves to several addresses is one endpoint: each attempt to it tries all of them
+/// (Happy Eyeballs, ``TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)``).
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle
@@ -90,6 +100,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var phase = Phase.idle
     private var socket: TCPSocket?
     private var schedule: ReconnectSchedule
+    /// The endpoint of the current (or next) connect attempt.
+    private var rotation: EndpointRotation
     private var outbox: [Codec.Message] = []
     /// Messages handed to the socket and not yet reported written, oldest first from `inflightStart`.
     private var inflight: [(tag: Int, message: Codec.Message)] = []
@@ -149,6 +161,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.loop = group.next()
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.schedule = configuration.reconnectSchedule
+        self.rotation = EndpointRotation(configuration.endpoints)
         schedule.policy = configuration.reconnectPolicy
             ?? (delivery != nil ? .keepTrying() : configuration.reconnectSchedule.policy)
         wire(socketCallbacks)
@@ -162,12 +175,14 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
 
     // MARK: Public operations
 
-    /// Connects, or starts over after ``Event/serverUnavailable`` or a user disconnect. Does nothing
+    /// Connects, or starts over after ``Event/serverUnavailable`` or a user disconnect: to the first
+    /// of ``Configuration/endpoints``, then to the next ones on the reconnect schedule. Does nothing
     /// while already connecting, connected or waiting to reconnect.
     public func connect() {
         onLoop { [self] in
             guard phase == .idle || phase == .unavailable else { return }
             schedule.reset()
+            rotation.restart()
             closeWhenDrained = false
             attempt()
         }
@@ -267,13 +282,20 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     // MARK: Connecting
 
     private func attempt() {
+        guard let endpoint = rotation.current else {
+            phase = .unavailable
+            emit(.connectFailed(.badConfig("no endpoint to connect to (Configuration.endpoints is empty)")))
+            emit(.serverUnavailable)
+            if closeWhenDrained { failOutbox() }
+            return
+        }
         phase = .connecting
         let socket = TCPSocket(delegate: socketCallbacks, delegateQueue: nil, group: group, eventLoop: loop)
         socket.writeHighWatermark = configuration.maxQueuedBytes
         socket.writeLowWatermark = configuration.maxQueuedBytes / 2
         self.socket = socket
         do {
-            try socket.connect(toHost: configuration.host, onPort: configuration.port, withTimeout: configuration.connectTimeout)
+            try socket.connect(toHost: endpoint.host, onPort: endpoint.port, withTimeout: configuration.connectTimeout)
         } catch {
             self.socket = nil
             connectFailed(error)
@@ -285,7 +307,10 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         scheduleReconnect()
     }
 
+    /// After a failed connect or an unrequested drop: the next attempt, to the next endpoint, on the
+    /// schedule (or the report that the server is unavailable).
     private func scheduleReconnect() {
+        rotation.advance()
         let exhausted = schedule.shouldReportUnavailable
         // Keeping on trying stops when the app asked to close after sending: nothing more to wait for.
         let next = exhausted && closeWhenDrained ? nil : schedule.next()
@@ -303,7 +328,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             guard phase == .waitingToReconnect else { return }
             self.attempt()
         }
-        emit(.reconnecting(attempt: attempt, delay: delay))
+        emit(.reconnecting(attempt: attempt, delay: delay, endpoint: rotation.announced))
     }
 
     private func connected(host: String, port: UInt16) {
@@ -313,7 +338,11 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         acksReceived = 0
         sendPaused = false
         // Everything written and read from here on waits for the handshake (startTLS is a barrier).
-        if let tls = configuration.tls { socket?.startTLS(tls) }
+        if var tls = configuration.tls {
+            // Verified as the endpoint connected to unless the app named the server itself.
+            if tls.role == .client && tls.peerName == nil { tls.peerName = rotation.current?.host }
+            socket?.startTLS(tls)
+        }
         if let greeting = delivery?.greeting() ?? greeting { writeControl(greeting) }
         // Reliable delivery: the unacknowledged messages first, in id order, as the window allows.
         pumpOutbox()

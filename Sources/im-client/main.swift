@@ -38,10 +38,12 @@ do {
     fail("\(error)", 64)
 }
 
-/// Connects to `host`:`port`, then feeds what is typed to the client.
-func chat(_ options: ClientOptions, host: String, port: UInt16) {
-    let configuration = options.configuration(host: host, port: port, password: password,
-                                              style: interactive ? .terminal : .pipe)
+/// The style of the lines: for a person in a terminal, else for a script.
+let style: ChatClient.OutputStyle = interactive ? .terminal : .pipe
+
+/// Connects as `configuration` says (to its first server, then the next ones on a drop), then feeds
+/// what is typed to the client.
+func chat(_ configuration: ChatClient.Configuration) {
     if interactive {
         chatInTerminal(configuration)
         return
@@ -112,12 +114,12 @@ if let discovery = options.discovery {
         switch result {
         case .success(let found):
             say(found.report)
-            chat(discoveryOptions, host: found.chosen.host, port: found.chosen.port)
+            chat(discoveryOptions.configuration(host: found.chosen.host, port: found.chosen.port, password: password, style: style))
         case .failure(let error):
             fail("\(error)", ChatClient.ExitStatus.serverUnavailable.rawValue)
         }
     }
 } else {
-    chat(options, host: options.host, port: options.port)
+    chat(options.configuration(endpoints: options.endpoints, password: password, style: style))
 }
 dispatchMain()
