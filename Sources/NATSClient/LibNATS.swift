@@ -55,12 +55,17 @@ enum LibNATS {
         return "\(base): \(detail)"
     }
 
-    /// `nats_GetLastError` when it is about `status` (not an older error of this thread).
+    /// `nats_GetLastError` when it is about `status` (not an older error of this thread), without
+    /// the "(file.c:line): " libnats puts in front of the words.
     static func lastErrorText(for status: natsStatus) -> String? {
         var last = NATS_OK
         guard let text = nats_GetLastError(&last), last == status else { return nil }
-        let string = String(cString: text)
-        return string.isEmpty ? nil : string
+        var string = Substring(String(cString: text))
+        if string.hasPrefix("("), let end = string.range(of: "): "),
+           string[string.index(after: string.startIndex)..<end.lowerBound].contains(":") {
+            string = string[end.upperBound...]
+        }
+        return string.isEmpty ? nil : String(string)
     }
 
     /// `duration` in whole milliseconds, libnats' unit for timeouts; a positive duration under 1 ms

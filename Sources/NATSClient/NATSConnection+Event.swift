@@ -9,7 +9,8 @@ extension NATSConnection {
         /// ``NATSConnection/connect(_:events:)`` return without one.
         case connected
         /// The connection to the server was lost; libnats is reconnecting (unless closed).
-        /// Publishes are buffered meanwhile; requests wait or time out.
+        /// Publishes are buffered meanwhile; requests wait or time out. ``NATSConnection/close()``
+        /// of a connected connection reports it too, just before ``closed``.
         case disconnected
         /// libnats reconnected (to the same or another server) and resent its subscriptions.
         case reconnected

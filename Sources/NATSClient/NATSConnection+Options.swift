@@ -21,6 +21,12 @@ extension NATSConnection {
         /// in the background when no server answers the first time
         /// (`natsOptions_SetRetryOnFailedConnect`), reporting ``Event/connected`` once it gets
         /// through; when false, the default, connect throws instead.
+        ///
+        /// libnats 3.4.1 retries only servers that refuse or do not answer: when the first attempt
+        /// reaches a server that accepts the TCP connection and then fails the handshake (one that
+        /// is just dying, say), its reconnect thread finds no current server and closes the
+        /// connection for good (``Event/closed``, ``NATSConnection/lastError`` "No server available
+        /// for connection").
         public var retryOnFailedConnect: Bool
 
         public init(

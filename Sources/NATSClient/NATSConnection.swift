@@ -85,6 +85,17 @@ public final class NATSConnection: @unchecked Sendable {
     /// Whether the connection is closed for good (``close()``, or reconnects exhausted). Does not block.
     public var isClosed: Bool { natsConnection_IsClosed(pointer) }
 
+    /// The error that last broke the connection (`natsConnection_GetLastError`), e.g. why it
+    /// closed by itself; nil when there is none. Does not block.
+    public var lastError: NATSError? {
+        var text: UnsafePointer<CChar>?
+        let status = natsConnection_GetLastError(pointer, &text)
+        guard status != NATS_OK else { return nil }
+        let error = LibNATS.error(status)
+        guard case .status(let code, _) = error, let words = string(text), !words.isEmpty else { return error }
+        return .status(code: code, text: words)
+    }
+
     /// Publishes `data` with `headers` on `subject` (`natsConnection_PublishMsg`).
     ///
     /// Does not block on the server: libnats buffers the message and its flusher thread sends it
@@ -124,7 +135,8 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// Closes the connection for good (`natsConnection_Close`): subscriptions end, blocked requests
-    /// fail with ``NATSError/notConnected``, and ``Event/closed`` follows. Idempotent; blocks until
+    /// fail with ``NATSError/notConnected``, and ``Event/disconnected`` (when it was connected) and
+    /// ``Event/closed`` follow. Idempotent; blocks until
     /// libnats' connection threads have stopped.
     public func close() { natsConnection_Close(pointer) }
 }
