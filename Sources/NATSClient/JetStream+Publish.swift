@@ -12,6 +12,7 @@ extension JetStream {
         /// duplicate window: nothing was stored, and ``sequence`` is the original's.
         public var duplicate: Bool
 
+        /// An acknowledgement with these values (for tests and fakes; the server makes the real ones).
         public init(stream: String, sequence: UInt64, duplicate: Bool) {
             self.stream = stream
             self.sequence = sequence

@@ -18,6 +18,7 @@ extension JetStream {
         /// When the stream stored it (the server's clock, nanoseconds since 1970 on the wire).
         public var time: Date
 
+        /// A stored message with these values (for tests and fakes).
         public init(subject: String, sequence: UInt64, data: Data, headers: [String: String], time: Date) {
             self.subject = subject
             self.sequence = sequence

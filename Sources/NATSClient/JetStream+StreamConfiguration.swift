@@ -31,6 +31,7 @@ extension JetStream {
         /// for the server's default, 2 minutes.
         public var duplicateWindow: Duration?
 
+        /// A configuration; the defaults are one replica, file storage and no limits.
         public init(
             name: String, subjects: [String], replicas: Int = 1, storage: Storage = .file,
             maxAge: Duration? = nil, maxMessages: Int64? = nil, maxMessagesPerSubject: Int64? = nil,

@@ -6,9 +6,10 @@ extension JetStream {
     /// `js_DeliverNew`). "Now" is when the server creates the consumer, before this returns: a
     /// message stored after the return is delivered, none stored before it.
     ///
-    /// libnats keeps the order across losses: on a gap or missed heartbeats (5 s) it recreates the
-    /// consumer from the next sequence, also after a reconnect. The consumer is ephemeral, in the
-    /// server's memory, and without acknowledgements.
+    /// libnats keeps the order across losses: on a gap, or when two 5 s heartbeats are missed
+    /// (after a server restart, which loses the consumer), it recreates the consumer from the
+    /// next sequence. The consumer is ephemeral, in the server's memory, and without
+    /// acknowledgements.
     ///
     /// `handler` runs on the subscription's libnats delivery thread, one message at a time; see
     /// ``NATSSubscription`` for when it stops. Its ``NATSSubscription/unsubscribe()`` also deletes

@@ -13,6 +13,7 @@ extension KeyValueBucket {
         /// When it was written (the server's clock).
         public var created: Date
 
+        /// An entry with these values (for tests and fakes).
         public init(key: String, value: Data, revision: UInt64, created: Date) {
             self.key = key
             self.value = value

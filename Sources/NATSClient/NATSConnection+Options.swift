@@ -14,8 +14,8 @@ extension NATSConnection {
         /// (`natsOptions_SetMaxReconnect`); -1, the default, tries forever.
         public var maxReconnects: Int
         /// The connect timeout (`natsOptions_SetTimeout`), and the default of this API's other
-        /// timeouts: flushes and, through ``NATSConnection/jetStream(domain:prefix:)``, JetStream
-        /// API calls. Default 2 s.
+        /// timeouts: requests, flushes and, through ``NATSConnection/jetStream(domain:prefix:timeout:)``,
+        /// JetStream API calls. Default 2 s.
         public var timeout: Duration
         /// Whether ``NATSConnection/connect(_:events:)`` returns a connection that keeps trying
         /// in the background when no server answers the first time
@@ -29,6 +29,7 @@ extension NATSConnection {
         /// for connection").
         public var retryOnFailedConnect: Bool
 
+        /// Options with the defaults given at each field.
         public init(
             servers: [String],
             name: String = "",

@@ -110,13 +110,13 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// Publishes a request on `subject` with a fresh reply inbox and waits for the first answer
-    /// (`natsConnection_RequestMsg`). Blocks up to `timeout`.
+    /// (`natsConnection_RequestMsg`). Blocks up to `timeout` (default ``Options/timeout``).
     /// - Throws: ``NATSError/noResponders`` when nobody subscribes to `subject` (the server says so
     ///   at once); ``NATSError/timeout``; ``NATSError/notConnected``; ``NATSError/invalid(_:)``.
     public func request(
-        _ subject: String, _ data: Data, headers: [String: String] = [:], timeout: Duration
+        _ subject: String, _ data: Data, headers: [String: String] = [:], timeout: Duration? = nil
     ) throws(NATSError) -> NATSMessage {
-        let milliseconds = try LibNATS.timeout(timeout, "timeout")
+        let milliseconds = try LibNATS.timeout(timeout ?? options.timeout, "timeout")
         let message = try OutgoingMessage(subject: subject, data: data, headers: headers)
         var reply: OpaquePointer?
         try LibNATS.check(natsConnection_RequestMsg(&reply, pointer, message.pointer, milliseconds))

@@ -24,6 +24,7 @@ public enum NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// characters KV does not allow, a timeout that is not positive, ...).
     case invalid(String)
 
+    /// The error in words, with the code where there is one.
     public var description: String {
         switch self {
         case .notConnected: "not connected to a NATS server"

@@ -14,6 +14,7 @@ public struct NATSMessage: Sendable, Equatable {
     /// Its headers (NATS 2.2), the first value of each name; names are case-sensitive (libnats 3).
     public var headers: [String: String]
 
+    /// A message with these values (for tests and fakes; received ones are made by this API).
     public init(subject: String, reply: String? = nil, data: Data, headers: [String: String] = [:]) {
         self.subject = subject
         self.reply = reply

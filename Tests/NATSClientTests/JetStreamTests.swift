@@ -25,6 +25,24 @@ import TestSupport
         }
     }
 
+    @Test func aContextTakesADomainOrAPrefix() async throws {
+        try await withNATS { _, connection in
+            #expect(throws: NATSError.invalid("give a JetStream domain or an API prefix, not both")) {
+                try connection.jetStream(domain: "hub", prefix: "$JS.hub.API")
+            }
+            // The default prefix spelled out (with libnats' tolerated trailing dot) is the default context.
+            let jetStream = try connection.jetStream(prefix: "$JS.API.", timeout: .seconds(5))
+            #expect(jetStream.timeout == .seconds(5))
+            let bucket = try jetStream.keyValue(bucket: "prefixed")
+            #expect(try bucket.put("k", Data(text: "v")) == 1)
+            #expect(try bucket.get("k")?.value == Data(text: "v"))
+            // This server has no JetStream domain "elsewhere": nobody answers its API subjects.
+            #expect(throws: NATSError.noResponders) {
+                try connection.jetStream(domain: "elsewhere").addOrUpdateStream(.init(name: "X", subjects: ["x"]))
+            }
+        }
+    }
+
     @Test func anExpectedLastSubjectSequenceIsCompareAndSet() async throws {
         try await withNATS { _, connection in
             let jetStream = try connection.jetStream()
