@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FramedSocket", targets: ["FramedSocket"]),
         .library(name: "LongLink", targets: ["LongLink"]),
         .library(name: "IMChat", targets: ["IMChat"]),
+        .library(name: "NATSClient", targets: ["NATSClient"]),
         .executable(name: "im-server", targets: ["im-server"]),
         .executable(name: "im-client", targets: ["im-client"]),
         .executable(name: "framing-bench", targets: ["framing-bench"]),
@@ -65,6 +66,15 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        // Debian's official NATS C client, libnats 3.4 (libnats-dev), for the chat's cluster mode;
+        // installed by scripts/setup.sh. Its header wraps the macros Swift cannot call.
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"]), .brew(["cnats"])]
+        ),
+        // A small blocking Swift API over libnats: connections, subjects, JetStream streams, KV buckets.
+        .target(name: "NATSClient", dependencies: ["CNATS"]),
         .target(name: "AsyncSocket", dependencies: ["CAsyncSocketShims", "COpenSSL"]),
         // Codecs are pure: no sockets.
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
@@ -104,6 +114,9 @@ let package = Package(
         .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport", "socket-bench"]),
         // Short `socket-bench client chat` runs against an in-process chat server: counts, not speed.
         .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "IMChat", "SocketBench", "TestSupport"]),
+        // The NATS wrapper against a nats-server of its own (scripts/setup.sh installs it), killed and
+        // restarted for the outage tests.
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

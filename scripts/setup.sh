@@ -6,11 +6,12 @@
 # (libedit-dev), the line editor of im-client's terminal; OpenSSL 3 (libssl-dev), TLS, and its
 # command-line tool (openssl), which the TLS tests use to make certificates and as a peer; and the servers the interoperability tests
 # talk to (redis-server, nginx-light, socat); python3 for the Python clients and the black-hole proxy
-# of the chat tests; tmux, in which a test drives im-client's terminal. Safe to run again; does
-# nothing when all is present.
+# of the chat tests; tmux, in which a test drives im-client's terminal; the official NATS C client
+# (libnats-dev), for the chat's cluster mode, and the NATS server (nats-server) its tests start.
+# Safe to run again; does nothing when all is present.
 set -euo pipefail
 
-packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 tmux)
+packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 tmux libnats-dev nats-server)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,9 +23,9 @@ fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-# The servers' post-install scripts would start a system redis and nginx on fixed ports (6379, 80).
-# The tests start their own; a policy-rc.d that exits 101 makes invoke-rc.d start nothing. One that
-# was already there is put back afterwards.
+# The servers' post-install scripts would start a system redis, nginx and NATS server on fixed ports
+# (6379, 80, 4222). The tests start their own; a policy-rc.d that exits 101 makes invoke-rc.d start
+# nothing. One that was already there is put back afterwards.
 policy=/usr/sbin/policy-rc.d
 saved_policy=""
 if [ -e "$policy" ]; then

@@ -1,0 +1,58 @@
+import Foundation
+import NATSClient
+import Synchronization
+import TestSupport
+
+/// nats-server for one test: `nats-server -js -a 127.0.0.1 -p PORT -sd DIR` on a free loopback
+/// port, JetStream's files in the server's own temporary directory, started by ``ServerProcess``
+/// (which waits, polling with a bound, until the port accepts). ``ServerProcess/kill()`` and
+/// ``ServerProcess/restart()`` give an outage on the same port and store.
+enum NATSTestServer {
+    static func start() async throws -> ServerProcess {
+        let directory = try ServerProcess.makeDirectory(for: "nats")
+        return try await ServerProcess.start("nats-server", in: directory) { port in
+            ["-js", "-a", "127.0.0.1", "-p", "\(port)", "-sd", directory.path]
+        }
+    }
+}
+
+extension ServerProcess {
+    /// The server's client URL.
+    var natsURL: String { "nats://127.0.0.1:\(port)" }
+}
+
+/// Generous for a loaded 2-core machine; every wait ends as soon as its event arrives.
+let waitLimit: Duration = .seconds(10)
+
+/// Options for a test's connection to `server`: quick reconnects, a timeout that tolerates load.
+func testOptions(_ server: ServerProcess, retryOnFailedConnect: Bool = false) -> NATSConnection.Options {
+    NATSConnection.Options(
+        servers: [server.natsURL], name: "NATSClientTests", reconnectWait: .milliseconds(100),
+        timeout: .seconds(5), retryOnFailedConnect: retryOnFailedConnect)
+}
+
+/// Runs `body` with a fresh server and a connection to it; closes both afterwards.
+@discardableResult
+func withNATS<T>(
+    events: @escaping @Sendable (NATSConnection.Event) -> Void = { _ in },
+    _ body: (ServerProcess, NATSConnection) async throws -> T
+) async throws -> T {
+    let server = try await NATSTestServer.start()
+    defer { server.stop() }
+    let connection = try NATSConnection.connect(testOptions(server), events: events)
+    defer { connection.close() }
+    return try await body(server, connection)
+}
+
+/// A value shared with handlers on libnats' threads.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func update(_ body: (inout Value) -> Void) { mutex.withLock { body(&$0) } }
+}
+
+extension Data {
+    /// UTF-8 bytes of `text`, for readable payloads.
+    init(text: String) { self.init(text.utf8) }
+}
