@@ -81,7 +81,7 @@ let package = Package(
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
-        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims"]),
+        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims", "NATSClient"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         // im-client's terminal screen: the typed line kept at the bottom under a status line, output
         // above it, editing and history by libedit; the terminal put back on every way out.
@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
-        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "TestSupport", "im-server", "im-client"]),
+        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "NATSClient", "TestSupport", "im-server", "im-client"]),
         // The terminal's layout arithmetic and the screen on a pseudo-terminal.
         .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal", "TestSupport", "AsyncSocket"]),
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).

@@ -1,3 +1,4 @@
+import AsyncSocket
 import Foundation
 import NATSClient
 

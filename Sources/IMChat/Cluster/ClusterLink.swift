@@ -1,3 +1,4 @@
+import AsyncSocket
 import CSodium
 import Dispatch
 import Foundation
@@ -116,7 +117,7 @@ final class ClusterLink: @unchecked Sendable {
         let value = Presence(node: nodeID, token: Self.hash(resumeToken))
         outbox.async { [self] in
             do {
-                _ = try cluster.presence.put(KeyValueBucket.encodeKey(name), try JSONEncoder().encode(value))
+                _ = try cluster.presence.put(JetStreamMessageStore.key(name), try JSONEncoder().encode(value))
             } catch {
                 logger.error("cluster: cannot record \(name) online: \(error)")
             }
@@ -132,7 +133,7 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Deletes `name`'s presence key if it is this node's (outbox queue).
     private func removePresence(of name: String) throws {
-        let key = KeyValueBucket.encodeKey(name)
+        let key = JetStreamMessageStore.key(name)
         guard let entry = try cluster.presence.get(key),
               let value = try? JSONDecoder().decode(Presence.self, from: entry.value), value.node == nodeID else { return }
         try cluster.presence.delete(key)
@@ -168,7 +169,7 @@ final class ClusterLink: @unchecked Sendable {
             remote[name] = nil
             if router.users[name] == nil { router.sendPresence(of: name, online: false) }
             outbox.async { [self] in
-                let key = KeyValueBucket.encodeKey(name)
+                let key = JetStreamMessageStore.key(name)
                 if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value), now == value {
                     try? cluster.presence.delete(key)
                 }

@@ -57,12 +57,8 @@ extension JetStreamMessageStore {
             var head = try JetStreamRecord.Head.decode(entry.value)
             guard first > head.first else { return }
             head.first = first
-            do {
-                _ = try heads.update(key, head.encoded(), lastRevision: entry.revision)
-                return
-            } catch NATSError.wrongLastSequence {
-                continue
-            }
+            let value = head.encoded()
+            if try Self.wrote({ () throws(NATSError) in try heads.update(key, value, lastRevision: entry.revision) }) { return }
         }
         throw NATSError.wrongLastSequence
     }

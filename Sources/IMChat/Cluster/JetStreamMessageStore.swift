@@ -16,7 +16,7 @@ import NATSClient
 /// | positions | bucket `PREFIX_positions` | `USER.CONV` → the sequence |
 /// | direct conversations | bucket `PREFIX_directs` | `USER` → JSON list of conversations |
 ///
-/// (CONV, NAME, … are ``KeyValueBucket/encodeKey(_:)`` of the text: lowercase hex of the UTF-8 bytes.)
+/// (CONV, NAME, … are ``KeyValueBucket/encodeKey(_:)`` of the text in NFC: lowercase hex of the UTF-8 bytes.)
 ///
 /// Sequences: a node takes the next sequence of a conversation by compare-and-set on its head, so two
 /// nodes never give the same one; a node that dies between taking a sequence and storing the message
@@ -80,7 +80,22 @@ public final class JetStreamMessageStore: MessageStore {
         directs = try jetStream.keyValue(bucket: prefix + "_directs", replicas: replicas)
     }
 
-    static func key(_ text: String) -> String { KeyValueBucket.encodeKey(text) }
+    /// The key of `text`: ``KeyValueBucket/encodeKey(_:)`` of its NFC form, so canonically equivalent
+    /// spellings (`é` and `e` + U+0301, equal as Swift strings) are one key, as they are one row in SQLite.
+    static func key(_ text: String) -> String { KeyValueBucket.encodeKey(text.precomposedStringWithCanonicalMapping) }
+
+    /// Runs a compare-and-set write: true when it was made, false when another writer came first (the
+    /// key exists for a create, its revision moved for an update).
+    /// - Throws: the write's other ``NATSError``s.
+    static func wrote(_ write: () throws(NATSError) -> UInt64) throws(NATSError) -> Bool {
+        do {
+            _ = try write()
+            return true
+        } catch {
+            if error == .keyExists || error == .wrongLastSequence { return false }
+            throw error
+        }
+    }
     static func key(_ conversation: ConversationID) -> String { key(conversation.description) }
 
     /// The subject of message `sequence` of `conversation`.
@@ -110,23 +125,21 @@ public final class JetStreamMessageStore: MessageStore {
     public func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
         let nameKey = UserName.Key(name)
         var claimed: [String] = []
-        do {
-            for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] {
-                do {
-                    _ = try users.create(similar, Data(name.utf8))
-                    claimed.append(similar)
-                } catch NATSError.keyExists {
-                    let other = try users.get(similar).flatMap { String(data: $0.value, encoding: .utf8) } ?? name
-                    throw StoreError.userExists(other)
-                }
+        var existing: String?
+        for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] where existing == nil {
+            if try Self.wrote({ () throws(NATSError) in try users.create(similar, Data(name.utf8)) }) {
+                claimed.append(similar)
+            } else {
+                existing = try users.get(similar).flatMap { String(data: $0.value, encoding: .utf8) } ?? name
             }
-            let record = UserRecord(name: name, passwordHash: passwordHash, roomStart: try head(of: .room), created: time)
-            _ = try users.create("u." + Self.key(name), try JetStreamRecord.User(record).encoded())
-            return record
-        } catch {
-            for key in claimed { try? users.delete(key) }
-            throw error
         }
+        if let existing {
+            for key in claimed { try? users.delete(key) }
+            throw StoreError.userExists(existing)
+        }
+        let record = UserRecord(name: name, passwordHash: passwordHash, roomStart: try head(of: .room), created: time)
+        _ = try users.create("u." + Self.key(name), try JetStreamRecord.User(record).encoded())
+        return record
     }
 
     public func setPasswordHash(_ hash: String, forUser user: String) throws {
@@ -135,12 +148,8 @@ public final class JetStreamMessageStore: MessageStore {
             guard let entry = try users.get(key) else { throw StoreError.unknownUser(user) }
             var record = try JetStreamRecord.User.decode(entry.value).record
             record.passwordHash = hash
-            do {
-                _ = try users.update(key, try JetStreamRecord.User(record).encoded(), lastRevision: entry.revision)
-                return
-            } catch NATSError.wrongLastSequence {
-                continue
-            }
+            let value = try JetStreamRecord.User(record).encoded()
+            if try Self.wrote({ () throws(NATSError) in try users.update(key, value, lastRevision: entry.revision) }) { return }
         }
         throw NATSError.wrongLastSequence
     }
@@ -171,20 +180,15 @@ public final class JetStreamMessageStore: MessageStore {
         let sequence = try takeSequence(of: message.conversation)
         let value = Data(String(sequence).utf8)
         for _ in 0..<Self.maxAttempts {
-            do {
-                if let old = claim {
-                    _ = try ids.update(idKey, value, lastRevision: old.revision)
-                } else {
-                    _ = try ids.create(idKey, value)
-                }
-                break
-            } catch NATSError.keyExists, NATSError.wrongLastSequence {
-                // Claimed meanwhile: by a copy that got stored (a duplicate), or by one that never was.
-                claim = try ids.get(idKey)
-                if let claim, let other = UInt64(String(decoding: claim.value, as: UTF8.self)),
-                   try stored(message.conversation, other) != nil {
-                    return .duplicate(sequence: other)
-                }
+            let previous = claim
+            if try Self.wrote({ () throws(NATSError) in
+                if let previous { try ids.update(idKey, value, lastRevision: previous.revision) } else { try ids.create(idKey, value) }
+            }) { break }
+            // Claimed meanwhile: by a copy that got stored (a duplicate), or by one that never was.
+            claim = try ids.get(idKey)
+            if let claim, let other = UInt64(String(decoding: claim.value, as: UTF8.self)),
+               try stored(message.conversation, other) != nil {
+                return .duplicate(sequence: other)
             }
         }
         let record = JetStreamRecord.Message(message, origin: origin)
@@ -199,18 +203,15 @@ public final class JetStreamMessageStore: MessageStore {
     private func takeSequence(of conversation: ConversationID) throws -> UInt64 {
         let key = Self.key(conversation)
         for _ in 0..<Self.maxAttempts {
-            do {
-                guard let entry = try heads.get(key) else {
-                    _ = try heads.create(key, JetStreamRecord.Head(head: 1, first: 1).encoded())
-                    return 1
-                }
-                var head = try JetStreamRecord.Head.decode(entry.value)
-                head.head += 1
-                _ = try heads.update(key, head.encoded(), lastRevision: entry.revision)
-                return head.head
-            } catch NATSError.keyExists, NATSError.wrongLastSequence {
+            guard let entry = try heads.get(key) else {
+                let first = JetStreamRecord.Head(head: 1, first: 1).encoded()
+                if try Self.wrote({ () throws(NATSError) in try heads.create(key, first) }) { return 1 }
                 continue
             }
+            var head = try JetStreamRecord.Head.decode(entry.value)
+            head.head += 1
+            let value = head.encoded()
+            if try Self.wrote({ () throws(NATSError) in try heads.update(key, value, lastRevision: entry.revision) }) { return head.head }
         }
         throw NATSError.wrongLastSequence
     }
@@ -219,19 +220,14 @@ public final class JetStreamMessageStore: MessageStore {
     private func addDirect(_ conversation: ConversationID, of user: String) throws {
         let key = Self.key(user)
         for _ in 0..<Self.maxAttempts {
-            do {
-                guard let entry = try directs.get(key) else {
-                    _ = try directs.create(key, try JSONEncoder().encode([conversation.description]))
-                    return
-                }
-                var list = try JSONDecoder().decode([String].self, from: entry.value)
-                guard !list.contains(conversation.description) else { return }
-                list.append(conversation.description)
-                _ = try directs.update(key, try JSONEncoder().encode(list), lastRevision: entry.revision)
-                return
-            } catch NATSError.keyExists, NATSError.wrongLastSequence {
-                continue
-            }
+            let entry = try directs.get(key)
+            var list = try entry.map { try JSONDecoder().decode([String].self, from: $0.value) } ?? []
+            guard !list.contains(conversation.description) else { return }
+            list.append(conversation.description)
+            let value = try JSONEncoder().encode(list)
+            if try Self.wrote({ () throws(NATSError) in
+                if let entry { try directs.update(key, value, lastRevision: entry.revision) } else { try directs.create(key, value) }
+            }) { return }
         }
         throw NATSError.wrongLastSequence
     }
@@ -295,19 +291,14 @@ public final class JetStreamMessageStore: MessageStore {
             let sequence = min(update.sequence, try head(of: update.conversation))
             guard sequence > 0 else { continue }
             let key = Self.key(update.user) + "." + Self.key(update.conversation)
-            for attempt in 0...Self.maxAttempts {
-                guard attempt < Self.maxAttempts else { throw NATSError.wrongLastSequence }
-                do {
-                    if let entry = try positions.get(key) {
-                        guard sequence > UInt64(String(decoding: entry.value, as: UTF8.self)) ?? 0 else { break }
-                        _ = try positions.update(key, Data(String(sequence).utf8), lastRevision: entry.revision)
-                    } else {
-                        _ = try positions.create(key, Data(String(sequence).utf8))
-                    }
-                    break
-                } catch NATSError.keyExists, NATSError.wrongLastSequence {
-                    continue
-                }
+            let value = Data(String(sequence).utf8)
+            var written = false
+            for _ in 0..<Self.maxAttempts where !written {
+                let entry = try positions.get(key)
+                if let entry, sequence <= UInt64(String(decoding: entry.value, as: UTF8.self)) ?? 0 { break }
+                written = try Self.wrote({ () throws(NATSError) in
+                    if let entry { try positions.update(key, value, lastRevision: entry.revision) } else { try positions.create(key, value) }
+                })
             }
         }
     }

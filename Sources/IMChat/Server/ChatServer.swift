@@ -116,6 +116,7 @@ public final class ChatServer: Sendable {
                     case .disconnected: logger.error("cluster: lost NATS; messages are refused until it is back")
                     case .reconnected: logger.notice("cluster: NATS is back")
                     case .closed: logger.notice("cluster: NATS connection closed")
+                    case .connected: logger.notice("cluster: connected to NATS")
                     }
                 }
             }

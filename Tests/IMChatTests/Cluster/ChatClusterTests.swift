@@ -5,21 +5,25 @@ import LongLink
 import Testing
 import TestSupport
 
-/// Nodes of one chat on one nats-server of the test's own (``NATSServerProcess``), each an in-process
+/// Nodes of one chat on one nats-server of the test's own (``NATSTestServer``), each an in-process
 /// ``ChatServer`` with its ``ChatCluster`` (names under a prefix of its own), and version 2 peers on them.
 final class ClusterFixture: Sendable {
-    let nats: NATSServerProcess
+    let nats: ServerProcess
     let prefix = "t" + UUID().uuidString.prefix(8).lowercased()
     let clusters: [ChatCluster]
     let nodes: [ChatServer]
     let group = EventLoopGroup(numberOfThreads: 1, name: "cluster-fixture")
 
-    init(nodes count: Int = 3) throws {
-        nats = try NATSServerProcess.start()
+    static func make(nodes count: Int) async throws -> ClusterFixture {
+        try ClusterFixture(nats: try await NATSTestServer.start(), nodes: count)
+    }
+
+    private init(nats: ServerProcess, nodes count: Int) throws {
+        self.nats = nats
         var clusters: [ChatCluster] = []
         var nodes: [ChatServer] = []
         for index in 0..<count {
-            var configuration = ChatCluster.Configuration(servers: [nats.url], nodeID: "node-\(index)")
+            var configuration = ChatCluster.Configuration(servers: [nats.natsURL], nodeID: "node-\(index)")
             configuration.prefix = prefix
             let cluster = try ChatCluster(configuration)
             let server = ChatServer(host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
@@ -48,6 +52,18 @@ final class ClusterFixture: Sendable {
     }
 }
 
+/// Waits (polling every 20 ms, at most `limit`) until `condition` holds; records an issue if it never does.
+private func eventually(within limit: Duration = .seconds(10), _ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("not within \(limit): \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 /// The next message of `peer` that is not presence news.
 private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     try await peer.received.first { if case .v2(.presence) = $0 { false } else if case .v2(.presenceChanges) = $0 { false } else { true } }
@@ -55,7 +71,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
 
 @Suite(.serialized) struct ChatClusterTests {
     @Test func aDirectMessageToAUserOnAnotherNodeIsStoredOnceDeliveredInOrderAndReceipted() async throws {
-        let chat = try ClusterFixture(nodes: 2)
+        let chat = try await ClusterFixture.make(nodes: 2)
         let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
         #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
         _ = try await bob.loggedIn("bob", password: "bob's secret")
@@ -71,24 +87,27 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     }
 
     @Test func aBroadcastReachesTheUsersOfEveryNodeOnce() async throws {
-        let chat = try ClusterFixture(nodes: 3)
+        let chat = try await ClusterFixture.make(nodes: 3)
         let peers = [chat.peer(on: 0), chat.peer(on: 1), chat.peer(on: 2)]
         for (index, peer) in peers.enumerated() { _ = try await peer.loggedIn("user\(index)", password: "secret \(index)") }
-        // Everyone sees everyone before the broadcast (presence across nodes).
-        for (index, peer) in peers.enumerated() {
-            for other in 0..<3 where other != index {
-                _ = try await peer.received.first { $0 == .v2(.presence(name: "user\(other)", online: true)) }
-            }
-        }
+        // Every node knows everyone before the broadcast (presence across nodes).
+        let everyone = ["user0", "user1", "user2"]
+        try await eventually("every node lists every user") { chat.nodes.allSatisfy { $0.onlineUsers == everyone } }
         peers[2].send(.broadcast(id: 1, text: "hello all"))
         for peer in peers {
             _ = try await peer.received.first { $0 == .v2(delivery("user2", "hello all", "room", 1)) }
         }
-        #expect(chat.nodes.map(\.onlineUsers) == Array(repeating: ["user0", "user1", "user2"], count: 3))
+        // Once each: nothing more arrives before a round trip of each peer's own.
+        for (index, peer) in peers.enumerated() {
+            peer.send(.directMessage(id: 10, to: "user\(index)", text: "to myself"))
+            let own = "direct:user\(index) user\(index)"
+            #expect(try await peer.received.next(2) { if case .v2(.presence) = $0 { false } else { true } }
+                == [.v2(.stored(id: 10, conversation: own, sequence: 1)), .v2(delivery("user\(index)", "to myself", own, 1))])
+        }
     }
 
     @Test func aSecondLoginOnAnotherNodeIsResolvedAsOnOneNode() async throws {
-        let chat = try ClusterFixture(nodes: 2)
+        let chat = try await ClusterFixture.make(nodes: 2)
         let first = chat.peer(on: 0)
         _ = try await first.loggedIn("ann", password: "ann's secret")
         let live = chat.peer(on: 0)
@@ -113,11 +132,11 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     }
 
     @Test func theUsersOfANodeThatDiesGoOfflineOnTheOthersByThemselves() async throws {
-        let chat = try ClusterFixture(nodes: 2)
+        let chat = try await ClusterFixture.make(nodes: 2)
         let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
         _ = try await ann.loggedIn("ann", password: "a")
         _ = try await bob.loggedIn("bob", password: "b")
-        _ = try await bob.received.first { $0 == .v2(.presence(name: "ann", online: true)) }
+        try await eventually("node 1 lists ann") { chat.nodes[1].onlineUsers == ["ann", "bob"] }
         chat.crash(0)
         // Node 0's key expires after ChatCluster.nodeLifetime; node 1 notices at its next refresh.
         _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
@@ -125,7 +144,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     }
 
     @Test func withoutNATSMessagesAreRefusedVisiblyAndStoredAgainWhenItIsBack() async throws {
-        let chat = try ClusterFixture(nodes: 1)
+        let chat = try await ClusterFixture.make(nodes: 1)
         let ann = chat.peer(on: 0)
         _ = try await ann.loggedIn("ann", password: "a")
         ann.send(.broadcast(id: 1, text: "before"))
@@ -139,7 +158,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
             return
         }
         #expect(code == .storeUnavailable && id == 2)
-        try chat.nats.restart()
+        try await chat.nats.restart()
         // libnats reconnects by itself (every 250 ms); what is sent then is stored.
         let deadline = ContinuousClock.now + .seconds(20)
         while !chat.clusters[0].isConnected && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }

@@ -2,12 +2,12 @@ import Foundation
 @testable import IMChat
 import Testing
 
-/// The stores find a user by its name's key (``UserName/Key``), in memory and in SQLite, across a
+/// The stores find a user by its name's key (``UserName/Key``), in memory, in SQLite and in JetStream, across a
 /// restart, and in a file of schema version 1, migrated.
 @Suite struct NameStoreTests {
     @Test(arguments: StoreKind.allCases)
-    func aUserIsFoundUnderEverySpellingOfItsNameAndNoLookAlikeIsCreated(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func aUserIsFoundUnderEverySpellingOfItsNameAndNoLookAlikeIsCreated(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             _ = try store.createUser(named: "ann", passwordHash: nil, at: storeEpoch)
             _ = try store.createUser(named: "Il", passwordHash: nil, at: storeEpoch)
             for spelling in ["ann", "ANN", "Ann", "\u{0430}nn", "ａｎｎ"] {

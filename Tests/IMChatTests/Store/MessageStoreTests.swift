@@ -12,8 +12,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func sequencesCountFromOnePerConversationWithoutGaps(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func sequencesCountFromOnePerConversationWithoutGaps(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", "cy", in: store)
             let first = try store.append([
                 .make("ann", in: .room, id: 1), .make("ann", in: annBob, id: 2), .make("bob", in: .room, id: 1),
@@ -35,8 +35,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aResendIsADuplicateWithTheOriginalSequence(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func aResendIsADuplicateWithTheOriginalSequence(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", in: store)
             #expect(try store.append([.make("ann", in: annBob, id: 1), .make("ann", in: annBob, id: 2)]) == [.stored(sequence: 1), .stored(sequence: 2)])
             #expect(try store.append([.make("ann", in: annBob, id: 1, text: "resent")]) == [.duplicate(sequence: 1)])
@@ -54,8 +54,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aBatchIsOneTransactionSoAFailingBatchStoresNothing(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func aBatchIsOneTransactionSoAFailingBatchStoresNothing(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", "cy", in: store)
             let valid: [NewMessage] = [.make("ann", in: .room, id: 1), .make("ann", in: annBob, id: 2)]
             #expect(throws: StoreError.unknownUser("zed")) { try store.append(valid + [.make("zed", in: .room, id: 1)]) }
@@ -78,8 +78,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func positionsNeverMoveBackwardsNorPastTheHead(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func positionsNeverMoveBackwardsNorPastTheHead(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", in: store)
             _ = try store.append((1...5).map { .make("ann", in: annBob, id: $0) })
             #expect(try store.position(of: "bob", in: annBob) == 0)
@@ -102,8 +102,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func historyIsAscendingAndLimited(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func historyIsAscendingAndLimited(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", in: store)
             _ = try store.append((1...7).map { .make("ann", in: .room, id: $0) })
             #expect(try store.lastMessages(in: .room, limit: 3).map(\.sequence) == [5, 6, 7])
@@ -119,8 +119,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func directConversationsAreThoseOfTheUserWithMessagesSorted(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func directConversationsAreThoseOfTheUserWithMessagesSorted(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", "cy", "dan", in: store)
             _ = try store.append([
                 .make("cy", in: annCy, id: 1), .make("bob", in: annBob, id: 1), .make("bob", in: .direct("bob", "cy"), id: 2),
@@ -134,8 +134,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aUserStartsInTheRoomAtItsHeadWhenCreated(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func aUserStartsInTheRoomAtItsHeadWhenCreated(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             let ann = try store.createUser(named: "ann", passwordHash: "H1", at: storeEpoch.addingTimeInterval(0.123_456))
             #expect(ann == UserRecord(name: "ann", passwordHash: "H1", roomStart: 0, created: Date(timeIntervalSince1970: 1_700_000_000.123)))
             _ = try store.append((1...3).map { .make("ann", in: .room, id: $0) })
@@ -152,8 +152,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func canonicallyEquivalentNamesAreOneUser(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func canonicallyEquivalentNamesAreOneUser(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             _ = try store.createUser(named: "e\u{301}va", passwordHash: nil, at: storeEpoch)
             #expect(try store.user(named: "\u{e9}va")?.name == "\u{e9}va")
             #expect(throws: StoreError.userExists("\u{e9}va")) { try store.createUser(named: "\u{e9}va", passwordHash: nil, at: storeEpoch) }
@@ -162,8 +162,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func timesAreKeptToTheMillisecond(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func timesAreKeptToTheMillisecond(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", in: store)
             _ = try store.append([.make("ann", in: .room, id: 1, seconds: 0.123_456), .make("ann", in: .room, id: 2, seconds: -0.000_6)])
             #expect(try store.messages(in: .room, after: 0, limit: 2).map(\.time) == [
@@ -173,8 +173,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func retentionByCountKeepsTheLatestPerConversationAndNeverReusesASequence(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func retentionByCountKeepsTheLatestPerConversationAndNeverReusesASequence(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", "bob", in: store)
             _ = try store.append((1...10).map { .make("ann", in: .room, id: $0) } + (11...13).map { .make("ann", in: annBob, id: $0) })
             try store.setPositions([(user: "bob", conversation: .room, sequence: 10)])
@@ -195,8 +195,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func retentionByAgeRemovesWhatIsOlderThanTheLimit(_ kind: StoreKind) throws {
-        try kind.withStore { store in
+    func retentionByAgeRemovesWhatIsOlderThanTheLimit(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try users("ann", in: store)
             // Stored at 0, 60, 120, 180 and 240 s.
             _ = try store.append((0...4).map { .make("ann", in: .room, id: UInt64($0), seconds: Double($0 * 60)) })

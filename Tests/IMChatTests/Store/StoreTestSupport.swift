@@ -1,6 +1,9 @@
+import AsyncSocket
 import Foundation
 @testable import IMChat
+import NATSClient
 import Testing
+import TestSupport
 
 /// Runs `body` with a new empty directory, removed with everything in it afterwards.
 func withTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Result {
@@ -18,14 +21,15 @@ func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result) async 
     return try await body(directory)
 }
 
-/// The two ``MessageStore`` implementations, so one suite runs against both.
+/// The three ``MessageStore`` implementations, so one suite runs against all.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
-    case memory, sqlite
+    case memory, sqlite, jetstream
 
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a new, empty store of this kind (SQLite: in a temporary directory, removed after).
-    func withStore<Result>(_ body: (any MessageStore) throws -> Result) throws -> Result {
+    /// Runs `body` with a new, empty store of this kind (SQLite: in a temporary directory, removed after;
+    /// JetStream: on a nats-server of its own, stopped after).
+    func withStore<Result>(_ body: (any MessageStore) throws -> Result) async throws -> Result {
         switch self {
         case .memory:
             return try body(InMemoryMessageStore())
@@ -35,6 +39,12 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
                 defer { store.close() }
                 return try body(store)
             }
+        case .jetstream:
+            let server = try await NATSTestServer.start()
+            defer { server.stop() }
+            let connection = try NATSConnection.connect(.init(servers: [server.natsURL], timeout: .seconds(10)))
+            defer { connection.close() }
+            return try body(try JetStreamMessageStore(connection: connection))
         }
     }
 }
