@@ -50,7 +50,7 @@ final class ClusterLink: @unchecked Sendable {
         let queue = router.queue
         let jetStream = try cluster.connection.jetStream()
         let stored = try jetStream.subscribeNew(filter: "\(prefix).msg.>") { [weak self] message in
-            guard let self, let (conversation, sequence) = self.parse(message.subject),
+            guard let self, let (conversation, sequence) = self.cluster.store.parse(message.subject),
                   let record = try? JetStreamRecord.Message.decode(message.data), record.o != self.nodeID else { return }
             let stored = record.stored(in: conversation, sequence: sequence)
             queue.async { self.router.fanOut(stored) }
@@ -99,14 +99,6 @@ final class ClusterLink: @unchecked Sendable {
             for name in users { try? removePresence(of: name) }
             try? cluster.nodes.delete(nodeID)
         }
-    }
-
-    /// The conversation and sequence of a message subject `PREFIX.msg.CONV.SEQ`.
-    func parse(_ subject: String) -> (ConversationID, UInt64)? {
-        let parts = subject.split(separator: ".")
-        guard parts.count == 4, let sequence = UInt64(parts[3]), let text = KeyValueBucket.decodeKey(String(parts[2])),
-              let conversation = ConversationID(text) else { return nil }
-        return (conversation, sequence)
     }
 
     // MARK: Presence (routing queue)

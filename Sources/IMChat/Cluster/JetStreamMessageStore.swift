@@ -18,11 +18,12 @@ import NATSClient
 ///
 /// (CONV, NAME, … are ``KeyValueBucket/encodeKey(_:)`` of the text in NFC: lowercase hex of the UTF-8 bytes.)
 ///
-/// Sequences: a node takes the next sequence of a conversation by compare-and-set on its head, so two
-/// nodes never give the same one; a node that dies between taking a sequence and storing the message
-/// leaves a gap, which readers skip (as they skip messages removed by retention). De-duplication: the
-/// client id is claimed with the sequence before the message is stored, and a claim whose message was
-/// never stored is taken over by the resend, so a resend after any crash is stored exactly once.
+/// Sequences: a message is published to the subject of the next sequence of its conversation only if
+/// that subject holds nothing yet (JetStream's expected-last-subject-sequence 0), so when nodes race
+/// for a sequence JetStream stores one and the others take the next: no sequence is given twice, none
+/// is skipped, and the stream holds each conversation in order. De-duplication: a client id is
+/// recorded with its sequence once the message is stored; a resend is found by it, and a resend after
+/// a crash between the two steps by JetStream's duplicate window (``duplicateWindow``) on the id.
 ///
 /// Differences from ``SQLiteMessageStore``: ``append(_:)`` checks the whole batch first (an invalid
 /// message stores nothing), but is atomic per message, not per batch: a NATS failure in the middle
@@ -51,6 +52,10 @@ public final class JetStreamMessageStore: MessageStore {
     /// The stream of messages: `PREFIX_MSGS`.
     var streamName: String { prefix + "_MSGS" }
 
+    /// How long JetStream remembers a message's client id (`Nats-Msg-Id`): 1 hour. Covers the resend
+    /// of a message whose node crashed between storing it and recording its id.
+    public static let duplicateWindow: Duration = .seconds(3600)
+
     /// How often a compare-and-set is tried again after another node changed the record first.
     static let maxAttempts = 64
 
@@ -72,7 +77,8 @@ public final class JetStreamMessageStore: MessageStore {
         self.origin = origin
         self.connection = connection
         jetStream = try connection.jetStream()
-        try jetStream.addOrUpdateStream(.init(name: prefix + "_MSGS", subjects: [prefix + ".msg.>"], replicas: replicas))
+        try jetStream.addOrUpdateStream(.init(name: prefix + "_MSGS", subjects: [prefix + ".msg.>"], replicas: replicas,
+                                              duplicateWindow: Self.duplicateWindow))
         users = try jetStream.keyValue(bucket: prefix + "_users", replicas: replicas)
         heads = try jetStream.keyValue(bucket: prefix + "_heads", replicas: replicas)
         ids = try jetStream.keyValue(bucket: prefix + "_ids", replicas: replicas)
@@ -172,48 +178,72 @@ public final class JetStreamMessageStore: MessageStore {
     /// Stores one checked message (see the type's documentation for the order of the steps).
     private func append(_ message: NewMessage) throws -> AppendOutcome {
         let idKey = [message.sender, message.clientInstance, String(message.clientID)].map(Self.key).joined(separator: ".")
-        var claim = try ids.get(idKey)
-        if let claim, let sequence = UInt64(String(decoding: claim.value, as: UTF8.self)),
-           try stored(message.conversation, sequence) != nil {
+        // An id is recorded only once its message is stored (and forgotten when retention removes it).
+        if let known = try ids.get(idKey), let sequence = UInt64(String(decoding: known.value, as: UTF8.self)) {
             return .duplicate(sequence: sequence)
         }
-        let sequence = try takeSequence(of: message.conversation)
-        let value = Data(String(sequence).utf8)
+        let encoded = try JetStreamRecord.Message(message, origin: origin).encoded()
+        var sequence = try bounds(of: message.conversation).head + 1
+        var messageID = idKey
         for _ in 0..<Self.maxAttempts {
-            let previous = claim
-            if try Self.wrote({ () throws(NATSError) in
-                if let previous { try ids.update(idKey, value, lastRevision: previous.revision) } else { try ids.create(idKey, value) }
-            }) { break }
-            // Claimed meanwhile: by a copy that got stored (a duplicate), or by one that never was.
-            claim = try ids.get(idKey)
-            if let claim, let other = UInt64(String(decoding: claim.value, as: UTF8.self)),
-               try stored(message.conversation, other) != nil {
-                return .duplicate(sequence: other)
-            }
-        }
-        let record = JetStreamRecord.Message(message, origin: origin)
-        _ = try jetStream.publish(subject(message.conversation, sequence), try record.encoded(), messageID: subject(message.conversation, sequence))
-        if sequence == 1, let (first, second) = message.conversation.members {
-            for member in Set([first, second]) { try addDirect(message.conversation, of: member) }
-        }
-        return .stored(sequence: sequence)
-    }
-
-    /// Takes the next sequence of `conversation` (compare-and-set on its head).
-    private func takeSequence(of conversation: ConversationID) throws -> UInt64 {
-        let key = Self.key(conversation)
-        for _ in 0..<Self.maxAttempts {
-            guard let entry = try heads.get(key) else {
-                let first = JetStreamRecord.Head(head: 1, first: 1).encoded()
-                if try Self.wrote({ () throws(NATSError) in try heads.create(key, first) }) { return 1 }
+            let ack: JetStream.PublishAck
+            do {
+                // Stored only if nothing holds this sequence yet: JetStream decides between racing nodes.
+                ack = try jetStream.publish(subject(message.conversation, sequence), encoded, messageID: messageID,
+                                            expectedLastSubjectSequence: 0)
+            } catch {
+                guard error == .wrongLastSequence else { throw error }
+                sequence += 1  // taken by another node (or this one, before): the next
                 continue
             }
-            var head = try JetStreamRecord.Head.decode(entry.value)
-            head.head += 1
-            let value = head.encoded()
-            if try Self.wrote({ () throws(NATSError) in try heads.update(key, value, lastRevision: entry.revision) }) { return head.head }
+            if ack.duplicate {
+                // The same id within JetStream's duplicate window: stored before, its id not recorded
+                // (a crash in between), or removed by retention since (then it is stored anew).
+                if let original = try jetStream.message(stream: streamName, sequence: ack.sequence),
+                   let (_, stored) = parse(original.subject) {
+                    try recordID(idKey, stored)
+                    return .duplicate(sequence: stored)
+                }
+                messageID = idKey + "." + String(ack.sequence)
+                continue
+            }
+            try recordID(idKey, sequence)
+            try raiseHead(of: message.conversation, to: sequence)
+            if sequence == 1, let (first, second) = message.conversation.members {
+                for member in Set([first, second]) { try addDirect(message.conversation, of: member) }
+            }
+            return .stored(sequence: sequence)
         }
         throw NATSError.wrongLastSequence
+    }
+
+    /// Records that the message of client id `idKey` is `sequence`.
+    private func recordID(_ idKey: String, _ sequence: UInt64) throws {
+        _ = try ids.put(idKey, Data(String(sequence).utf8))
+    }
+
+    /// Raises `conversation`'s head to `sequence` (compare-and-set; never lowers it).
+    private func raiseHead(of conversation: ConversationID, to sequence: UInt64) throws {
+        let key = Self.key(conversation)
+        for _ in 0..<Self.maxAttempts {
+            let entry = try heads.get(key)
+            var head = try entry.map { try JetStreamRecord.Head.decode($0.value) } ?? JetStreamRecord.Head(head: 0, first: 1)
+            guard sequence > head.head else { return }
+            head.head = sequence
+            let value = head.encoded()
+            if try Self.wrote({ () throws(NATSError) in
+                if let entry { try heads.update(key, value, lastRevision: entry.revision) } else { try heads.create(key, value) }
+            }) { return }
+        }
+        throw NATSError.wrongLastSequence
+    }
+
+    /// The conversation and sequence of a message subject `PREFIX.msg.CONV.SEQ`, or nil.
+    func parse(_ subject: String) -> (ConversationID, UInt64)? {
+        let parts = subject.split(separator: ".")
+        guard parts.count == 4, parts[0] == prefix, parts[1] == "msg", let sequence = UInt64(parts[3]),
+              let text = KeyValueBucket.decodeKey(String(parts[2])), let conversation = ConversationID(text) else { return nil }
+        return (conversation, sequence)
     }
 
     /// Adds `conversation` to `user`'s direct conversations.
@@ -250,8 +280,14 @@ public final class JetStreamMessageStore: MessageStore {
         let bounds = try bounds(of: conversation)
         var found: [StoredMessage] = []
         var sequence = max(after + 1, bounds.first)
-        while sequence <= bounds.head && found.count < limit {
-            if let message = try stored(conversation, sequence)?.message { found.append(message) }
+        while found.count < limit {
+            // A message stored by another node a moment ago may be past the head read above.
+            guard let message = try stored(conversation, sequence)?.message else {
+                if sequence > bounds.head { break }
+                sequence += 1
+                continue
+            }
+            found.append(message)
             sequence += 1
         }
         return found

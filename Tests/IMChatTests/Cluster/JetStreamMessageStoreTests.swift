@@ -1,0 +1,58 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+@testable import IMChat
+import NATSClient
+import Testing
+import TestSupport
+
+/// What only the cluster's store has: several nodes writing one conversation at once. (The rest of the
+/// ``MessageStore`` contract runs against it in MessageStoreTests.)
+@Suite struct JetStreamMessageStoreTests {
+    /// Two stores on one NATS (two nodes), each appending 60 messages of its own to the room at the
+    /// same time, and both appending the same 20 messages (one client resending to both): every
+    /// sequence from 1 is given once, the room reads back in order without a gap, and a message sent
+    /// to both is stored once, both answers naming its one sequence.
+    @Test func nodesRacingForOneConversationGiveEverySequenceOnceAndStoreEachMessageOnce() async throws {
+        let nats = try await NATSTestServer.start()
+        defer { nats.stop() }
+        let connections = try (0..<2).map { _ in try NATSConnection.connect(.init(servers: [nats.natsURL], timeout: .seconds(10))) }
+        defer { for connection in connections { connection.close() } }
+        let stores = try connections.map { try JetStreamMessageStore(connection: $0, prefix: "race") }
+        _ = try stores[0].createUser(named: "ann", passwordHash: nil, at: storeEpoch)
+        let instances = [String(repeating: "a", count: 32), String(repeating: "b", count: 32)]
+        let shared = String(repeating: "c", count: 32)
+        let outcomes = LockedValue<[[(id: String, outcome: AppendOutcome)]]>([[], []])
+        let failures = LockedValue<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { node in
+            for id in 1...60 {
+                do {
+                    let own = try stores[node].append([.make("ann", in: .room, id: UInt64(id), instance: instances[node])])
+                    outcomes.withLock { $0[node].append(("\(node)-\(id)", own[0])) }
+                    guard id <= 20 else { continue }
+                    let both = try stores[node].append([.make("ann", in: .room, id: UInt64(id), instance: shared)])
+                    outcomes.withLock { $0[node].append(("shared-\(id)", both[0])) }
+                } catch {
+                    failures.withLock { $0.append("node \(node), id \(id): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let all = outcomes.withLock { $0 }
+        let stored = all.flatMap { $0 }.compactMap { if case .stored(let sequence) = $0.outcome { sequence } else { nil } }
+        #expect(stored.sorted() == Array(1...140))
+        // The shared messages: per id, the two answers name one sequence, stored by one node only.
+        for id in 1...20 {
+            let answers = all.flatMap { $0 }.filter { $0.id == "shared-\(id)" }.map(\.outcome)
+            #expect(answers.count == 2 && Set(answers.map(\.sequence)).count == 1, "shared \(id): \(answers)")
+            #expect(answers.filter { if case .stored = $0 { true } else { false } }.count == 1, "shared \(id): \(answers)")
+        }
+        let room = try stores[1].messages(in: .room, after: 0, limit: 200)
+        #expect(room.map(\.sequence) == Array(1...140))
+        #expect(try stores[0].head(of: .room) == 140)
+        // Each node's own messages are in the order it sent them.
+        for instance in instances {
+            #expect(room.filter { $0.clientInstance == instance }.map(\.clientID) == Array(1...60))
+        }
+    }
+}
