@@ -128,23 +128,21 @@ public final class JetStreamMessageStore: MessageStore {
         return try JetStreamRecord.User.decode(entry.value).record
     }
 
+    /// Claims the name's two ``UserName/Key`` parts, then writes the record. A part that holds this
+    /// very name already is a claim of an earlier attempt that failed half-way (NATS lost in between):
+    /// taken over, so the user can be created when NATS is back.
     public func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
         let nameKey = UserName.Key(name)
-        var claimed: [String] = []
-        var existing: String?
-        for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] where existing == nil {
-            if try Self.wrote({ () throws(NATSError) in try users.create(similar, Data(name.utf8)) }) {
-                claimed.append(similar)
-            } else {
-                existing = try users.get(similar).flatMap { String(data: $0.value, encoding: .utf8) } ?? name
-            }
-        }
-        if let existing {
-            for key in claimed { try? users.delete(key) }
-            throw StoreError.userExists(existing)
+        for similar in ["f." + Self.key(nameKey.folded), "c." + Self.key(nameKey.cased)] {
+            if try Self.wrote({ () throws(NATSError) in try users.create(similar, Data(name.utf8)) }) { continue }
+            let holder = try users.get(similar).flatMap { String(data: $0.value, encoding: .utf8) } ?? name
+            guard holder == name else { throw StoreError.userExists(holder) }
         }
         let record = UserRecord(name: name, passwordHash: passwordHash, roomStart: try head(of: .room), created: time)
-        _ = try users.create("u." + Self.key(name), try JetStreamRecord.User(record).encoded())
+        let value = try JetStreamRecord.User(record).encoded()
+        guard try Self.wrote({ () throws(NATSError) in try users.create("u." + Self.key(name), value) }) else {
+            throw StoreError.userExists(name)
+        }
         return record
     }
 

@@ -55,4 +55,23 @@ import TestSupport
             #expect(room.filter { $0.clientInstance == instance }.map(\.clientID) == Array(1...60))
         }
     }
+
+    /// Regression (chat-chaos nats-restart): NATS lost after a user's name keys were written but before
+    /// its record left the name claimed by nobody, and every later login was refused with "claimed by
+    /// another login just now". The name keys of the same name are an earlier attempt's, taken over.
+    @Test func aUserHalfCreatedWhenNATSWasLostIsCreatedByTheNextAttempt() async throws {
+        let nats = try await NATSTestServer.start()
+        defer { nats.stop() }
+        let connection = try NATSConnection.connect(.init(servers: [nats.natsURL], timeout: .seconds(10)))
+        defer { connection.close() }
+        let store = try JetStreamMessageStore(connection: connection, prefix: "half")
+        let key = UserName.Key("ann")
+        _ = try store.users.create("f." + JetStreamMessageStore.key(key.folded), Data("ann".utf8))
+        _ = try store.users.create("c." + JetStreamMessageStore.key(key.cased), Data("ann".utf8))
+        #expect(try store.user(named: "ann") == nil)
+        #expect(try store.createUser(named: "ann", passwordHash: "H", at: storeEpoch).name == "ann")
+        #expect(try store.user(named: "ANN")?.passwordHash == "H")
+        #expect(throws: StoreError.userExists("ann")) { try store.createUser(named: "ann", passwordHash: nil, at: storeEpoch) }
+        #expect(throws: StoreError.userExists("ann")) { try store.createUser(named: "Ann", passwordHash: nil, at: storeEpoch) }
+    }
 }
