@@ -228,6 +228,13 @@ public func runOnAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Res
     }
 }
 
+/// ``runOnAThread(_:)`` for work that throws: blocking client calls (NATS requests and their waits).
+public func runOnAThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
+    }
+}
+
 /// `count` bytes, byte `i` being `i × multiplier + i >> shift` (mod 256): a pattern in which a byte
 /// lost, doubled or moved shows. Filled through a raw buffer: a `map` over millions of indices costs
 /// a debug build's cooperative thread a second or more, stalling the tests beside it.

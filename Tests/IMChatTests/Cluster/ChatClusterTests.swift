@@ -14,8 +14,10 @@ final class ClusterFixture: Sendable {
     let nodes: [ChatServer]
     let group = EventLoopGroup(numberOfThreads: 1, name: "cluster-fixture")
 
+    /// Starts nats-server and the nodes (their NATS set-up blocks: on a thread of its own).
     static func make(nodes count: Int) async throws -> ClusterFixture {
-        try ClusterFixture(nats: try await NATSTestServer.start(), nodes: count)
+        let nats = try await NATSTestServer.start()
+        return try await runOnAThread { try ClusterFixture(nats: nats, nodes: count) }
     }
 
     private init(nats: ServerProcess, nodes count: Int) throws {

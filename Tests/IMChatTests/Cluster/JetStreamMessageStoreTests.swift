@@ -16,7 +16,12 @@ import TestSupport
     @Test func nodesRacingForOneConversationGiveEverySequenceOnceAndStoreEachMessageOnce() async throws {
         let nats = try await NATSTestServer.start()
         defer { nats.stop() }
-        let connections = try (0..<2).map { _ in try NATSConnection.connect(.init(servers: [nats.natsURL], timeout: .seconds(10))) }
+        try await runOnAThread { try Self.race(on: nats.natsURL) }
+    }
+
+    /// The race of the test above (blocking: on a thread of its own).
+    static func race(on url: String) throws {
+        let connections = try (0..<2).map { _ in try NATSConnection.connect(.init(servers: [url], timeout: .seconds(10))) }
         defer { for connection in connections { connection.close() } }
         let stores = try connections.map { try JetStreamMessageStore(connection: $0, prefix: "race") }
         _ = try stores[0].createUser(named: "ann", passwordHash: nil, at: storeEpoch)
@@ -62,7 +67,12 @@ import TestSupport
     @Test func aUserHalfCreatedWhenNATSWasLostIsCreatedByTheNextAttempt() async throws {
         let nats = try await NATSTestServer.start()
         defer { nats.stop() }
-        let connection = try NATSConnection.connect(.init(servers: [nats.natsURL], timeout: .seconds(10)))
+        try await runOnAThread { try Self.halfCreated(on: nats.natsURL) }
+    }
+
+    /// The steps of the test above (blocking: on a thread of its own).
+    static func halfCreated(on url: String) throws {
+        let connection = try NATSConnection.connect(.init(servers: [url], timeout: .seconds(10)))
         defer { connection.close() }
         let store = try JetStreamMessageStore(connection: connection, prefix: "half")
         let key = UserName.Key("ann")

@@ -28,23 +28,29 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// Runs `body` with a new, empty store of this kind (SQLite: in a temporary directory, removed after;
-    /// JetStream: on a nats-server of its own, stopped after).
-    func withStore<Result>(_ body: (any MessageStore) throws -> Result) async throws -> Result {
+    /// JetStream: on a nats-server of its own, stopped after), on a thread of its own: a store's calls
+    /// block (JetStream's are round trips to NATS), which on Swift's cooperative pool would stall the
+    /// tests beside it.
+    func withStore<Result: Sendable>(_ body: @escaping @Sendable (any MessageStore) throws -> Result) async throws -> Result {
         switch self {
         case .memory:
-            return try body(InMemoryMessageStore())
+            return try await runOnAThread { try body(InMemoryMessageStore()) }
         case .sqlite:
-            return try withTemporaryDirectory { directory in
-                let store = try SQLiteMessageStore(path: directory.appendingPathComponent("chat.sqlite").path)
-                defer { store.close() }
-                return try body(store)
+            return try await runOnAThread {
+                try withTemporaryDirectory { directory in
+                    let store = try SQLiteMessageStore(path: directory.appendingPathComponent("chat.sqlite").path)
+                    defer { store.close() }
+                    return try body(store)
+                }
             }
         case .jetstream:
             let server = try await NATSTestServer.start()
             defer { server.stop() }
-            let connection = try NATSConnection.connect(.init(servers: [server.natsURL], timeout: .seconds(10)))
-            defer { connection.close() }
-            return try body(try JetStreamMessageStore(connection: connection))
+            return try await runOnAThread {
+                let connection = try NATSConnection.connect(.init(servers: [server.natsURL], timeout: .seconds(10)))
+                defer { connection.close() }
+                return try body(try JetStreamMessageStore(connection: connection))
+            }
         }
     }
 }
