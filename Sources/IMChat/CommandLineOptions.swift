@@ -136,7 +136,7 @@ public struct ServerOptions: Equatable, Sendable {
                 natsServers.append(url)
             case "--node-id":
                 let id = try parser.value(for: option)
-                guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                guard JetStreamMessageStore.isValidName(id) else {
                     throw UsageError(description: "--node-id: letters, digits, _ and - only, not \(id)\n\(ServerOptions.usage)")
                 }
                 nodeID = id

@@ -66,7 +66,7 @@ public final class ChatCluster: Sendable {
     ///   ``NATSError/invalid(_:)`` for a node id or prefix with other characters.
     public init(_ configuration: Configuration) throws {
         let id = configuration.nodeID
-        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+        guard JetStreamMessageStore.isValidName(id) else {
             throw NATSError.invalid("a node id is letters, digits, _ and - only: \(id)")
         }
         self.configuration = configuration

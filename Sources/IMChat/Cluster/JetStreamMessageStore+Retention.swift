@@ -21,8 +21,7 @@ extension JetStreamMessageStore {
                     let tooOld = cutoff.map { message.time.millisecondsSince1970 < $0 } ?? false
                     guard sequence <= tooMany || tooOld else { break }
                     try deleteMessage(streamSequence)
-                    let idKey = [message.sender, message.clientInstance, String(message.clientID)].map(Self.key).joined(separator: ".")
-                    try ids.delete(idKey)
+                    try ids.delete(Self.idKey(sender: message.sender, instance: message.clientInstance, id: message.clientID))
                     removed += 1
                 } else if sequence > tooMany && cutoff == nil {
                     break

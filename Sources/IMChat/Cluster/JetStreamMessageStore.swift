@@ -70,7 +70,7 @@ public final class JetStreamMessageStore: MessageStore {
     /// - Throws: ``NATSError`` when JetStream cannot create or bind them (not enabled on the server,
     ///   `replicas` above the NATS cluster's size, …); ``NATSError/invalid(_:)`` for a bad prefix.
     public init(connection: NATSConnection, prefix: String = "chat", replicas: Int = 1, origin: String? = nil) throws {
-        guard !prefix.isEmpty, prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+        guard JetStreamMessageStore.isValidName(prefix) else {
             throw NATSError.invalid("a store prefix is letters, digits, _ and - only: \(prefix)")
         }
         self.prefix = prefix
@@ -84,6 +84,17 @@ public final class JetStreamMessageStore: MessageStore {
         ids = try jetStream.keyValue(bucket: prefix + "_ids", replicas: replicas)
         positions = try jetStream.keyValue(bucket: prefix + "_positions", replicas: replicas)
         directs = try jetStream.keyValue(bucket: prefix + "_directs", replicas: replicas)
+    }
+
+    /// Whether `name` is non-empty letters, digits, `_` and `-` only: a JetStream name and a subject
+    /// token (a store prefix, a node id).
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// The key under which a message's client id is recorded: `SENDER.INSTANCE.ID`.
+    static func idKey(sender: String, instance: String, id: UInt64) -> String {
+        [sender, instance, String(id)].map(key).joined(separator: ".")
     }
 
     /// The key of `text`: ``KeyValueBucket/encodeKey(_:)`` of its NFC form, so canonically equivalent
@@ -175,7 +186,7 @@ public final class JetStreamMessageStore: MessageStore {
 
     /// Stores one checked message (see the type's documentation for the order of the steps).
     private func append(_ message: NewMessage) throws -> AppendOutcome {
-        let idKey = [message.sender, message.clientInstance, String(message.clientID)].map(Self.key).joined(separator: ".")
+        let idKey = Self.idKey(sender: message.sender, instance: message.clientInstance, id: message.clientID)
         // An id is recorded only once its message is stored (and forgotten when retention removes it).
         if let known = try ids.get(idKey), let sequence = UInt64(String(decoding: known.value, as: UTF8.self)) {
             return .duplicate(sequence: sequence)
