@@ -64,8 +64,15 @@ extension Router {
         hold(session, heartbeats: false)
         session.releaseHeartbeatAcknowledgements()  // those held while the login waited its turn
         session.admit()  // the login deadline waits for the check, which may queue behind others
+        checkPassword(name, password, against: record?.passwordHash, token: token, instance: instance,
+                      positions: positions, presenceChanges: presenceChanges, session: session)
+    }
+
+    /// Checks `password` against `existingHash` (or hashes it to claim the name when nil) on a hashing
+    /// queue, then finishes the login on the routing queue. `session` is held meanwhile.
+    private func checkPassword(_ name: String, _ password: String, against existingHash: String?, token: String?,
+                               instance: String, positions: [String: UInt64], presenceChanges: Bool, session: Session) {
         let hasher = self.hasher
-        let existingHash = record?.passwordHash
         nextHashing = (nextHashing + 1) % hashing.count
         hashing[nextHashing].async { [self] in
             // Gone meanwhile (gave up waiting, say): no hash for nobody. Checks queued behind a crowd
@@ -80,18 +87,23 @@ extension Router {
                 outcome = .failed
             }
             queue.async { [self] in
-                finishLogin(name, outcome: outcome, token: token, instance: instance, positions: positions,
+                finishLogin(name, password, outcome: outcome, token: token, instance: instance, positions: positions,
                             presenceChanges: presenceChanges, session: session)
             }
         }
     }
 
-    private func finishLogin(_ name: String, outcome: PasswordOutcome, token: String?, instance: String,
+    private func finishLogin(_ name: String, _ password: String, outcome: PasswordOutcome, token: String?, instance: String,
                              positions: [String: UInt64], presenceChanges: Bool, session: Session) {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
-        defer { replay(waiting, from: session) }
-        defer { if self.name(of: session) == nil { session.requireAdmission() } }  // refused: the deadline again
+        var checkingAgain = false
+        defer {
+            if !checkingAgain {
+                if self.name(of: session) == nil { session.requireAdmission() }  // refused: the deadline again
+                replay(waiting, from: session)
+            }
+        }
         let address = session.remoteAddress?.host ?? "?"
         func refuse(_ code: ChatErrorCode, _ detail: String) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
@@ -109,24 +121,35 @@ extension Router {
         case .verified:
             throttle.recordSuccess(name: name)
         case .claimed(let hash):
+            // Claimed while this login hashed: by another login, or by this user's own earlier attempt
+            // whose write reached a clustered store only now (the NATS client resends what it buffered
+            // over a reconnect after the request timed out). The password decides, as for any claimed
+            // name: verified, or badPassword.
+            func checkAgain(against claimedHash: String) {
+                logger.info("login \(name) from \(address): claimed meanwhile, checking its password against that claim")
+                held[session.id] = waiting
+                checkingAgain = true
+                checkPassword(name, password, against: claimedHash, token: token, instance: instance,
+                              positions: positions, presenceChanges: presenceChanges, session: session)
+            }
             do {
-                // Read again: another connection may have claimed the name while this one hashed.
-                let record = try store.user(named: name)
+                let record = try store.user(named: name)  // again: see above
                 if let detail = Router.similarNameDetail(name, record) {
                     refuseLogin(name, session, version: .v2, .nameTaken, detail, reason: detail)
                     return
                 }
-                if record?.passwordHash != nil {
-                    logger.notice("refused login \(name) from \(address) (claimed by another login meanwhile)")
-                    refuse(.nameTaken, "\(name) was claimed by another login just now")
-                    return
-                }
+                if let claimedHash = record?.passwordHash { return checkAgain(against: claimedHash) }
                 if record == nil {
                     _ = try store.createUser(named: name, passwordHash: hash, at: Date())
                 } else {
                     try store.setPasswordHash(hash, forUser: name)
                 }
                 logger.info("claim \(name) from \(address)")
+            } catch StoreError.userExists(let holder) where holder == name {
+                // Created between the read and the write (a store shared by several nodes).
+                if let claimedHash = try? store.user(named: name)?.passwordHash { return checkAgain(against: claimedHash) }
+                refuse(.storeUnavailable, "the message store failed; try again later")
+                return
             } catch {
                 logger.error("store error claiming \(name): \(error)")
                 refuse(.storeUnavailable, "the message store failed; try again later")
