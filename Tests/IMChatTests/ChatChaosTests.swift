@@ -4,13 +4,13 @@ import TestSupport
 
 /// Issue 11 §6 and issue 14 §2 with short timings: scripts/chat-chaos.sh, one scenario per test, against
 /// the im-server and im-client this test run built (the cluster scenarios with nats-server and three
-/// nodes; `nats-restart` is left out until its login race is fixed: see the script). Each must end with every message received exactly
-/// once, in order, and the sender's exit status 0.
+/// nodes). Each must end with every message received exactly once, in order, and the sender's exit
+/// status 0.
 @Suite struct ChatChaosTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/chat-chaos.sh").path
 
-    @Test(arguments: ["server-kill", "server-freeze", "sender-blackhole", "recipient-offline", "recipient-kill", "node-kill"])
+    @Test(arguments: ["server-kill", "server-freeze", "sender-blackhole", "recipient-offline", "recipient-kill", "node-kill", "nats-restart"])
     func nothingIsLostDuplicatedOrReordered(scenario: String) async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["CHAT_CHAOS_BIN"] = URL(fileURLWithPath: ChildProcess.productPath("im-server")).deletingLastPathComponent().path

@@ -13,7 +13,9 @@ struct PresenceBoard {
     struct Change {
         /// Online at the last tick?
         let wasOnline: Bool
-        /// The number of the latest login or logout of this name (see ``PresenceBoard/event``).
+        /// The numbers of the first and the latest login or logout of this name in this tick (see
+        /// ``PresenceBoard/event``).
+        let firstEvent: UInt64
         var lastEvent: UInt64
     }
 
@@ -31,12 +33,18 @@ struct PresenceBoard {
         /// The first `legacy` changes in code-point order, each with its latest event number, for
         /// sessions that get one `presence` message per change.
         var legacy: [(name: String, online: Bool, event: UInt64)]
+        /// The first `legacy` names whose changes cancelled out (online at the last tick and now, or at
+        /// neither), with the numbers of their first and latest event in this tick: a session that
+        /// logged in between (its login reply showed the state in between) must be told the state now.
+        var reverted: [(name: String, online: Bool, firstEvent: UInt64, lastEvent: UInt64)] = []
 
         static func == (lhs: Tick, rhs: Tick) -> Bool {
             lhs.online == rhs.online && lhs.offline == rhs.offline && lhs.listedOnline == rhs.listedOnline
                 && lhs.listedOffline == rhs.listedOffline && lhs.unlisted == rhs.unlisted
                 && lhs.legacy.map(\.name) == rhs.legacy.map(\.name) && lhs.legacy.map(\.online) == rhs.legacy.map(\.online)
                 && lhs.legacy.map(\.event) == rhs.legacy.map(\.event)
+                && lhs.reverted.map { "\($0.name) \($0.online) \($0.firstEvent) \($0.lastEvent)" }
+                    == rhs.reverted.map { "\($0.name) \($0.online) \($0.firstEvent) \($0.lastEvent)" }
         }
     }
 
@@ -73,7 +81,7 @@ struct PresenceBoard {
     private mutating func note(_ name: String, wasOnline: Bool) -> UInt64 {
         event += 1
         if changes[name] == nil {
-            changes[name] = Change(wasOnline: wasOnline, lastEvent: event)
+            changes[name] = Change(wasOnline: wasOnline, firstEvent: event, lastEvent: event)
         } else {
             changes[name]?.lastEvent = event
         }
@@ -121,16 +129,23 @@ struct PresenceBoard {
 
     /// The net changes since the last tick, and starts the next one: names whose state differs from the
     /// last tick, sorted; the first `listed` of them (in code-point order) as the listed ones, the rest
-    /// counted as unlisted; the first `legacy` with their latest event number.
+    /// counted as unlisted; the first `legacy` with their latest event number; and the first `legacy`
+    /// changes that cancelled out (``Tick/reverted``).
     mutating func takeTick(listed: Int, legacy: Int) -> Tick {
         var changed: [(name: String, online: Bool, event: UInt64)] = []
+        var reverted: [(name: String, online: Bool, firstEvent: UInt64, lastEvent: UInt64)] = []
         changed.reserveCapacity(changes.count)
         for (name, change) in changes {
             let online = contains(name)
-            if online != change.wasOnline { changed.append((name, online, change.lastEvent)) }
+            if online != change.wasOnline {
+                changed.append((name, online, change.lastEvent))
+            } else if change.firstEvent < change.lastEvent {
+                reverted.append((name, online, change.firstEvent, change.lastEvent))
+            }
         }
         changes = [:]
         changed.sort { $0.name < $1.name }
+        reverted.sort { $0.name < $1.name }
         let shown = changed.prefix(listed)
         return Tick(
             online: changed.filter(\.online).map(\.name),
@@ -138,6 +153,7 @@ struct PresenceBoard {
             listedOnline: shown.filter(\.online).map(\.name),
             listedOffline: shown.filter { !$0.online }.map(\.name),
             unlisted: changed.count - shown.count,
-            legacy: Array(changed.prefix(legacy)))
+            legacy: Array(changed.prefix(legacy)),
+            reverted: Array(reverted.prefix(legacy)))
     }
 }

@@ -36,6 +36,7 @@ extension Router {
     func presenceTick() {
         guard presence.hasChanges else { return }
         let tick = presence.takeTick(listed: ChatCodec.maxPresenceListed, legacy: Router.maxPresencePerTick)
+        if !tick.reverted.isEmpty { sendReverted(tick.reverted) }
         guard !tick.online.isEmpty || !tick.offline.isEmpty else { return }
         var batched: [Session] = []
         var single: [(session: Session, version: ChatProtocolVersion, seen: UInt64)] = []
@@ -71,5 +72,26 @@ extension Router {
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !nanoseconds.overflow else { return .never }
         return .nanoseconds(Int(clamping: max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
+    }
+
+    /// Changes that cancelled out within a tick (a login and a logout, say) go to the sessions that
+    /// logged in between them: their login reply showed the state in between. Batched sessions get one
+    /// `presenceChanges` each, the others a `presence` per name.
+    private func sendReverted(_ reverted: [(name: String, online: Bool, firstEvent: UInt64, lastEvent: UInt64)]) {
+        for user in users.values {
+            let seen = user.presenceSeen
+            let changes = reverted.filter { $0.firstEvent <= seen && seen < $0.lastEvent }
+            guard !changes.isEmpty else { continue }
+            if user.presenceChanges {
+                user.session.send(.v2(.presenceChanges(online: changes.filter(\.online).map(\.name),
+                                                       offline: changes.filter { !$0.online }.map(\.name),
+                                                       onlineCount: presence.count, unlisted: 0)))
+            } else {
+                for change in changes {
+                    user.session.send(user.version == .v1 ? .presence(name: change.name, online: change.online)
+                                                          : .v2(.presence(name: change.name, online: change.online)))
+                }
+            }
+        }
     }
 }

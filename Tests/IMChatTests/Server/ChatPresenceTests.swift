@@ -159,6 +159,35 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         #expect(try await vic.drain() == [.presence(name: "carl", online: true)])
     }
 
+    /// Regression (found by ChatClusterTests: a dead node's user announced online, then offline, within
+    /// one tick): a session that logged in between a login and a logout that cancel out saw the name
+    /// online in its login reply, so it is told it went offline; the others hear nothing of it.
+    @Test func aSessionThatLoggedInBetweenChangesThatCancelOutIsToldTheStateNow() async throws {
+        let chat = try PresenceFixture()
+        let ann = try await chat.loggedIn("ann", batches: true)
+        chat.server.flushPresence()
+        #expect(try await ann.drain() == [.presenceChanges(online: ["ann"], offline: [], onlineCount: 1, unlisted: 0)])
+
+        let bob = try await chat.loggedIn("bob", batches: true)
+        let carl = V2Peer(port: chat.server.port, group: chat.group)
+        carl.send(.login(name: "carl", password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
+                         positions: [:], presenceChanges: true))
+        let answer = try await carl.next()
+        guard case .loginAccepted("carl", let online, let count, _, false) = answer else {
+            Issue.record("carl's login answered \(String(describing: answer))")
+            return
+        }
+        #expect(online == ["ann", "bob"] && count == 2)  // the others
+        let lee = try await chat.loggedIn("lee", batches: false)
+        bob.link.disconnect()
+        try await chat.logouts(1)
+        chat.server.flushPresence()
+        #expect(try await carl.drain() == [.presenceChanges(online: [], offline: ["bob"], onlineCount: 3, unlisted: 0),
+                                           .presenceChanges(online: ["carl", "lee"], offline: [], onlineCount: 3, unlisted: 0)])
+        #expect(try await lee.drain() == [.presence(name: "bob", online: false)])
+        #expect(try await ann.drain() == [.presenceChanges(online: ["carl", "lee"], offline: [], onlineCount: 3, unlisted: 0)])
+    }
+
     /// Sessions without batches get at most 20 single presence messages per tick: the first 20 changed
     /// names in order; the rest of a crowded tick is not announced to them. Changes a login reply
     /// already showed (the session's own login included) are not announced to that session.

@@ -37,6 +37,8 @@ import Testing
         #expect(tick.listedOnline == ["dan"] && tick.listedOffline == ["ann"] && tick.unlisted == 0)
         #expect(tick.legacy.map(\.name) == ["ann", "dan"] && tick.legacy.map(\.online) == [false, true])
         #expect(tick.legacy.map(\.event) == [7, 8])
+        // What cancelled out, for the sessions that logged in between (their login reply showed it).
+        #expect(tick.reverted.map { "\($0.name) \($0.online) \($0.firstEvent)...\($0.lastEvent)" } == ["bob true 5...6", "carl false 3...4"])
         #expect(!board.hasChanges)
         #expect(board.takeTick(listed: 100, legacy: 20) == PresenceBoard.Tick(online: [], offline: [], listedOnline: [],
                                                                                 listedOffline: [], unlisted: 0, legacy: []))
