@@ -5,20 +5,28 @@
 # worker on node i mod NODES, source addresses spread over 127.0.0.2-250) with a heartbeat every
 # HEARTBEAT seconds, and sending direct messages from random users to random users (on any node) at
 # RATE_PER_MINUTE of the users a minute for DURATION seconds: every delivery checked off exactly once.
+# The logins are paced at LOGIN_RATE a second in all: a new user costs its node about six JetStream
+# round trips on the routing queue, so 100,000 at once would outlast the nodes' login timeout. The
+# nodes announce presence every PRESENCE_INTERVAL seconds: each announcement costs one frame per online
+# user, so at the default 0.2 s a crowd of 100,000 costs 500,000 frames a second (the first run of this
+# script: 23,350 logins, then the login queues fell behind and the rest timed out; see BENCHMARKS.md).
 # Prints each worker's RESULT line (socket-bench client chat --help: the fields), each node's RSS and a
-# TOTAL line (every worker summed; the nodes' RSS growth per user and CPU per delivery); logs stay in
-# $WORKDIR.
+# TOTAL line: every worker summed; the nodes' RSS growth per logged-in user (before the logins → after
+# them) and their CPU per delivery over the messages, both as the first worker saw them (every worker
+# reads every node; their login and message phases coincide). Logs stay in $WORKDIR.
 #
 #   scripts/bench-cluster.sh                                  # 100,000 users, 6 nodes, 6 workers, 5 min
 #   USERS=12000 NODES=3 WORKERS=2 DURATION=30 scripts/bench-cluster.sh
 #
 # USERS (100000), NODES (6), WORKERS (6; one process holds at most about 19,000 connections here),
-# HEARTBEAT (30), RATE_PER_MINUTE (0.01: 1 % of the users a minute), DURATION (300), WORKDIR (a new
-# temporary directory). Loopback only.
+# HEARTBEAT (30), RATE_PER_MINUTE (0.01: 1 % of the users a minute), DURATION (300), LOGIN_RATE (200),
+# PRESENCE_INTERVAL (10),
+# WORKDIR (a new temporary directory). Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-100000} NODES=${NODES:-6} WORKERS=${WORKERS:-6} HEARTBEAT=${HEARTBEAT:-30}
-RATE_PER_MINUTE=${RATE_PER_MINUTE:-0.01} DURATION=${DURATION:-300}
+RATE_PER_MINUTE=${RATE_PER_MINUTE:-0.01} DURATION=${DURATION:-300} LOGIN_RATE=${LOGIN_RATE:-200}
+PRESENCE_INTERVAL=${PRESENCE_INTERVAL:-10}
 WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-cluster.XXXXXX")}
 mkdir -p "$WORKDIR"
 ulimit -n "$(ulimit -Hn)"
@@ -29,7 +37,8 @@ SERVER="$(pwd)/.build/release/im-server"
 BENCH="$(pwd)/.build/release/socket-bench"
 
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+# The nodes first (newest first), NATS last: a node shutting down removes its users from presence.
+cleanup() { for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[$i]}" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -54,42 +63,42 @@ for node in $(seq "$NODES"); do
     log="$WORKDIR/node-$node.log"
     # The load is what is measured, not the rate limit; presence changes are batched for every user.
     "$SERVER" --port 0 --no-discovery --log-level warning --rate 1000000 --burst 1000000 \
-        --max-connections 20000 --cluster "nats://127.0.0.1:$nats_port" --node-id "n$node" >"$log" 2>&1 &
+        --max-connections 20000 --login-timeout 120 --presence-interval "$PRESENCE_INTERVAL" --cluster "nats://127.0.0.1:$nats_port" --node-id "n$node" >"$log" 2>&1 &
     node_pids+=($!)
     pids+=($!)
     port=$(wait_for "$log" "listening on 127\.0\.0\.1:[0-9]+ " | sed -E 's/.*127\.0\.0\.1:([0-9]+) .*/\1/')
     servers+=(--server "127.0.0.1:$port")
 done
-# The nodes' resident memory (KiB, summed) and CPU seconds (user + system, summed).
-nodes_rss() { local total=0; for pid in "${node_pids[@]}"; do total=$((total + $(awk '/VmRSS/ { print $2 }' "/proc/$pid/status"))); done; echo "$total"; }
-nodes_cpu() { for pid in "${node_pids[@]}"; do cat "/proc/$pid/stat"; done | awk -v hz="$(getconf CLK_TCK)" '{ t += $14 + $15 } END { printf "%.2f", t / hz }'; }
-rss_before=$(nodes_rss) cpu_before=$(nodes_cpu)
+server_pids=()
+for pid in "${node_pids[@]}"; do server_pids+=(--server-pid "$pid"); done
 
 per_worker=$((USERS / WORKERS))
 direct_rate=$(awk -v u="$per_worker" -v r="$RATE_PER_MINUTE" 'BEGIN { printf "%.3f", u * r / 60 }')
-echo "== $NODES nodes on nats-server :$nats_port; $WORKERS workers x $per_worker users, heartbeat $HEARTBEAT s, $direct_rate direct messages/s each, $DURATION s"
+login_rate=$(awk -v w="$WORKERS" -v r="$LOGIN_RATE" 'BEGIN { printf "%.3f", r / w }')
+echo "== $NODES nodes on nats-server :$nats_port; $WORKERS workers x $per_worker users at $login_rate logins/s each, heartbeat $HEARTBEAT s, $direct_rate direct messages/s each, $DURATION s"
 workers=()
 for worker in $(seq "$WORKERS"); do
     "$BENCH" client chat "${servers[@]}" --users "$per_worker" --heartbeat "$HEARTBEAT" \
-        --direct-rate "$direct_rate" --duration "$DURATION" --login-timeout 600 --sources on --label "worker$worker" \
+        --direct-rate "$direct_rate" --duration "$DURATION" --login-rate "$login_rate" --login-timeout 900 --sources on \
+        "${server_pids[@]}" --label "worker$worker" \
         >"$WORKDIR/worker-$worker.out" 2>"$WORKDIR/worker-$worker.log" &
     workers+=($!)
 done
 status=0
 for pid in "${workers[@]}"; do wait "$pid" || status=1; done
-rss_after=$(nodes_rss) cpu_after=$(nodes_cpu)
 cat "$WORKDIR"/worker-*.out
 for node in $(seq "$NODES"); do
     echo "node n$node: $(grep VmRSS "/proc/${node_pids[$((node - 1))]}/status" 2>/dev/null || echo gone)"
 done
-# Totals over the workers' RESULT lines.
+# Totals over the workers' RESULT lines; the nodes' figures from the first worker's.
 total() { sed -n "s/.* $1=\([0-9.]*\) .*/\1/p" "$WORKDIR"/worker-*.out | awk '{ t += $1 } END { print t + 0 }'; }
-delivered=$(total delivered)
-echo "TOTAL users=$USERS logged_in=$(total logged_in) expected=$(total expected) delivered=$delivered missing=$(total missing)" \
+first() { sed -n "s/.* $1=\([0-9.]*\) .*/\1/p" "$WORKDIR/worker-1.out"; }
+delivered=$(total delivered) logged_in=$(total logged_in)
+rss_before=$(first server_rss_before_kib) rss_after=$(first server_rss_after_logins_kib) cpu=$(first server_cpu_s)
+echo "TOTAL users=$USERS logged_in=$logged_in expected=$(total expected) delivered=$delivered missing=$(total missing)" \
     "duplicates=$(total duplicates) out_of_order=$(total out_of_order) heartbeats_missed=$(total heartbeats_missed)" \
     "connection_failures=$(total connection_failures) nodes_rss_kib=$rss_before..$rss_after" \
-    "rss_per_user_bytes=$(( (rss_after - rss_before) * 1024 / USERS ))" \
-    "nodes_cpu_s=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')" \
-    "cpu_us_per_delivery=$(awk -v a="$cpu_before" -v b="$cpu_after" -v d="$delivered" 'BEGIN { if (d > 0) printf "%.1f", (b - a) * 1e6 / d; else print "-" }')"
+    "rss_per_user_bytes=$(awk -v a="$rss_before" -v b="$rss_after" -v u="$logged_in" 'BEGIN { if (u > 0) printf "%.0f", (b - a) * 1024 / u; else print "-" }')" \
+    "nodes_cpu_s=$cpu cpu_us_per_delivery=$(awk -v c="$cpu" -v d="$delivered" 'BEGIN { if (d > 0) printf "%.1f", c * 1e6 / d; else print "-" }')"
 echo "logs: $WORKDIR"
 exit $status

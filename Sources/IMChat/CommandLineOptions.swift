@@ -20,6 +20,10 @@ public struct ServerOptions: Equatable, Sendable {
     public var port = defaultChatPort
     /// Seconds of silence after which a client is dropped. Default 360 s (two 180 s heartbeats).
     public var idleTimeout: Duration = .seconds(360)
+    /// How long logins and logouts are gathered before they are announced (`--presence-interval S`).
+    /// Default ``ChatServer/defaultPresenceInterval`` (200 ms). Each tick in which something changed
+    /// costs one frame per session, so a crowd of 100,000 wants seconds here.
+    public var presenceInterval: Duration = ChatServer.defaultPresenceInterval
     /// LAN discovery: answered by default (group 239.255.77.77, UDP port 7777, name `chat`); `nil`
     /// after `--no-discovery`. `--name`, `--discovery-group` and `--discovery-port` change it.
     public var discovery: DiscoveryResponder.Configuration? = DiscoveryResponder.Configuration()
@@ -77,6 +81,8 @@ public struct ServerOptions: Equatable, Sendable {
           --host H               interface to listen on (default 127.0.0.1; 0.0.0.0 or :: for every one)
           --port P               TCP port (default 7777; 0 for any free port)
           --idle-timeout S       drop a client silent for S seconds (default 360)
+          --presence-interval S  gather logins and logouts for S seconds before announcing them
+                                 (default 0.2; each announcement costs a frame per online user)
           --store FILE           SQLite file keeping messages, users, password hashes and read positions
                                  (default ./im-chat.sqlite; :memory: keeps them in memory only)
           --store-sync MODE      normal (default): an acknowledged message survives a crash or kill -9 of
@@ -143,6 +149,7 @@ public struct ServerOptions: Equatable, Sendable {
             case "--host": host = try parser.value(for: option)
             case "--port": port = try parser.port(for: option)
             case "--idle-timeout": idleTimeout = try parser.seconds(for: option)
+            case "--presence-interval": presenceInterval = try parser.seconds(for: option)
             case "--name": configuration.serverName = try parser.serverName(for: option, allowEmpty: false)
             case "--no-discovery": discoveryOff = true
             case "--discovery-group": configuration.group = try parser.group(for: option)

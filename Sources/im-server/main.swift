@@ -55,7 +55,8 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention, limits: options.limits,
+                        discovery: options.discovery, store: store, retention: options.retention,
+                        presenceInterval: options.presenceInterval, limits: options.limits,
                         tls: options.tlsConfiguration, cluster: cluster)
 do {
     try server.start()

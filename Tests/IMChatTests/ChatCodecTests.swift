@@ -154,6 +154,8 @@ import TestSupport
         #expect(set.host == "::1")
         #expect(set.port == 0)
         #expect(set.idleTimeout == .milliseconds(2500))
+        #expect(defaults.presenceInterval == .milliseconds(200))
+        #expect(try ServerOptions(arguments: ["--presence-interval", "10"]).presenceInterval == .seconds(10))
         #expect(defaults.store == "im-chat.sqlite" && defaults.storeSync == .normal)
         let stored = try ServerOptions(arguments: ["--store", "/tmp/x.sqlite", "--store-sync", "full"])
         #expect(stored.store == "/tmp/x.sqlite" && stored.storeSync == .full)

@@ -146,6 +146,24 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         #expect(chat.nodes[1].onlineUsers == ["bob"])
     }
 
+    /// Regression (bench-cluster.sh left its nodes running for hours after killing NATS): a node that
+    /// shuts down without NATS skips the presence calls that would each wait for their timeout (2 s per
+    /// user, twice: at each logout and in the shutdown's own removal).
+    @Test func aNodeWithoutNATSShutsDownWithoutWaitingForIt() async throws {
+        let chat = try await ClusterFixture.make(nodes: 1)
+        var peers: [V2Peer] = []
+        for index in 0..<10 {
+            let peer = chat.peer(on: 0)
+            #expect(accepted("u\(index)", online: (0..<index).map { "u\($0)" }, stored: false)(try await peer.loggedIn("u\(index)", password: nil)))
+            peers.append(peer)
+        }
+        chat.nats.kill()
+        try await eventually("node 0 sees NATS gone") { !chat.clusters[0].isConnected }
+        let summary = EventRecorder<String>()
+        chat.nodes[0].shutDown(timeout: .seconds(2)) { summary.record($0.description) }
+        #expect(try await summary.next(within: .seconds(8)) == "shutting down: 10 sessions told, 0 messages flushed")
+    }
+
     @Test func withoutNATSMessagesAreRefusedVisiblyAndStoredAgainWhenItIsBack() async throws {
         let chat = try await ClusterFixture.make(nodes: 1)
         let ann = chat.peer(on: 0)
