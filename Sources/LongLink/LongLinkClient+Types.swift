@@ -34,9 +34,10 @@ extension LongLinkClient {
         /// Time between heartbeats while connected. Default 180 s, the articles' three minutes, which
         /// keeps carrier NAT mappings alive (MISSION M4).
         public var heartbeatInterval: Duration = .seconds(180)
-        /// How long after an unanswered heartbeat the link counts as dead and is dropped with
-        /// ``DisconnectReason/heartbeatTimeout``. `nil` (the default) means one ``heartbeatInterval``:
-        /// the link is dead when the next heartbeat is due and the last one is still unanswered.
+        /// How long after a heartbeat, with nothing at all received from the server since, the link
+        /// counts as dead and is dropped with ``DisconnectReason/heartbeatTimeout``. Any whole message
+        /// counts, not only the acknowledgement: a server still answering a backlog that arrived before
+        /// the heartbeat is alive. `nil` (the default) means one ``heartbeatInterval``.
         public var heartbeatAckTimeout: Duration?
         /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
         /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after
@@ -124,7 +125,7 @@ extension LongLinkClient {
         case byServer
         /// The network or the peer broke the connection: reset, unreachable, timed out in the kernel.
         case network(SocketError)
-        /// Heartbeats went unanswered for ``Configuration/heartbeatAckTimeout``.
+        /// Nothing arrived for ``Configuration/heartbeatAckTimeout`` after a heartbeat.
         case heartbeatTimeout
         /// The server sent bytes that are not a valid frame or message.
         case protocolError(String)

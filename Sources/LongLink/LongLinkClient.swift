@@ -519,9 +519,12 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         }
         // The server is going away: the reconnect that follows is the schedule's first attempt.
         if codec.isGoingAway(message) { schedule.reset() }
+        // Whatever arrives proves the link alive, as a read does for Netty's IdleStateHandler: a
+        // server working through a backlog (a burst resent after a failover) answers a heartbeat only
+        // after every message before it, and its replies to those come first.
+        ackTimer?.cancel()
+        ackTimer = nil
         if codec.isHeartbeatAck(message) {
-            ackTimer?.cancel()
-            ackTimer = nil
             acksReceived += 1
             finishDrainIfDone()
         } else if let delivery {

@@ -113,7 +113,7 @@ import TestSupport
         #expect(throws: FramingError.unknownFunctionCode(0x7777)) { try unknown.nextFrame() }
     }
 
-    @Test func messagesDecodeHoweverTheStreamIsCut() throws {
+    @Test(.cpuBound) func messagesDecodeHoweverTheStreamIsCut() throws {
         let messages: [ChatMessage] = [
             .login(name: "ann", resumeToken: nil), .heartbeat,
             .broadcast(text: String(repeating: "x", count: 2000)), .directMessage(to: "b", text: "c"),

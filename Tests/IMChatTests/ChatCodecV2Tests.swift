@@ -235,7 +235,7 @@ import TestSupport
 
     /// A version 2 stream (a compressed history among them) decodes the same however TCP cuts it: one
     /// byte at a time, at every cut point, and in random chunks.
-    @Test func aVersion2StreamDecodesOneByteAtATime() throws {
+    @Test(.cpuBound) func aVersion2StreamDecodesOneByteAtATime() throws {
         let long = String(repeating: "all work and no play ", count: 40)
         let messages: [ChatMessage] = Self.bodies.map { .v2($0.0) } + [
             .v2(.history(conversation: "direct:ann bob", messages: (1...30).map {

@@ -99,19 +99,19 @@ func expectSameBytes(_ actual: Data, _ expected: Data, _ what: @autoclosure () -
                  sourceLocation: sourceLocation)
 }
 
-/// `count` deterministic pseudorandom bytes (SplitMix64 with `seed`), the same on every run.
+/// `count` deterministic pseudorandom bytes (SplitMix64 with `seed`, each word little-endian), the same
+/// on every run. Filled a word at a time through a raw buffer: byte by byte, the 24 MiB of
+/// `NginxTests.huge` held a debug build's cooperative thread for seconds.
 func deterministicBytes(_ count: Int, seed: UInt64) -> Data {
     var random = SplitMix64(seed: seed)
-    var bytes = [UInt8](repeating: 0, count: count)
-    var index = 0
-    while index < count {
-        var word = random.next()
-        for _ in 0..<min(8, count - index) {
-            bytes[index] = UInt8(truncatingIfNeeded: word)
-            word >>= 8
-            index += 1
+    var data = Data(count: (count + 7) / 8 * 8)
+    data.withUnsafeMutableBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            raw.storeBytes(of: random.next().littleEndian, toByteOffset: offset, as: UInt64.self)
+            offset += 8
         }
     }
-    return Data(bytes)
+    return data.prefix(count)
 }
 #endif

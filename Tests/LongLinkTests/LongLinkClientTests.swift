@@ -72,6 +72,39 @@ import TestSupport
         ])
     }
 
+    /// Regression: only the acknowledgement counted, so a node answering a failed-over client's resent
+    /// backlog (its acknowledgement behind hundreds of replies) was dropped as dead, again on each
+    /// node the client tried (the node-kill chaos test, under the suite's load). Any message counts.
+    @Test func anyMessageAfterAHeartbeatKeepsTheLinkUpUntilASilentInterval() async throws {
+        let harness = LinkHarness()
+        // The peer answers the first heartbeat with another message, and nothing after that.
+        let reads = LockedValue(0)
+        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+                                     onRead: { socket, _, _ in
+                                         if reads.withLock({ $0 += 1; return $0 }) == 1 {
+                                             socket.write(TextCodec.frame("still working"), withTimeout: -1, tag: 0)
+                                         }
+                                         socket.readData(withTimeout: -1, tag: 0)
+                                     })
+        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
+        let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+        defer { client.disconnect() }
+        client.connect()
+        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
+        await harness.clock.advance(by: .seconds(2))  // heartbeat 1, answered by "still working"
+        #expect(try await harness.clientEvents.next() == "received still working")
+        await harness.clock.advance(by: .seconds(2))  // heartbeat 2, never answered
+        harness.drainEventQueues()
+        #expect(harness.clientEvents.pending == [])  // only the acknowledgement counted: dropped here
+        await harness.clock.advance(by: .milliseconds(1999))
+        harness.drainEventQueues()
+        #expect(harness.clientEvents.pending == [])
+        await harness.clock.advance(by: .milliseconds(1))  // 2 s of silence after heartbeat 2
+        #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
+    }
+
     @Test func answeredHeartbeatsKeepTheLinkUp() async throws {
         let harness = LinkHarness()
         let server = try harness.makeServer()

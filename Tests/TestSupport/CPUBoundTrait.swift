@@ -46,7 +46,8 @@ public actor CPUBoundGate {
     }
 }
 
-/// The trait behind ``Trait/cpuBound``: each test case runs inside ``CPUBoundGate/shared``.
+/// The trait behind ``Trait/cpuBound``: each test case runs inside ``CPUBoundGate/shared``, on the
+/// thread of ``ThreadExecutor/cpuBound`` rather than on the cooperative pool.
 public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
@@ -61,7 +62,7 @@ public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
         defer { CPUBoundTrait.trace("done \(test.name)") }
         try await CPUBoundGate.shared.run {
             CPUBoundTrait.trace("run \(test.name)")
-            try await function()
+            try await withTaskExecutorPreference(ThreadExecutor.cpuBound) { try await function() }
         }
     }
 
@@ -81,7 +82,7 @@ public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == CPUBoundTrait {
     /// For tests that keep a thread busy for long (CPU-heavy loops, a blocking wait for a child process):
-    /// they run one at a time, so they cannot fill the cooperative pool while socket tests with real
-    /// timeouts wait to resume. See ``CPUBoundGate``.
+    /// they run one at a time on a thread of their own, so they cannot fill the cooperative pool while
+    /// socket tests with real timeouts wait to resume. See ``CPUBoundGate`` and ``ThreadExecutor``.
     public static var cpuBound: Self { CPUBoundTrait() }
 }

@@ -109,9 +109,7 @@ public final class ChildProcess: Sendable {
     /// Waits (up to `limit`) for the program to exit and returns its exit status; its output is then
     /// complete in ``allOutput``.
     public func exitStatus(within limit: Duration = .seconds(10)) async throws -> Int32 {
-        let status: Int32? = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: self.waitForExit(within: limit)) }
-        }
+        let status = await runOnAThread { self.waitForExit(within: limit) }  // polls: not on the pool
         guard let status else { throw WaitTimedOut(description: "pid \(pid) still running after \(limit)") }
         return status
     }
