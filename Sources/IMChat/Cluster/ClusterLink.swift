@@ -16,9 +16,13 @@ final class ClusterLink: @unchecked Sendable {
     let outbox = DispatchQueue(label: "IMChat.ChatCluster.outbox")
     /// Users online on other nodes: name → their node and resume token's hash (routing queue only).
     var remote: [String: Presence] = [:]
+    /// Users whose login or logout this node could not write to the presence bucket (NATS away or
+    /// failing): written again by ``resync()`` (outbox queue only).
+    private var unsynced: Set<String> = []
     private let subscriptions = LockedValue<[NATSSubscription]>([])
     private let watch = LockedValue<KeyValueWatch?>(nil)
     private let timer = LockedValue<DispatchSourceTimer?>(nil)
+    private let stopped = LockedValue(false)
     var nodeID: String { cluster.nodeID }
     var prefix: String { cluster.configuration.prefix }
     var logger: Logger { router.logger }
@@ -91,6 +95,7 @@ final class ClusterLink: @unchecked Sendable {
     /// Stops listening to the other nodes and, unless `keepPresence`, removes this node's users and
     /// key from the buckets (a graceful shutdown). Waits for the outbox.
     func stop(removingPresence: Bool, users: [String]) {
+        stopped.withLock { $0 = true }
         timer.withLock { $0?.cancel(); $0 = nil }
         watch.withLock { $0?.stop(); $0 = nil }
         for subscription in subscriptions.withLock({ $0 }) { subscription.unsubscribe() }
@@ -112,22 +117,52 @@ final class ClusterLink: @unchecked Sendable {
     /// A user logged in here: the others hear of it from the bucket.
     func announceLogin(_ name: String, resumeToken: String) {
         remote[name] = nil
-        let value = Presence(node: nodeID, token: Self.hash(resumeToken))
-        outbox.async { [self] in
-            do {
+        let token = Self.hash(resumeToken)
+        outbox.async { [self] in write(name, token: token) }
+    }
+
+    /// A user's session here ended: removed from the bucket unless another node has it now.
+    func announceLogout(_ name: String) {
+        outbox.async { [self] in write(name, token: nil) }
+    }
+
+    /// Writes `name` online here with `token` (its hash), or removes it (nil), in the presence bucket;
+    /// when NATS is away (each call would wait for its timeout, and the outbox with it) or the write
+    /// fails, `name` waits in ``unsynced`` for ``resync()`` (outbox queue).
+    private func write(_ name: String, token: String?) {
+        guard cluster.isConnected else {
+            unsynced.insert(name)
+            return
+        }
+        do {
+            if let token {
+                let value = Presence(node: nodeID, token: token)
                 _ = try cluster.presence.put(JetStreamMessageStore.key(name), try JSONEncoder().encode(value))
-            } catch {
-                logger.error("cluster: cannot record \(name) online: \(error)")
+            } else {
+                try removePresence(of: name)
             }
+        } catch {
+            unsynced.insert(name)
+            logger.error("cluster: cannot record \(name) \(token == nil ? "offline" : "online"): \(error)")
         }
     }
 
-    /// A user's session here ended: removed from the bucket unless another node has it now. Skipped
-    /// while NATS is unreachable (each call would wait for its timeout, and the outbox with it).
-    func announceLogout(_ name: String) {
+    /// NATS is back (any thread): the logins and logouts it missed are written now, each as the user
+    /// is here at this moment (logged in, with the token's hash, or not). Without it a user who logged
+    /// out during the outage stayed online on the other nodes while this node lived.
+    func resync() {
         outbox.async { [self] in
-            guard cluster.isConnected else { return }
-            do { try removePresence(of: name) } catch { logger.error("cluster: cannot record \(name) offline: \(error)") }
+            let names = unsynced
+            unsynced.removeAll()
+            guard !names.isEmpty, !stopped.withLock({ $0 }) else { return }
+            router.queue.async { [self] in
+                // Taken on the routing queue: what it does later is written after this, in order.
+                let now = names.map { ($0, router.users[$0].map { Self.hash($0.resumeToken) }) }
+                outbox.async { [self] in
+                    for (name, token) in now { write(name, token: token) }
+                    logger.notice("cluster: presence of \(now.count) users written again after the outage")
+                }
+            }
         }
     }
 

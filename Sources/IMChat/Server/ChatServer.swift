@@ -109,12 +109,15 @@ public final class ChatServer: Sendable {
         }
         router.link = link
         if let cluster {
-            router.cluster = ClusterLink(cluster: cluster, router: router)
+            let clusterLink = ClusterLink(cluster: cluster, router: router)
+            router.cluster = clusterLink
             cluster.events.withLock { events in
-                events = { event in
+                events = { [weak clusterLink] event in
                     switch event {
                     case .disconnected: logger.error("cluster: lost NATS; messages are refused until it is back")
-                    case .reconnected: logger.notice("cluster: NATS is back")
+                    case .reconnected:
+                        logger.notice("cluster: NATS is back")
+                        clusterLink?.resync()
                     case .closed: logger.notice("cluster: NATS connection closed")
                     case .connected: logger.notice("cluster: connected to NATS")
                     }

@@ -195,9 +195,11 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
                                      "--data-dir", files.dataDirectory, "--password-file", files.passwordFile].joined(separator: " "))
                 try await tmux.press("Enter")
             }
-            /// Waits for the shell's prompt, asks for the status; returns the screen.
+            /// Waits for the shell's prompt under the command, asks for the status; returns the screen.
+            /// (A lone "$" is the cleared screen not yet showing the command: under load, the shell had
+            /// not echoed it when the screen was read, and "echo" was typed into the client as a message.)
             func exitStatus(_ expected: Int) async throws -> [String] {
-                try await tmux.waitForScreen("the shell's prompt") { $0.last == "$" }
+                try await tmux.waitForScreen("the shell's prompt") { $0.count > 1 && $0.last == "$" }
                 try await tmux.type("echo \"exit $?\"")
                 try await tmux.press("Enter")
                 return try await tmux.waitForScreen("exit \(expected)") { $0.suffix(2) == ["exit \(expected)", "$"] }

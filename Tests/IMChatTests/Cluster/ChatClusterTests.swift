@@ -146,6 +146,24 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         #expect(chat.nodes[1].onlineUsers == ["bob"])
     }
 
+    /// Regression: a user who logged out while their node had lost NATS stayed online on the other
+    /// nodes for as long as that node lived (it skipped the removal and never made up for it; its own
+    /// key kept being written, so the others never dropped its users either).
+    @Test func aLogoutDuringANATSOutageReachesTheOtherNodesWhenItIsBack() async throws {
+        let chat = try await ClusterFixture.make(nodes: 2)
+        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
+        _ = try await ann.loggedIn("ann", password: "a")
+        _ = try await bob.loggedIn("bob", password: "b")
+        try await eventually("node 1 lists ann") { chat.nodes[1].onlineUsers == ["ann", "bob"] }
+        chat.nats.kill()
+        try await eventually("node 0 sees NATS gone") { !chat.clusters[0].isConnected }
+        ann.link.disconnect()
+        try await eventually("node 0 has ann logged out") { !chat.nodes[0].onlineUsers.contains("ann") }
+        try await chat.nats.restart()
+        _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        #expect(chat.nodes[1].onlineUsers == ["bob"])
+    }
+
     /// Regression (bench-cluster.sh left its nodes running for hours after killing NATS): a node that
     /// shuts down without NATS skips the presence calls that would each wait for their timeout (2 s per
     /// user, twice: at each logout and in the shutdown's own removal).
