@@ -22,8 +22,8 @@ import NATSClient
 /// While NATS is unreachable, the store's calls fail at once: clients get `storeUnavailable` for
 /// their messages and logins cannot be checked; libnats reconnects by itself (every 250 ms, forever)
 /// and the node works again when NATS is back. Logins and logouts meanwhile are not written to the
-/// presence bucket then (each write would wait for its timeout); they are written at the reconnect,
-/// as the users are at that moment.
+/// presence bucket then (each write would wait for its timeout); at the reconnect the node writes its
+/// key, every user logged in on it, and removes those who left.
 public final class ChatCluster: Sendable {
     /// Where the cluster's NATS is and who this node is.
     public struct Configuration: Sendable, Equatable {

@@ -147,20 +147,25 @@ final class ClusterLink: @unchecked Sendable {
         }
     }
 
-    /// NATS is back (any thread): the logins and logouts it missed are written now, each as the user
-    /// is here at this moment (logged in, with the token's hash, or not). Without it a user who logged
-    /// out during the outage stayed online on the other nodes while this node lived.
+    /// NATS is back (any thread): this node's key and every user logged in here are written again,
+    /// and the logouts NATS missed are removed, each user as it is here at this moment. Without it a
+    /// user who logged out during the outage stayed online on the other nodes while this node lived;
+    /// and after an outage longer than ``ChatCluster/nodeLifetime`` a node that came back first took
+    /// this node for dead and removed its users from the bucket for good.
     func resync() {
         outbox.async { [self] in
-            let names = unsynced
+            let missed = unsynced
             unsynced.removeAll()
-            guard !names.isEmpty, !stopped.withLock({ $0 }) else { return }
+            guard !stopped.withLock({ $0 }) else { return }
             router.queue.async { [self] in
                 // Taken on the routing queue: what it does later is written after this, in order.
-                let now = names.map { ($0, router.users[$0].map { Self.hash($0.resumeToken) }) }
+                let here = router.users.mapValues { Self.hash($0.resumeToken) }
+                let gone = missed.filter { here[$0] == nil }
                 outbox.async { [self] in
-                    for (name, token) in now { write(name, token: token) }
-                    logger.notice("cluster: presence of \(now.count) users written again after the outage")
+                    _ = try? cluster.nodes.put(nodeID, Data("alive".utf8))  // before its users: see dropUsers
+                    for (name, token) in here { write(name, token: token) }
+                    for name in gone { write(name, token: nil) }
+                    logger.notice("cluster: NATS is back: \(here.count) users here written again, \(gone.count) who left removed")
                 }
             }
         }
@@ -204,6 +209,8 @@ final class ClusterLink: @unchecked Sendable {
             remote[name] = nil
             if router.users[name] == nil { router.sendPresence(of: name, online: false) }
             outbox.async { [self] in
+                // Not if its node is back meanwhile: after an outage, it writes its key, then its users.
+                guard case .some(.none) = try? cluster.nodes.get(value.node) else { return }
                 let key = JetStreamMessageStore.key(name)
                 if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value), now == value {
                     try? cluster.presence.delete(key)

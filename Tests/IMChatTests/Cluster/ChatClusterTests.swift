@@ -164,6 +164,26 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         #expect(chat.nodes[1].onlineUsers == ["bob"])
     }
 
+    /// Regression: after an outage longer than ChatCluster.nodeLifetime, a node that came back first
+    /// took the others for dead and removed their users from the bucket, and they stayed offline there
+    /// for good. Here the test removes ann's key itself, as such a node does, before NATS goes away.
+    @Test func aNodeBackFromANATSOutageWritesItsUsersAgain() async throws {
+        let chat = try await ClusterFixture.make(nodes: 2)
+        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
+        _ = try await ann.loggedIn("ann", password: "a")
+        try await eventually("node 1 lists ann") { chat.nodes[1].onlineUsers == ["ann"] }
+        // bob after that, so that his login shows ann (were he told in a presence tick, her coming and
+        // going could fall into one tick, which tells him nothing: PROTOCOL.md "Presence").
+        #expect(accepted("bob", online: ["ann"])(try await bob.loggedIn("bob", password: "b")))
+        try await runOnAThread { try chat.clusters[1].presence.delete(JetStreamMessageStore.key("ann")) }
+        _ = try await bob.received.first { $0 == .v2(.presence(name: "ann", online: false)) }
+        chat.nats.kill()
+        try await eventually("node 0 sees NATS gone") { !chat.clusters[0].isConnected }
+        try await chat.nats.restart()
+        _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: true)) }
+        #expect(chat.nodes[1].onlineUsers == ["ann", "bob"])
+    }
+
     /// Regression (bench-cluster.sh left its nodes running for hours after killing NATS): a node that
     /// shuts down without NATS skips the presence calls that would each wait for their timeout (2 s per
     /// user, twice: at each logout and in the shutdown's own removal).
