@@ -37,7 +37,9 @@ extension LongLinkClient {
         /// How long after a heartbeat, with nothing at all received from the server since, the link
         /// counts as dead and is dropped with ``DisconnectReason/heartbeatTimeout``. Any whole message
         /// counts, not only the acknowledgement: a server still answering a backlog that arrived before
-        /// the heartbeat is alive. `nil` (the default) means one ``heartbeatInterval``.
+        /// the heartbeat is alive. `nil` (the default) means one ``heartbeatInterval``. While the
+        /// greeting (a login) is unanswered, it is at least ``connectTimeout``: the server answers the
+        /// heartbeats behind a login after it, and a login can take it seconds.
         public var heartbeatAckTimeout: Duration?
         /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
         /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after

@@ -119,6 +119,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private var sendPaused = false
     private var heartbeatTimer: Scheduled?
     private var ackTimer: Scheduled?
+    /// The greeting went out on this connection and nothing has arrived since (loop only).
+    private var awaitsGreetingReply = false
     private var reconnectTimer: Scheduled?
     /// Fires when the current connection has been up for ``Configuration/linkHealthyAfter``.
     private var healthyTimer: Scheduled?
@@ -343,7 +345,11 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             if tls.role == .client && tls.peerName == nil { tls.peerName = rotation.current?.host }
             socket?.startTLS(tls)
         }
-        if let greeting = delivery?.greeting() ?? greeting { writeControl(greeting) }
+        awaitsGreetingReply = false
+        if let greeting = delivery?.greeting() ?? greeting {
+            writeControl(greeting)
+            awaitsGreetingReply = true
+        }
         // Reliable delivery: the unacknowledged messages first, in id order, as the window allows.
         pumpOutbox()
         let queued = outbox
@@ -471,13 +477,24 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
             guard phase == .connected else { return }
             sendHeartbeat()
             if ackTimer == nil {
-                ackTimer = loop.scheduleTask(in: configuration.heartbeatAckTimeout ?? configuration.heartbeatInterval) { [self] in
+                ackTimer = loop.scheduleTask(in: ackDeadline) { [self] in
                     ackTimer = nil
                     drop(.heartbeatTimeout)
                 }
             }
             scheduleHeartbeat()
         }
+    }
+
+    /// How long the server has to send something after a heartbeat: ``Configuration/heartbeatAckTimeout``
+    /// (one interval by default), and at least ``Configuration/connectTimeout`` while the greeting is
+    /// unanswered. A login can take the server seconds (a password hash, a queue of logins after a node
+    /// died), and it answers the heartbeats behind it only after it: a client beating every 0.5 s
+    /// dropped such logins one after another.
+    private var ackDeadline: Duration {
+        let timeout = configuration.heartbeatAckTimeout ?? configuration.heartbeatInterval
+        guard awaitsGreetingReply else { return timeout }
+        return max(timeout, .milliseconds(Int64(configuration.connectTimeout * 1000)))
     }
 
     private func sendHeartbeat() {
@@ -524,6 +541,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         // after every message before it, and its replies to those come first.
         ackTimer?.cancel()
         ackTimer = nil
+        awaitsGreetingReply = false
         if codec.isHeartbeatAck(message) {
             acksReceived += 1
             finishDrainIfDone()

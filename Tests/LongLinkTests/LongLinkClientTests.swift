@@ -105,6 +105,29 @@ import TestSupport
         #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
     }
 
+    /// Regression (node-kill chaos run under load): a login the server took seconds to answer was
+    /// dropped for a heartbeat timeout after one 0.5 s interval, on every node in turn. While the
+    /// greeting is unanswered, the server has at least the connect timeout (20 s by default).
+    @Test func anUnansweredGreetingHasTheConnectTimeoutBeforeTheLinkCountsAsDead() async throws {
+        let harness = LinkHarness()
+        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+                                     onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
+        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
+        let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+        defer { client.disconnect() }
+        client.greeting = "login ann"
+        client.connect()
+        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
+        await harness.clock.advance(by: .seconds(2))  // the first heartbeat: 20 s from here
+        await harness.clock.advance(by: .milliseconds(19_999))
+        harness.drainEventQueues()
+        #expect(harness.clientEvents.pending == [])
+        await harness.clock.advance(by: .milliseconds(1))
+        #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
+    }
+
     @Test func answeredHeartbeatsKeepTheLinkUp() async throws {
         let harness = LinkHarness()
         let server = try harness.makeServer()
