@@ -25,8 +25,7 @@ import TestSupport
         // A plain socket server on real time, to see the heartbeat frames themselves.
         let peer = RecordingDelegate(onAccept: { $0.readData(toLength: 8, withTimeout: -1, tag: 0) },
                                      onRead: { socket, _, _ in socket.readData(toLength: 8, withTimeout: -1, tag: 0) })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.heartbeatAckTimeout = .seconds(1000) }
         defer { client.disconnect() }
@@ -51,10 +50,8 @@ import TestSupport
     @Test func unansweredHeartbeatsMeanADeadLinkAndAReconnect() async throws {
         let harness = LinkHarness()
         // The peer accepts and reads but never answers.
-        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
-                                     onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let peer = silentPeer()
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
         defer { client.disconnect() }
@@ -86,8 +83,7 @@ import TestSupport
                                          }
                                          socket.readData(withTimeout: -1, tag: 0)
                                      })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
         defer { client.disconnect() }
@@ -110,10 +106,8 @@ import TestSupport
     /// greeting is unanswered, the server has at least the connect timeout (20 s by default).
     @Test func anUnansweredGreetingHasTheConnectTimeoutBeforeTheLinkCountsAsDead() async throws {
         let harness = LinkHarness()
-        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
-                                     onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let peer = silentPeer()
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
         defer { client.disconnect() }
@@ -251,8 +245,7 @@ import TestSupport
         let peer = RecordingDelegate(onAccept: { socket in
             socket.write(Data([0x40, 0, 0, 0]), withTimeout: -1, tag: 0)
         })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
         defer { client.disconnect() }
@@ -275,8 +268,7 @@ import TestSupport
             }
             socket.disconnect()
         })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let listener = try listen(peer)
         defer { listener.disconnect() }
         let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
         defer { client.disconnect() }
@@ -297,8 +289,7 @@ import TestSupport
             socket.write(TextCodec.frame("welcome"), withTimeout: -1, tag: 0)
             socket.disconnectAfterWriting()
         })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let listener = try listen(peer)
         defer { listener.disconnect() }
         let port = listener.localPort
         // Jitter draws 0.5, 0.25, 0.75 of the default 1 s spread.
@@ -333,10 +324,8 @@ import TestSupport
         let harness = LinkHarness()
         // A peer that reads everything (so closing sends FIN, not RST) and never answers; the test
         // closes its connections.
-        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
-                                     onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
-        let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
-        try listener.accept(onInterface: "127.0.0.1", port: 0)
+        let peer = silentPeer()
+        let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let port = listener.localPort
         let client = harness.makeClient(port: port) { $0.heartbeatInterval = .seconds(10) }
@@ -387,4 +376,17 @@ import TestSupport
         let afterStop = try await harness.clientEvents.next(4)
         #expect(afterStop == ["disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
     }
+}
+
+/// A peer that accepts and reads everything and never answers.
+private func silentPeer() -> RecordingDelegate {
+    RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+                      onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
+}
+
+/// A plain socket server on a free loopback port, its events going to `peer` on a queue of its own.
+private func listen(_ peer: RecordingDelegate) throws -> TCPSocket {
+    let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
+    try listener.accept(onInterface: "127.0.0.1", port: 0)
+    return listener
 }
