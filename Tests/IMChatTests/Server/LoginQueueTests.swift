@@ -25,6 +25,12 @@ import TestSupport
     @Test(arguments: [nil, "ann's password"])
     func aHeartbeatBehindAWaitingLoginIsAnsweredAfterTheLoginAndTheMessagesBeforeIt(password: String?) async throws {
         let chat = try ChatFixture()
+        // The password check waits behind a gate until the heartbeat's answer is in: otherwise it could
+        // end before the heartbeat is read (it did under ThreadSanitizer) and the order would differ.
+        let gate = DispatchSemaphore(value: 0)
+        if password != nil { for queue in chat.server.router.hashing { queue.async { gate.wait() } } }
+        var released = password == nil
+        defer { if !released { gate.signal(); gate.signal() } }  // never leave the queues blocked
         let raw = try await RawChatConnection(port: chat.server.port)
         let codec = ChatCodec()
         let login = ChatMessage.v2(.login(name: "ann", password: password, resumeToken: nil,
@@ -41,6 +47,9 @@ import TestSupport
         } else {
             // The heartbeat is answered when the password check starts, before its outcome.
             #expect(answers == ["heartbeat ack"])
+            gate.signal()
+            gate.signal()
+            released = true
             var rest: [String] = []
             while rest.count < 2, let message = try await raw.nextSkippingPresence() { rest.append(Self.answer(message)) }
             #expect(rest == ["accepted ann stored true", "unknownRecipient 1"])
