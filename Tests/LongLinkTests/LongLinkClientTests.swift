@@ -53,10 +53,8 @@ import TestSupport
         let peer = silentPeer()
         let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
-        let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+        let client = try await connectedClient(harness, to: listener)
         defer { client.disconnect() }
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
         await harness.clock.advance(by: .seconds(2))  // heartbeat sent
         await harness.clock.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
@@ -85,10 +83,8 @@ import TestSupport
                                      })
         let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
-        let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+        let client = try await connectedClient(harness, to: listener)
         defer { client.disconnect() }
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
         await harness.clock.advance(by: .seconds(2))  // heartbeat 1, answered by "still working"
         #expect(try await harness.clientEvents.next() == "received still working")
         await harness.clock.advance(by: .seconds(2))  // heartbeat 2, never answered
@@ -109,11 +105,8 @@ import TestSupport
         let peer = silentPeer()
         let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
-        let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+        let client = try await connectedClient(harness, to: listener, greeting: "login ann")
         defer { client.disconnect() }
-        client.greeting = "login ann"
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
         await harness.clock.advance(by: .seconds(2))  // the first heartbeat: 20 s from here
         await harness.clock.advance(by: .milliseconds(19_999))
         harness.drainEventQueues()
@@ -389,4 +382,16 @@ private func listen(_ peer: RecordingDelegate) throws -> TCPSocket {
     let listener = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
     try listener.accept(onInterface: "127.0.0.1", port: 0)
     return listener
+}
+
+/// A client of `listener` beating every 2 s, sending `greeting` first when given, once it has
+/// reported the connect.
+private func connectedClient(
+    _ harness: LinkHarness, to listener: TCPSocket, greeting: String? = nil
+) async throws -> LongLinkClient<TextCodec> {
+    let client = harness.makeClient(port: listener.localPort) { $0.heartbeatInterval = .seconds(2) }
+    client.greeting = greeting
+    client.connect()
+    #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
+    return client
 }

@@ -66,6 +66,17 @@ private func eventually(within limit: Duration = .seconds(10), _ what: String, _
     }
 }
 
+extension ClusterFixture {
+    /// ann (password "a") logged in on node 0 and bob ("b") on node 1, once node 1 lists them both.
+    func annAndBob() async throws -> (ann: V2Peer, bob: V2Peer) {
+        let ann = peer(on: 0), bob = peer(on: 1)
+        _ = try await ann.loggedIn("ann", password: "a")
+        _ = try await bob.loggedIn("bob", password: "b")
+        try await eventually("node 1 lists ann") { nodes[1].onlineUsers == ["ann", "bob"] }
+        return (ann, bob)
+    }
+}
+
 /// The next message of `peer` that is not presence news.
 private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     try await peer.received.first { if case .v2(.presence) = $0 { false } else if case .v2(.presenceChanges) = $0 { false } else { true } }
@@ -136,10 +147,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     @Test
     func theUsersOfANodeThatDiesGoOfflineOnTheOthersByThemselves() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
-        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
-        _ = try await ann.loggedIn("ann", password: "a")
-        _ = try await bob.loggedIn("bob", password: "b")
-        try await eventually("node 1 lists ann") { chat.nodes[1].onlineUsers == ["ann", "bob"] }
+        let (_, bob) = try await chat.annAndBob()
         chat.crash(0)
         // Node 0's key expires after ChatCluster.nodeLifetime; node 1 notices at its next refresh.
         _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
@@ -151,10 +159,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     /// key kept being written, so the others never dropped its users either).
     @Test func aLogoutDuringANATSOutageReachesTheOtherNodesWhenItIsBack() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
-        let ann = chat.peer(on: 0), bob = chat.peer(on: 1)
-        _ = try await ann.loggedIn("ann", password: "a")
-        _ = try await bob.loggedIn("bob", password: "b")
-        try await eventually("node 1 lists ann") { chat.nodes[1].onlineUsers == ["ann", "bob"] }
+        let (ann, bob) = try await chat.annAndBob()
         chat.nats.kill()
         try await eventually("node 0 sees NATS gone") { !chat.clusters[0].isConnected }
         ann.link.disconnect()
