@@ -51,6 +51,12 @@ public struct ServerOptions: Equatable, Sendable {
     /// ``store``; `nil` (the default): a server of its own. The node id defaults to `node-` and the
     /// process id.
     public var cluster: ChatCluster.Configuration?
+    /// The Argon2id cost of new password hashes (`--password-cost interactive|moderate|minimum`).
+    /// Default ``PasswordHasher/Limits/interactive`` (64 MiB, about 0.1 s of a core per login with a
+    /// password). `minimum` (8 KiB, one pass: microseconds) is for tests and benchmarks that log in
+    /// tens of thousands of users with passwords, never for real users: it makes a stolen hash cheap to
+    /// guess. Hashes made with one cost keep verifying under another.
+    public var passwordCost = PasswordHasher.Limits.interactive
 
     /// The TLS server settings of ``tls``, or nil.
     public var tlsConfiguration: TLSConfiguration? {
@@ -72,7 +78,7 @@ public struct ServerOptions: Equatable, Sendable {
     public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
-        + "                 [--log-level LEVEL]\n"
+        + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
         + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]"
 
@@ -89,6 +95,9 @@ public struct ServerOptions: Equatable, Sendable {
                                  the server; full: it also survives a power loss (one fsync per commit)
           --retain-messages N    keep only the newest N messages of each conversation (default: all)
           --retain-days D        keep only the messages of the last D days (default: all)
+          --password-cost C      Argon2id cost of new password hashes: interactive (default: 64 MiB,
+                                 about 0.1 s a login), moderate (256 MiB, about 0.6 s) or minimum (8 KiB,
+                                 microseconds: for benchmarks only, a stolen hash is then cheap to guess)
           --max-connections N    connections at once; one more is answered serverFull and closed (default:
                                  the open-file limit less 64, at most 10000; im-server first raises its
                                  soft limit to the hard limit)
@@ -182,6 +191,14 @@ public struct ServerOptions: Equatable, Sendable {
                 }
                 retention = RetentionPolicy(maxMessagesPerConversation: retention.maxMessagesPerConversation,
                                             maxAge: .milliseconds(Int64((days * 86_400_000).rounded())))
+            case "--password-cost":
+                switch try parser.value(for: option) {
+                case "interactive": passwordCost = .interactive
+                case "moderate": passwordCost = .moderate
+                case "minimum": passwordCost = .minimum
+                case let other:
+                    throw UsageError(description: "--password-cost: interactive, moderate or minimum, not \(other)\n\(ServerOptions.usage)")
+                }
             case "--max-connections": limits.maxConnections = try parser.count(for: option)
             case "--rate":
                 let text = try parser.value(for: option)

@@ -55,7 +55,8 @@ do {
     exit(1)
 }
 let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, retention: options.retention,
+                        discovery: options.discovery, store: store, passwordHasher: PasswordHasher(limits: options.passwordCost),
+                        retention: options.retention,
                         presenceInterval: options.presenceInterval, limits: options.limits,
                         tls: options.tlsConfiguration, cluster: cluster)
 do {

@@ -165,6 +165,12 @@ import TestSupport
         #expect(throws: UsageError(description: "--store-sync: normal or full, not sometimes\n\(ServerOptions.usage)")) {
             try ServerOptions(arguments: ["--store-sync", "sometimes"])
         }
+        #expect(defaults.passwordCost == .interactive)
+        #expect(try ServerOptions(arguments: ["--password-cost", "minimum"]).passwordCost == .minimum)
+        #expect(try ServerOptions(arguments: ["--password-cost", "moderate"]).passwordCost == .moderate)
+        #expect(throws: UsageError(description: "--password-cost: interactive, moderate or minimum, not cheap\n\(ServerOptions.usage)")) {
+            try ServerOptions(arguments: ["--password-cost", "cheap"])
+        }
         #expect(defaults.logLevel == .info)
         #expect(try ServerOptions(arguments: ["--log-level", "warning"]).logLevel == .warning)
         #expect(throws: UsageError(description: "--log-level: one of trace, debug, info, notice, warning, error, critical, not loud\n\(ServerOptions.usage)")) {

@@ -38,6 +38,11 @@ struct ChatLogin: Equatable, Sendable {
 /// (``ServerEvent/decodedCodes``); error bodies are read loosely, so codes newer than this build are
 /// counted by name instead of ending the connection.
 ///
+/// With ``keepsOutbox`` it behaves as docs/PROTOCOL.md asks of a client that reconnects: every numbered
+/// message stays in its outbox until its `stored` answer, and ``reconnect(to:from:positions:)`` logs in
+/// again (same client instance, password, resume token and the positions given) on a new socket and
+/// resends the outbox in id order, with the original ids.
+///
 /// Everything after ``connect(to:from:)`` runs on the connection's event-loop thread (hence the
 /// unchecked Sendable); so must every call of its methods.
 final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
@@ -45,8 +50,18 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     let index: Int
     /// The user name it logs in as.
     let name: String
-    let socket: TCPSocket
+    /// The current socket: a new one for each ``reconnect(to:from:positions:)``.
+    private(set) var socket: TCPSocket
     let login: ChatLogin
+    /// Keep numbered messages until `stored` and resend them after a reconnect. Default false.
+    var keepsOutbox = false
+    /// Numbered messages sent and not yet answered with `stored`, by id (only with ``keepsOutbox``).
+    private(set) var outbox: [UInt64: Data] = [:]
+    /// The last login answer's resume token, sent with the next login.
+    private var resumeToken: String?
+    /// Positions sent with the next login (docs/PROTOCOL.md "Receiving").
+    private var loginPositions: [String: UInt64] = [:]
+    private let group: EventLoopGroup, loop: EventLoop
     private let codec: ChatCodec
     private let clientInstance: String
     private weak var handler: (any ChatConnectionHandler)?
@@ -60,6 +75,11 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private(set) var acknowledgementsSent = 0
     /// Heartbeats sent and their answers.
     private(set) var heartbeatsSent = 0, heartbeatsAnswered = 0
+    /// Heartbeats left unanswered by connections that dropped (counted at each reconnect).
+    private(set) var heartbeatsLost = 0
+    /// With ``keepsOutbox``: `storeUnavailable` answers to messages kept for the next reconnect (each
+    /// ends the connection), and messages resent from the outbox after a reconnect.
+    private(set) var storeRefusals = 0, messagesResent = 0
     /// When the connect started (nanoseconds on ``MonotonicClock``; 0 before).
     private(set) var connectStart: UInt64 = 0
 
@@ -70,6 +90,8 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         self.handler = handler
         codec = ChatCodec(version: login.version)
         clientInstance = ChatConnection.randomClientInstance()
+        self.group = group
+        self.loop = loop
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
         socket.delegate = self
     }
@@ -90,6 +112,25 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         try socket.connect(toHost: server.host, onPort: server.port, viaInterface: source, withTimeout: 30)
     }
 
+    /// Starts over after the connection dropped (``ChatConnectionHandler/connection(_:didFail:)``): a
+    /// new socket to `server` (from `source`), logging in with `positions`, then resending the outbox.
+    /// Heartbeats the old connection left unanswered move to ``heartbeatsLost``. Loop thread.
+    /// - Throws: ``SocketError`` when the connect cannot start.
+    func reconnect(to server: ServerAddress, from source: String?, positions: [String: UInt64]) throws(SocketError) {
+        let old = socket
+        old.delegate = nil
+        old.disconnect()
+        heartbeatsLost += heartbeatsSent - heartbeatsAnswered
+        heartbeatsSent = heartbeatsAnswered
+        hasFailed = false
+        isLoggedIn = false
+        pendingAcknowledgements = [:]
+        loginPositions = positions
+        socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
+        socket.delegate = self
+        try connect(to: server, from: source)
+    }
+
     /// Queues `message` for writing.
     func send(_ message: ChatMessage) {
         do {
@@ -99,6 +140,19 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         }
     }
 
+    /// Queues numbered message `id`, keeping it in the outbox until `stored` (with ``keepsOutbox``).
+    private func send(numbered message: ChatMessage, id: UInt64) {
+        let frame: Data
+        do {
+            frame = try codec.encode(message)
+        } catch {
+            fail("cannot encode \(message): \(error)")
+            return
+        }
+        if keepsOutbox { outbox[id] = frame }
+        socket.write(frame, withTimeout: -1, tag: 0)
+    }
+
     /// Queues bytes already encoded (a frame made by ``ChatCodec/encode(_:)``) for writing.
     func send(encoded frame: Data) {
         socket.write(frame, withTimeout: -1, tag: 0)
@@ -106,12 +160,12 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
 
     /// Queues a direct message to `recipient` (version 2: numbered `id`; version 1: no id).
     func sendDirect(id: UInt64, to recipient: String, text: String) {
-        send(login.version == .v2 ? .v2(.directMessage(id: id, to: recipient, text: text)) : .directMessage(to: recipient, text: text))
+        send(numbered: login.version == .v2 ? .v2(.directMessage(id: id, to: recipient, text: text)) : .directMessage(to: recipient, text: text), id: id)
     }
 
     /// Queues a broadcast (version 2: numbered `id`; version 1: no id).
     func sendBroadcast(id: UInt64, text: String) {
-        send(login.version == .v2 ? .v2(.broadcast(id: id, text: text)) : .broadcast(text: text))
+        send(numbered: login.version == .v2 ? .v2(.broadcast(id: id, text: text)) : .broadcast(text: text), id: id)
     }
 
     /// Queues a heartbeat in the connection's version.
@@ -166,6 +220,17 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                 return
             }
             if isLoggedIn {
+                if case .error(let code, _, let id?) = error {
+                    if keepsOutbox, code == ChatErrorCode.storeUnavailable.rawValue, outbox[id] != nil {
+                        // docs/PROTOCOL.md: keep it and resend it, and those after it, after the next
+                        // reconnect: that goes to the next server, whose store may be up.
+                        storeRefusals += 1
+                        fail("storeUnavailable for #\(id): logging in again to resend it")
+                        return
+                    }
+                    // Refused for good: the run counts it and does not resend it.
+                    outbox[id] = nil
+                }
                 handler?.connection(self, didReceive: error, at: now)
             } else if case .error(let code, let detail, _) = error {
                 fail("login refused: \(code): \(detail)")
@@ -185,6 +250,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                 fail("\(message) after the login")
                 return
             }
+            if case .stored(let id, _) = event { outbox[id] = nil }
             handler?.connection(self, didReceive: event, at: now)
             return
         }
@@ -194,11 +260,12 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                 fail("a version 1 login answer to a version 2 login")
                 return
             }
-        case .v2(.loginAccepted(_, _, _, _, let stored)):
+        case .v2(.loginAccepted(_, _, _, let token, let stored)):
             guard stored == (login.password != nil) else {
                 fail(stored ? "logged in stored although no password was given" : "logged in live only (stored: false) although a password was given")
                 return
             }
+            resumeToken = token
         default:
             fail("\(message) before the login was accepted")
             return
@@ -212,18 +279,24 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
         // Any function code: newer servers' messages are skipped by code, not a reason to drop the line.
         let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
-        socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self] _, frame in
-            self?.received(frame)
+        socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self, weak sock] _, frame in
+            guard let self, sock === self.socket else { return }
+            self.received(frame)
         }
         switch login.version {
         case .v1: send(.login(name: name, resumeToken: nil))
         // As im-client logs in: presence as one presenceChanges per tick rather than single frames.
-        case .v2: send(.v2(.login(name: name, password: login.password, resumeToken: nil, clientInstance: clientInstance, positions: [:],
-                                  presenceChanges: true)))
+        case .v2:
+            send(.v2(.login(name: name, password: login.password, resumeToken: resumeToken, clientInstance: clientInstance,
+                            positions: loginPositions, presenceChanges: true)))
+            // As docs/PROTOCOL.md asks after every reconnect: the outbox in id order, original ids.
+            for id in outbox.keys.sorted() { if let frame = outbox[id] { send(encoded: frame) } }
+            messagesResent += outbox.count
         }
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
+        guard sock === socket else { return }  // the socket before a reconnect
         fail(err.map { "disconnected: \($0)" } ?? "closed by the server")
     }
 }

@@ -33,6 +33,14 @@ public struct LoadOptions: Equatable, Sendable {
     /// Version 2 with passwords: stored sessions (numbered deliveries, `stored` with sequence numbers,
     /// `received`). Each user's first login costs the server an Argon2id hash. Default false: live.
     public var stored = false
+    /// Stored sessions only (`--failover`): a user whose connection drops after its login logs in
+    /// again, on the next server of ``servers`` (user i's attempt k goes to `servers[(i + k) mod count]`),
+    /// at once, then after 2 s and 4 s, then doubling up to 30 s, each plus up to 1 s of jitter
+    /// (``LoadRun/reconnectSchedule``); it sends its password, client instance, resume token and
+    /// positions, then resends every message not yet answered with `stored` (docs/PROTOCOL.md). A
+    /// delivery already read is dropped by its sequence number and counted as resent, as a client does.
+    /// Default false: a drop is a connection failure.
+    public var failover = false
     /// Seconds between a connection's heartbeats (spread evenly over the connections); 0 = none.
     /// Default 30.
     public var heartbeat = 30.0
@@ -71,7 +79,7 @@ public struct LoadOptions: Equatable, Sendable {
     }
 
     /// The flags that take no value (``ChatBench`` passes the word after any other flag on as its value).
-    static let flagsWithoutValue: Set<String> = ["--stored", "--json"]
+    static let flagsWithoutValue: Set<String> = ["--stored", "--failover", "--json"]
 
     /// Connections in all: the users and the two probes, if any.
     public var connections: Int { users + (probeRate > 0 ? 2 : 0) }
@@ -90,6 +98,9 @@ public struct LoadOptions: Equatable, Sendable {
           --duration SEC       seconds of messages after every user has logged in (default 10; crowd 5)
           --protocol 1|2       chat protocol version (default 2)
           --stored             version 2 with passwords: stored sessions, acknowledged (default: live)
+          --failover           with --stored: a user whose connection drops logs in again on the next server (at once,
+                               then 2, 4, 8… s up to 30 s, plus jitter) and resends what was not stored; deliveries
+                               read before are dropped by sequence number (default: a drop fails the run)
           --heartbeat SEC      seconds between each connection's heartbeats, 0 = none (default 30)
           --probe-rate R       two extra users, logged in first, exchange R direct messages per second until the
                                end; their delays are reported apart (default 0 = none; crowd 20)
@@ -133,6 +144,7 @@ public struct LoadOptions: Equatable, Sendable {
                 }
                 options.version = version
             case "--stored": options.stored = true
+            case "--failover": options.failover = true
             case "--heartbeat": options.heartbeat = try scanner.decimal(for: argument, in: 0...86_400)
             case "--probe-rate": options.probeRate = try scanner.decimal(for: argument, in: 0...1_000_000)
             case "--text-bytes": options.textBytes = try scanner.number(for: argument, in: 1...10_000)
@@ -148,6 +160,7 @@ public struct LoadOptions: Equatable, Sendable {
             }
         }
         if !servers.isEmpty { options.servers = servers }
+        if options.failover, !options.stored { throw ArgumentError("--failover needs --stored (a live session keeps nothing to resume)") }
         if options.stored, options.version == .v1 { throw ArgumentError("--stored needs --protocol 2 (version 1 has no passwords)") }
         if options.sourceSpread == .on, !options.servers.allSatisfy(\.isIPv4Loopback) {
             throw ArgumentError("--sources on needs 127.x.x.x servers")

@@ -40,6 +40,16 @@ public struct LoadResult: Sendable {
     public var errors: [String: Int] = [:]
     /// Heartbeats sent, answered, and missed (not answered before the next one was due, or by the end).
     public var heartbeatsSent = 0, heartbeatsAnswered = 0, heartbeatsMissed = 0
+    /// `--failover`: connections that dropped after their login, connect attempts to log them in
+    /// again, and users still away at the end (must be 0).
+    public var drops = 0, reconnectAttempts = 0, usersAway = 0
+    /// `--failover`: per drop, from reading it to reading the login answer on another connection.
+    public var failoverLatency = LatencyHistogram()
+    /// `--failover`: heartbeats left unanswered on connections that dropped (not counted as missed).
+    public var heartbeatsLost = 0
+    /// `--failover`: messages resent from an outbox after a reconnect, and `storeUnavailable` answers
+    /// that kept a message for the next reconnect (not counted as errors).
+    public var messagesResent = 0, storeRefusals = 0
     /// Connections that failed (first few reasons) and how many.
     public var failureReasons: [String] = [], connectionFailures = 0
     /// Send → delivery of direct messages and broadcasts (all, and each kind), and of the probes' messages.
@@ -80,11 +90,13 @@ public struct LoadResult: Sendable {
     public var errorCount: Int { errors.values.reduce(0, +) }
 
     /// Every user logged in, every expected delivery arrived exactly once and in order, no error, no
-    /// failure, no missed heartbeat.
+    /// failure, no missed heartbeat; with `--failover`, every dropped user back (deliveries resent by
+    /// the server after a reconnect are then allowed: a client drops them by sequence number).
     public var isClean: Bool {
         loggedIn == options.users && !loginTimedOut && missing == 0 && duplicates == 0 && outOfOrder == 0 && misdelivered == 0
-            && unknownIDs == 0 && gaps == 0 && resentDeliveries == 0 && unacknowledged == 0 && acknowledgementErrors == 0
-            && unexpected == 0 && errorCount == 0 && connectionFailures == 0 && heartbeatsMissed == 0
+            && unknownIDs == 0 && gaps == 0 && (resentDeliveries == 0 || options.failover) && unacknowledged == 0
+            && acknowledgementErrors == 0 && unexpected == 0 && errorCount == 0 && connectionFailures == 0 && heartbeatsMissed == 0
+            && usersAway == 0
     }
 
     /// The result's fields in order, typed for JSON: the RESULT line and `--json` show the same.
@@ -120,6 +132,10 @@ public struct LoadResult: Sendable {
             ("probe_max_ms", .number(Double(probeLatency.max) / 1e6, 3)),
             ("heartbeats_sent", .integer(heartbeatsSent)), ("heartbeats_answered", .integer(heartbeatsAnswered)),
             ("heartbeats_missed", .integer(heartbeatsMissed)), ("connection_failures", .integer(connectionFailures)),
+            ("drops", .integer(drops)), ("reconnect_attempts", .integer(reconnectAttempts)), ("users_away", .integer(usersAway)),
+            ("failover_p50_ms", ms(failoverLatency, 0.5)), ("failover_p99_ms", ms(failoverLatency, 0.99)),
+            ("failover_max_ms", .number(Double(failoverLatency.max) / 1e6, 3)), ("heartbeats_lost", .integer(heartbeatsLost)),
+            ("messages_resent", .integer(messagesResent)), ("store_refusals", .integer(storeRefusals)),
             ("client_cpu_s", .number(clientCPUSeconds, 2)),
         ]
         if let before = serverRSSBefore { fields.append(("server_rss_before_kib", .integer(before))) }
@@ -162,6 +178,11 @@ public struct LoadResult: Sendable {
         }
         lines.append("  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
             + (serverCPUSeconds.map { " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerDelivery ?? 0, 2)) µs per delivery" } ?? ""))
+        if o.failover {
+            lines.append("  failover: \(drops) drops, \(reconnectAttempts) reconnect attempts, \(usersAway) users away at the end, "
+                + "\(heartbeatsLost) heartbeats lost with their connections, \(messagesResent) messages resent, "
+                + "\(storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failoverLatency))")
+        }
         if connectionFailures > 0 { lines.append("  connection failures: \(connectionFailures) (first: \(failureReasons.first ?? "?"))") }
         if !drained { lines.append("  NOT DRAINED: something was still outstanding at the end") }
         return lines.joined(separator: "\n")

@@ -2,6 +2,7 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import IMChat
+import LongLink
 import SocketBench
 
 /// `socket-bench client chat` load and crowd runs (``LoadOptions``), in four phases:
@@ -11,13 +12,24 @@ import SocketBench
 /// 3. for the duration, direct messages and broadcasts at their rates from random logged-in users;
 /// 4. the drain: until every expected delivery, `stored` answer and heartbeat answer is in, or the drain time.
 ///
-/// Every delivery is checked off in a ``DeliveryLedger``. All connections share one event-loop thread
+/// Every delivery is checked off in a ``DeliveryLedger``. With `--failover` a user whose connection
+/// drops logs in again on the next server (``reconnectSchedule``) and resends what was not stored;
+/// the drain then also waits for every such user to be back.
+/// All connections share one event-loop thread
 /// (``Fleet``), where this object lives (hence the unchecked Sendable); ``run(_:)`` only waits between
 /// phases, on semaphores the loop signals.
 final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     /// How often the heartbeat ticker runs: every 100 ms it sends the heartbeats of one slice of the
     /// connections, so each connection's come one heartbeat period apart.
     static let heartbeatTick: UInt64 = 100_000_000
+    /// `--failover`: the first attempt at once, then 2 s and 4 s (the articles' delays, as
+    /// `im-client`), then doubling up to 30 s, forever; each plus up to 1 s of jitter, so the users of
+    /// a node that died do not all knock on the next one in the same millisecond.
+    static let reconnectSchedule: ReconnectSchedule = {
+        var schedule = ReconnectSchedule()
+        schedule.policy = .keepTrying(cap: .seconds(30))
+        return schedule
+    }()
 
     private let options: LoadOptions
     private let fleet: Fleet
@@ -42,6 +54,13 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     /// Numbered (version 2) messages sent; the rest of the figures live in ``result`` and ``ledger``.
     private var numberedSent = 0
     private let spreads: Bool
+    /// `--failover`: users away since a drop (when it was read), each one's schedule, and how many
+    /// attempts each user made in all (its next server).
+    private var droppedAt: [Int: UInt64] = [:]
+    private var schedules: [Int: ReconnectSchedule] = [:]
+    private var attemptsMade: [Int: Int] = [:]
+    /// The result has been taken: nothing reconnects any more.
+    private var isFinished = false
 
     private let probesReady = DispatchSemaphore(value: 0)
     private let loginsDone = DispatchSemaphore(value: 0)
@@ -68,7 +87,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         let tag = RunTag.make()
         let names = (1...options.users).map { "\(tag)u\($0)" } + (options.probeRate > 0 ? ["\(tag)p1", "\(tag)p2"] : [])
         run.connections = names.enumerated().map { index, name in
-            ChatConnection(index: index, name: name, login: run.login, loop: fleet.loop, group: fleet.group, handler: run)
+            let connection = ChatConnection(index: index, name: name, login: run.login, loop: fleet.loop, group: fleet.group, handler: run)
+            connection.keepsOutbox = options.failover
+            return connection
         }
         for (index, name) in names.enumerated() { run.indexByName[name] = index }
         let loginWait = DispatchTime.now() + options.loginTimeout
@@ -130,7 +151,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
 
     // MARK: - Phases (loop thread)
 
-    private func server(of index: Int) -> ServerAddress { options.servers[index % options.servers.count] }
+    private func server(of index: Int) -> ServerAddress { options.servers[(index + attemptsMade[index, default: 0]) % options.servers.count] }
 
     private func connect(_ index: Int) {
         let connection = connections[index]
@@ -178,6 +199,8 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     }
 
     private func startTraffic() {
+        // On standard error, so a script can act on it (bench-cluster.sh kills a node some time after).
+        Output.complain("\(options.label.isEmpty ? "" : options.label + ": ")messages start, \(active.count) users logged in")
         trafficStart = MonotonicClock.now()
         isSending = true
         sendDue()
@@ -285,7 +308,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     /// Outstanding: deliveries, `stored` answers, heartbeat answers.
     private var isComplete: Bool {
         ledger.missing == 0 && (options.version == .v1 || ledger.acknowledged + ledger.refused >= numberedSent)
-            && heartbeatsOutstanding == 0
+            && heartbeatsOutstanding == 0 && droppedAt.isEmpty
     }
 
     /// Signals ``drained`` once everything outstanding has come. Draining goes on until the result is
@@ -299,7 +322,12 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private var drainedSignalled = false
 
     private func makeResult() -> LoadResult {
+        isFinished = true
         var result = self.result
+        result.usersAway = droppedAt.count
+        result.heartbeatsLost = connections.reduce(0) { $0 + $1.heartbeatsLost }
+        result.messagesResent = connections.reduce(0) { $0 + $1.messagesResent }
+        result.storeRefusals = connections.reduce(0) { $0 + $1.storeRefusals }
         result.loggedIn = loggedInOnce.filter { $0 < options.users }.count
         result.probeDelivered = ledger.messages.reduce(0) { $0 + ($1.kind == .probe ? Int($1.delivered) : 0) }
         result.expected = ledger.expected
@@ -325,17 +353,17 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private var loggedInOnce: Set<Int> = []
 
     private func connectionFailed(_ connection: ChatConnection, _ reason: String) {
+        if options.failover, loggedInOnce.contains(connection.index), !isFinished {
+            dropped(connection, reason)
+            return
+        }
         result.connectionFailures += 1
         if result.failureReasons.count < 10 { result.failureReasons.append(reason) }
         if result.connectionFailures <= 3 { Output.complain(reason) }
         let index = connection.index
         if index < options.users {
-            if let slot = activeSlot.removeValue(forKey: index) {
-                let moved = active.removeLast()
-                if slot < active.count {
-                    active[slot] = moved
-                    activeSlot[moved] = slot
-                }
+            if activeSlot[index] != nil {
+                deactivate(index)
             } else if !loggedInOnce.contains(index) {
                 result.loginFailures += 1
                 userLoginEnded()
@@ -349,6 +377,44 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         checkDrained()
     }
 
+    /// `--failover`: `connection` (logged in before) dropped, or an attempt to log it in again failed.
+    /// It leaves the senders and recipients until it is back, and tries again on the schedule.
+    private func dropped(_ connection: ChatConnection, _ reason: String) {
+        let index = connection.index
+        heartbeatsOutstanding -= connection.heartbeatsSent - connection.heartbeatsAnswered
+        if droppedAt[index] == nil {
+            droppedAt[index] = MonotonicClock.now()
+            result.drops += 1
+            if result.drops <= 3 { Output.complain("\(reason); logging in again on the next server") }
+            deactivate(index)
+        }
+        var schedule = schedules[index] ?? LoadRun.reconnectSchedule
+        let delay = schedule.next()?.delay ?? .seconds(30)  // keepTrying: never nil
+        schedules[index] = schedule
+        _ = fleet.loop.scheduleTask(in: delay) { [self] in
+            guard !isFinished, droppedAt[index] != nil else { return }
+            attemptsMade[index, default: 0] += 1
+            result.reconnectAttempts += 1
+            do {
+                try connection.reconnect(to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil,
+                                         positions: positions[index].positions)
+            } catch {
+                dropped(connection, "\(connection.name): cannot connect to \(server(of: index)): \(error)")
+            }
+        }
+        checkDrained()
+    }
+
+    /// Takes user `index` out of the senders and recipients.
+    private func deactivate(_ index: Int) {
+        guard let slot = activeSlot.removeValue(forKey: index) else { return }
+        let moved = active.removeLast()
+        if slot < active.count {
+            active[slot] = moved
+            activeSlot[moved] = slot
+        }
+    }
+
     private func userLoginEnded() {
         loginsEnded += 1
         if loginsEnded == options.users { endLogins(timedOut: false) }
@@ -358,6 +424,17 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
 
     func connectionDidLogIn(_ connection: ChatConnection, at now: UInt64) {
         let index = connection.index
+        if let since = droppedAt.removeValue(forKey: index) {
+            // Back after a drop (--failover), on another server.
+            result.failoverLatency.record(now &- since)
+            schedules[index] = nil
+            if index < options.users {
+                activeSlot[index] = active.count
+                active.append(index)
+            }
+            checkDrained()
+            return
+        }
         if index >= options.users {
             loggedInOnce.insert(index)
             probesLoggedIn += 1
@@ -386,12 +463,17 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         case .delivery(let from, let text, let isDirect, let conversation, let sequence):
             if let conversation, let sequence {
                 if conversation == "room" { positions[receiver].startIfNew(conversation, at: sequence) }
-                switch positions[receiver].arrive(conversation, sequence: sequence) {
+                let arrival = positions[receiver].arrive(conversation, sequence: sequence)
+                connection.acknowledge(conversation, upTo: sequence)
+                switch arrival {
                 case .next: break
-                case .duplicate: result.resentDeliveries += 1
+                case .duplicate:
+                    // Read before (the server resends from the position after a reconnect): a client
+                    // does not show it again, so neither does the ledger count it.
+                    result.resentDeliveries += 1
+                    return
                 case .gap(let missing): result.gaps += missing
                 }
-                connection.acknowledge(conversation, upTo: sequence)
             }
             guard let sender = indexByName[from] else {
                 result.foreign += 1
