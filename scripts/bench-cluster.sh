@@ -10,6 +10,11 @@
 # nodes announce presence every PRESENCE_INTERVAL seconds: each announcement costs one frame per online
 # user, so at the default 0.2 s a crowd of 100,000 costs 500,000 frames a second (the first run of this
 # script: 23,350 logins, then the login queues fell behind and the rest timed out; see BENCHMARKS.md).
+# KILL_AFTER=S kills node KILL_NODE with kill -9 S seconds after every worker's messages have started
+# (issue 14 §3 "kill one node mid-run"). Sessions are then stored (passwords; the nodes hash them with
+# --password-cost minimum, so 100,000 first logins do not take hours of Argon2) and the workers run
+# with --failover: the dead node's users log in again on the next node and resend what was not stored;
+# every delivery is still checked off exactly once (STORED=1 alone gives stored sessions, no kill).
 # Prints each worker's RESULT line (socket-bench client chat --help: the fields), each node's RSS and a
 # TOTAL line: every worker summed; the nodes' RSS growth per logged-in user (before the logins → after
 # them) and their CPU per delivery over the messages, both as the first worker saw them (every worker
@@ -20,13 +25,22 @@
 #
 # USERS (100000), NODES (6), WORKERS (6; one process holds at most about 19,000 connections here),
 # HEARTBEAT (30), RATE_PER_MINUTE (0.01: 1 % of the users a minute), DURATION (300), LOGIN_RATE (200),
-# PRESENCE_INTERVAL (10),
+# PRESENCE_INTERVAL (10), STORED (0), KILL_AFTER (none), KILL_NODE (1), DRAIN (10; 180 with KILL_AFTER),
 # WORKDIR (a new temporary directory). Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-100000} NODES=${NODES:-6} WORKERS=${WORKERS:-6} HEARTBEAT=${HEARTBEAT:-30}
 RATE_PER_MINUTE=${RATE_PER_MINUTE:-0.01} DURATION=${DURATION:-300} LOGIN_RATE=${LOGIN_RATE:-200}
 PRESENCE_INTERVAL=${PRESENCE_INTERVAL:-10}
+KILL_AFTER=${KILL_AFTER:-} KILL_NODE=${KILL_NODE:-1} STORED=${STORED:-0}
+if [[ -n $KILL_AFTER ]]; then STORED=1; fi
+DRAIN=${DRAIN:-$([[ -n $KILL_AFTER ]] && echo 180 || echo 10)}
+session_flags=() node_flags=()
+if [[ $STORED == 1 ]]; then
+    session_flags=(--stored)
+    node_flags=(--password-cost minimum)
+    if [[ -n $KILL_AFTER ]]; then session_flags+=(--failover); fi
+fi
 WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-cluster.XXXXXX")}
 mkdir -p "$WORKDIR"
 ulimit -n "$(ulimit -Hn)"
@@ -63,7 +77,7 @@ for node in $(seq "$NODES"); do
     log="$WORKDIR/node-$node.log"
     # The load is what is measured, not the rate limit; presence changes are batched for every user.
     "$SERVER" --port 0 --no-discovery --log-level warning --rate 1000000 --burst 1000000 \
-        --max-connections 20000 --login-timeout 120 --presence-interval "$PRESENCE_INTERVAL" --cluster "nats://127.0.0.1:$nats_port" --node-id "n$node" >"$log" 2>&1 &
+        --max-connections 20000 --login-timeout 120 --presence-interval "$PRESENCE_INTERVAL" ${node_flags[@]+"${node_flags[@]}"} --cluster "nats://127.0.0.1:$nats_port" --node-id "n$node" >"$log" 2>&1 &
     node_pids+=($!)
     pids+=($!)
     port=$(wait_for "$log" "listening on 127\.0\.0\.1:[0-9]+ " | sed -E 's/.*127\.0\.0\.1:([0-9]+) .*/\1/')
@@ -80,10 +94,21 @@ workers=()
 for worker in $(seq "$WORKERS"); do
     "$BENCH" client chat "${servers[@]}" --users "$per_worker" --heartbeat "$HEARTBEAT" \
         --direct-rate "$direct_rate" --duration "$DURATION" --login-rate "$login_rate" --login-timeout 900 --sources on \
+        --drain "$DRAIN" ${session_flags[@]+"${session_flags[@]}"} \
         "${server_pids[@]}" --label "worker$worker" \
         >"$WORKDIR/worker-$worker.out" 2>"$WORKDIR/worker-$worker.log" &
     workers+=($!)
 done
+if [[ -n $KILL_AFTER ]]; then
+    # Every worker's messages have started (at most the login timeout), then KILL_AFTER seconds.
+    for worker in $(seq "$WORKERS"); do
+        for _ in $(seq 9000); do grep -q "messages start" "$WORKDIR/worker-$worker.log" 2>/dev/null && break; sleep 0.1; done
+    done
+    sleep "$KILL_AFTER"
+    victim=${node_pids[$((KILL_NODE - 1))]}
+    echo "== kill -9 node n$KILL_NODE (pid $victim) at $(date -u +%H:%M:%S)"
+    kill -9 "$victim"
+fi
 status=0
 for pid in "${workers[@]}"; do wait "$pid" || status=1; done
 cat "$WORKDIR"/worker-*.out
@@ -99,6 +124,7 @@ echo "TOTAL users=$USERS logged_in=$logged_in expected=$(total expected) deliver
     "duplicates=$(total duplicates) out_of_order=$(total out_of_order) heartbeats_missed=$(total heartbeats_missed)" \
     "connection_failures=$(total connection_failures) nodes_rss_kib=$rss_before..$rss_after" \
     "rss_per_user_bytes=$(awk -v a="$rss_before" -v b="$rss_after" -v u="$logged_in" 'BEGIN { if (u > 0) printf "%.0f", (b - a) * 1024 / u; else print "-" }')" \
+    "drops=$(total drops) users_away=$(total users_away) messages_resent=$(total messages_resent) resent_deliveries=$(total resent)" \
     "nodes_cpu_s=$cpu cpu_us_per_delivery=$(awk -v c="$cpu" -v d="$delivered" 'BEGIN { if (d > 0) printf "%.1f", c * 1e6 / d; else print "-" }')"
 echo "logs: $WORKDIR"
 exit $status
