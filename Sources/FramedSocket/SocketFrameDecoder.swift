@@ -18,7 +18,7 @@ public final class SocketFrameDecoder<Decoder: FrameDecoder & Sendable>: @unchec
     /// next call, so the frames before the bad bytes count as consumed.
     var pendingError: FramingError?
 
-    /// The decoder's ``FrameDecoder/maximumFrameLength``: the most bytes the socket buffers for one frame.
+    /// The decoder's `FrameDecoder/maximumFrameLength`: the most bytes the socket buffers for one frame.
     public let maximumFrameLength: Int
 
     /// Wraps `decoder`; decoding starts from its current state.

@@ -34,8 +34,8 @@ extension TCPConnection {
     }
 }
 
-/// The frames of a ``TCPConnection``, decoded as they are asked for
-/// (``TCPConnection/frames(decodedWith:)``). Iterate it from one task at a time.
+/// The frames of a `TCPConnection`, decoded as they are asked for
+/// (`TCPConnection/frames(decodedWith:)`). Iterate it from one task at a time.
 public struct FrameSequence<Decoder: FrameDecoder & Sendable>: AsyncSequence, Sendable where Decoder.Frame: Sendable {
     public typealias Element = Decoder.Frame
 
@@ -57,7 +57,7 @@ public struct FrameSequence<Decoder: FrameDecoder & Sendable>: AsyncSequence, Se
 
         /// The next frame, or nil after the peer closed the connection between frames.
         ///
-        /// - Throws: as ``TCPConnection/frames(decodedWith:)`` says.
+        /// - Throws: as `TCPConnection/frames(decodedWith:)` says.
         public mutating func next() async throws -> Decoder.Frame? {
             guard !finished else { return nil }
             let frame = FrameSlot<Decoder.Frame>()

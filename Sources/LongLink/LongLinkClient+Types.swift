@@ -9,9 +9,9 @@ extension LongLinkClient {
         /// link did not ask for, each reconnect attempt goes to the next one in the list, round robin
         /// (after the last, the first again), on the ``reconnectSchedule``'s timing. Each attempt
         /// tries every address its host resolves to (Happy Eyeballs, as
-        /// ``TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)`` does). Must not be empty:
+        /// `TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)` does). Must not be empty:
         /// with no endpoint, ``LongLinkClient/connect()`` reports ``Event/connectFailed(_:)`` with
-        /// ``SocketError/badConfig(_:)`` and then ``Event/serverUnavailable``.
+        /// `SocketError/badConfig(_:)` and then ``Event/serverUnavailable``.
         public var endpoints: [Endpoint]
         /// The first endpoint's host name or numeric address (`""` when ``endpoints`` is empty).
         /// Setting it changes the first endpoint only (creating it, with port 0, when there is none).
@@ -56,7 +56,7 @@ extension LongLinkClient {
         /// What follows the last attempt of ``reconnectSchedule``: ``ReconnectPolicy/giveUp`` (report
         /// ``Event/serverUnavailable`` and stop) or ``ReconnectPolicy/keepTrying(cap:)`` (report
         /// ``Event/serverUnavailable`` once, then keep retrying with doubling delays, at most `cap` plus
-        /// jitter, each announced by ``Event/reconnecting(attempt:delay:)``, until the app calls
+        /// jitter, each announced by ``Event/reconnecting(attempt:delay:endpoint:)``, until the app calls
         /// ``LongLinkClient/disconnect()``). Replaces the schedule's own ``ReconnectSchedule/policy``.
         /// `nil` (the default) chooses by the kind of link: the schedule's policy (``ReconnectPolicy/giveUp``
         /// unless set) for a plain link, `.keepTrying(cap: 60 s)` for a link with reliable delivery
@@ -70,15 +70,15 @@ extension LongLinkClient {
         /// default) means one ``heartbeatInterval`` (180 s by default): a link counts as healthy once
         /// it has lived to send its first heartbeat. `.zero` or less resets at every connect.
         public var linkHealthyAfter: Duration?
-        /// TLS on every connection (``TCPSocket/startTLS(_:)`` with these client settings, right after
+        /// TLS on every connection (`TCPSocket/startTLS(_:)` with these client settings, right after
         /// the connect: the greeting and everything after it go encrypted). A reconnect handshakes
         /// again, resuming the last session with that endpoint when the server allows it. A `nil`
-        /// ``TLSConfiguration/peerName`` (on a client's settings) becomes the host of the endpoint
-        /// connected to, for each connection (as ``TCPConnection/connect(toHost:port:timeout:tls:options:group:)``
+        /// `TLSConfiguration/peerName` (on a client's settings) becomes the host of the endpoint
+        /// connected to, for each connection (as `TCPConnection/connect(toHost:port:timeout:tls:options:group:)`
         /// makes it the host): each node of a service is verified under its own name. A peer name set
         /// here is used for every endpoint. A TLS failure (an untrusted certificate, a certificate
         /// that does not name the endpoint, say) ends the connection as any drop does, with
-        /// ``SocketError/tls(_:)`` as the reason, and the next attempt goes to the next endpoint.
+        /// `SocketError/tls(_:)` as the reason, and the next attempt goes to the next endpoint.
         /// `nil` (the default): plaintext.
         public var tls: TLSConfiguration?
         /// Messages kept while disconnected, sent in order after the next connect. Beyond this, ``send(_:)``
@@ -196,7 +196,7 @@ extension LongLinkClient {
         case reconnecting(attempt: Int, delay: Duration, endpoint: Endpoint? = nil)
         /// The reconnect schedule's attempts all failed. With ``ReconnectPolicy/giveUp`` the link stops
         /// until ``LongLinkClient/connect()`` is called again; with ``ReconnectPolicy/keepTrying(cap:)``
-        /// (reported once per outage) a ``reconnecting(attempt:delay:)`` follows and retrying goes on.
+        /// (reported once per outage) a ``reconnecting(attempt:delay:endpoint:)`` follows and retrying goes on.
         case serverUnavailable
         /// A message from the server (never a heartbeat acknowledgement). With reliable delivery each
         /// delivery arrives once, in order per conversation (duplicates and early ones are not passed on),

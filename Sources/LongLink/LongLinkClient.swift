@@ -73,7 +73,7 @@ import SocketLog
 /// refuses uses up an attempt like any failed connect. ``Event/reconnecting(attempt:delay:endpoint:)``
 /// names the endpoint each attempt goes to, ``Event/connected(host:port:)`` the address reached.
 /// A host that resolves to several addresses is one endpoint: each attempt to it tries all of them
-/// (Happy Eyeballs, ``TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)``).
+/// (Happy Eyeballs, `TCPSocket/connect(toHost:onPort:viaInterface:withTimeout:)`).
 public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private enum Phase: Equatable {
         case idle
@@ -134,6 +134,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Creates a link; nothing happens until ``connect()``.
     ///
     /// - Parameters:
+    ///   - codec: frames the link's messages and tells the heartbeat and its acknowledgement apart (``LinkCodec``).
+    ///   - configuration: the server or servers, heartbeat, reconnect and queue settings.
     ///   - group: the loops the link's sockets and timers run on.
     ///   - eventQueue: where `onEvent` runs; `nil` runs it on the link's event-loop thread.
     ///   - onEvent: receives every ``Event`` in order.
@@ -671,7 +673,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         if loop.inEventLoop { body() } else { loop.execute(body) }
     }
 
-    /// The library's log of this link (``LoggingSystem``'s handler for `LongLink.LongLinkClient`:
+    /// The library's log of this link (`LoggingSystem`'s handler for `LongLink.LongLinkClient`:
     /// silent unless the app bootstrapped one): connects, drops with their reason, reconnect attempts
     /// and send failures at `debug`, each message received, stored or refused at `trace`.
     public let logger = Logger(label: "LongLink.LongLinkClient")

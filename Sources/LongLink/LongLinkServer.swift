@@ -39,13 +39,13 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         /// A client from which no whole message (not even a heartbeat) arrives for this long is dropped
         /// with ``CloseReason/idleTimeout``; bytes of an unfinished frame do not count. Default 360 s: two of the clients' default 180 s heartbeats.
         public var idleTimeout: Duration = .seconds(360)
-        /// TLS for every connection (``TCPSocket/startTLS(_:)`` with these server settings, before
+        /// TLS for every connection (`TCPSocket/startTLS(_:)` with these server settings, before
         /// anything is read or written: refusals such as `serverFull` go out encrypted too). `nil` (the
         /// default): plaintext. The login deadline (``admissionTimeout``) includes the handshake.
         public var tls: TLSConfiguration?
         /// The `listen(2)` backlog. Default 1,024 connections.
         public var backlog: Int32 = 1024
-        /// `SO_REUSEPORT` on the listening socket (``TCPSocket/isReusePortEnabled``): several server
+        /// `SO_REUSEPORT` on the listening socket (`TCPSocket/isReusePortEnabled`): several server
         /// processes (or a socket that holds the port until the server has it) share the port. Default off.
         public var isReusePortEnabled = false
         /// Bytes that may wait to be written to one client. A client that reads slower than it is sent
@@ -55,7 +55,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         /// The most connections open at once. A connection accepted beyond it gets the codec's
         /// ``LinkCodec/farewell(_:version:)`` for ``LinkRefusal/serverFull(maxConnections:)`` and is closed
         /// once that is written (``Event/refused(_:_:)``); sessions already open are not affected. Default
-        /// ``ResourceLimits/defaultMaxConnections()`` when the configuration is made: one descriptor per
+        /// `ResourceLimits/defaultMaxConnections()` when the configuration is made: one descriptor per
         /// connection below the process's open-file soft limit, after 64 for everything else, at most
         /// 10,000 (960 with the usual soft limit of 1,024).
         public var maxConnections = ResourceLimits.defaultMaxConnections()
@@ -144,8 +144,11 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// Creates a server; it listens once ``start()`` is called.
     ///
     /// - Parameters:
+    ///   - codec: frames every session's messages and answers heartbeats (``LinkCodec``).
+    ///   - configuration: the port, limits, timeouts and TLS settings.
     ///   - group: the loops connections are spread over.
     ///   - eventQueue: where `onEvent` runs; `nil` runs it on each connection's loop thread.
+    ///   - onEvent: receives every session's events, each session's in order.
     public init(
         codec: Codec,
         configuration: Configuration,
@@ -182,7 +185,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     }
 
     /// Starts listening.
-    /// - Throws: ``SocketError`` from `bind`/`listen` (`EADDRINUSE`, for example) or name resolution.
+    /// - Throws: `SocketError` from `bind`/`listen` (`EADDRINUSE`, for example) or name resolution.
     public func start() throws(SocketError) {
         listener.isReusePortEnabled = configuration.isReusePortEnabled
         try listener.accept(onInterface: configuration.host, port: configuration.port, backlog: configuration.backlog)
@@ -268,7 +271,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
-    /// The library's log of this server (``LoggingSystem``'s handler for `LongLink.LongLinkServer`:
+    /// The library's log of this server (`LoggingSystem`'s handler for `LongLink.LongLinkServer`:
     /// silent unless the app bootstrapped one): sessions opened and closed with their reason and
     /// connections refused at `debug`, messages that could not be encoded at `warning`, each message
     /// received at `trace`.

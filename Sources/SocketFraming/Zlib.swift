@@ -32,6 +32,8 @@ public enum Zlib {
     /// Compresses `data` into `format` at `level`.
     ///
     /// - Parameters:
+    ///   - data: the plain bytes; empty compresses to the format's empty stream.
+    ///   - format: the stream's container (see ``CompressionFormat``).
     ///   - level: 0 (store) to 9 (smallest), or `Z_DEFAULT_COMPRESSION` (-1, which zlib treats as 6);
     ///     default -1.
     /// - Returns: the complete compressed stream, header and trailer included.
@@ -67,8 +69,11 @@ public enum Zlib {
 
     /// Decompresses the single complete stream `data` holds in `format`.
     ///
-    /// - Parameter maxOutputBytes: the most decompressed bytes accepted; output is produced in chunks and
-    ///   decompression stops as soon as it would exceed this. At least 0.
+    /// - Parameters:
+    ///   - data: exactly one complete compressed stream.
+    ///   - format: the stream's container (see ``CompressionFormat``).
+    ///   - maxOutputBytes: the most decompressed bytes accepted; output is produced in chunks and
+    ///     decompression stops as soon as it would exceed this. At least 0.
     /// - Throws: `.decompressedTooLarge(maxBytes: maxOutputBytes)` when the plain data is longer;
     ///   `.decompressionFailed` with zlib's message and code when the data is not valid (bad header,
     ///   checksum, block), when it ends before the stream does, when bytes follow the end of the stream, or

@@ -74,6 +74,8 @@ public final class TCPConnection: Sendable {
     /// Name resolution never blocks an event loop.
     ///
     /// - Parameters:
+    ///   - host: a host name (resolved without blocking a loop) or a numeric IPv4/IPv6 address.
+    ///   - port: the TCP port, in host byte order.
     ///   - timeout: for the whole connect, name resolution included; `nil` waits as long as the system
     ///     does (until the kernel gives up: ``SocketError/connectionTimedOut(operation:errno:)``).
     ///   - tls: secure the connection with these settings before returning it (``startTLS(_:evaluatingTrust:)``,
@@ -208,7 +210,9 @@ public final class TCPConnection: Sendable {
     /// the reads before it have returned), also with nothing buffered and after the peer's data has
     /// ended (an empty last body reads as empty; only after ``close()`` does it throw).
     ///
-    /// - Parameter timeout: as ``read(maxLength:timeout:)``.
+    /// - Parameters:
+    ///   - length: how many bytes to read, 0 or more.
+    ///   - timeout: as ``read(maxLength:timeout:)``.
     /// - Throws: ``SocketError/badParam(_:)`` for a negative length; ``SocketError/closedByPeer`` when
     ///   the peer's data ends before `length` bytes (the bytes that did arrive stay readable);
     ///   otherwise as ``read(maxLength:timeout:)``.
@@ -221,6 +225,7 @@ public final class TCPConnection: Sendable {
     /// bytes arrive: a delimiter split across packets is found, and bytes after it stay for the next read.
     ///
     /// - Parameters:
+    ///   - delimiter: the bytes that end the read, at least one.
     ///   - maxLength: the delimiter must end within this many bytes (a message of exactly `maxLength`
     ///     bytes, delimiter included, is accepted); `nil` means ``TCPSocket/maxBufferedReadBytes``. When
     ///     that many bytes arrive without it, the connection closes and the read throws
@@ -247,6 +252,7 @@ public final class TCPConnection: Sendable {
     /// (FramedSocket's `frames(decodedWith:)`) read with this.
     ///
     /// - Parameters:
+    ///   - consumer: shown the unread bytes on the connection's event-loop thread; see ``ByteConsumer``.
     ///   - maxLength: the most unread bytes the consumer may leave wanting more without consuming any;
     ///     0 means ``TCPSocket/maxBufferedReadBytes``. Past it the connection closes with
     ///     ``SocketError/readMaxedOut(maxLength:)``.
@@ -273,9 +279,11 @@ public final class TCPConnection: Sendable {
     /// (not necessarily with the peer). Writes while the connection is connecting cannot happen: a
     /// ``TCPConnection`` is always connected when you have it. Empty data returns at once.
     ///
-    /// - Parameter timeout: counted from when this write becomes the current one; `nil` means none. On
-    ///   expiry the connection closes and the write throws ``SocketError/writeTimeout(tag:)`` with the
-    ///   write's number on this connection (1 for the first write called, …).
+    /// - Parameters:
+    ///   - data: the bytes to send, as they are (no framing is added).
+    ///   - timeout: counted from when this write becomes the current one; `nil` means none. On
+    ///     expiry the connection closes and the write throws ``SocketError/writeTimeout(tag:)`` with the
+    ///     write's number on this connection (1 for the first write called, …).
     /// - Throws: the connection's end (``SocketError/closedByPeer``,
     ///   ``SocketError/brokenPipe(operation:errno:)``, ``SocketError/connectionReset(operation:errno:)``,
     ///   …); ``SocketError/writeStreamClosed`` after ``closeWrite()``; `CancellationError` (the bytes are sent

@@ -17,8 +17,11 @@ public final class EventLoopGroup: Sendable {
 
     /// Starts `numberOfThreads` loops (at least 1; default one per online core).
     ///
-    /// - Parameter clock: a ``ManualClock`` makes every timer of these loops (timeouts, heartbeats,
-    ///   reconnect delays) wait for virtual time instead of the monotonic clock; for tests.
+    /// - Parameters:
+    ///   - numberOfThreads: how many loops, each on a thread of its own; below 1 counts as 1.
+    ///   - clock: a ``ManualClock`` makes every timer of these loops (timeouts, heartbeats,
+    ///     reconnect delays) wait for virtual time instead of the monotonic clock; for tests.
+    ///   - name: the threads' name prefix (loop `i` is `"NAME.loop-i"`, as shown by `top -H` and debuggers).
     public init(numberOfThreads: Int = EventLoopGroup.coreCount, clock: ManualClock? = nil, name: String = "AsyncSocket") {
         loops = (0..<max(1, numberOfThreads)).map { index in
             do {

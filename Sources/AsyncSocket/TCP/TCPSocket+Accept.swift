@@ -25,7 +25,8 @@ extension TCPSocket {
     /// port (IPv6 ones set `IPV6_V6ONLY`).
     ///
     /// - Parameters:
-    ///   - port: 0 = a free port the kernel picks, the same one for every address.
+    ///   - interface: where to listen, as above; `nil` for every interface.
+    ///   - port: the TCP port in host byte order; 0 = a free port the kernel picks, the same one for every address.
     ///   - backlog: the `listen(2)` backlog: connections the kernel completes before they are accepted.
     /// - Throws: as ``accept(onPort:)``, plus ``SocketError/badParam(_:)`` for an unknown interface.
     public func accept(onInterface interface: String?, port: UInt16, backlog: Int32 = 1024) throws(SocketError) {

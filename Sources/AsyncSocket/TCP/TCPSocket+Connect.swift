@@ -16,6 +16,8 @@ extension TCPSocket {
     /// (Happy Eyeballs, RFC 8305).
     ///
     /// - Parameters:
+    ///   - host: a host name or a numeric IPv4/IPv6 address.
+    ///   - port: the TCP port, in host byte order.
     ///   - interface: bind to this interface or local address first (`"en1"`, `"192.168.4.34"`,
     ///     `"lo:8082"`; see ``accept(onInterface:port:backlog:)``); `nil` lets the system choose.
     ///   - timeout: seconds for the whole connect, name resolution included; negative means none.
@@ -42,7 +44,10 @@ extension TCPSocket {
 
     /// Connects to a socket address (GCDAsyncSocket's `connectToAddress:viaInterface:withTimeout:error:`).
     ///
-    /// - Parameter timeout: seconds; negative means none.
+    /// - Parameters:
+    ///   - address: the peer's IPv4 or IPv6 address and port.
+    ///   - interface: as in ``connect(toHost:onPort:viaInterface:withTimeout:)``.
+    ///   - timeout: seconds; negative means none.
     /// - Throws: as ``connect(toHost:onPort:viaInterface:withTimeout:)``.
     public func connect(to address: SocketAddress, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
         let local = try localAddresses(for: interface)

@@ -9,6 +9,7 @@ extension TCPSocket {
     /// write stream, are rejected through ``TCPSocketDelegate/socket(_:didRejectWriteWithTag:error:)``.
     ///
     /// - Parameters:
+    ///   - data: the bytes to send, as they are (no framing is added).
     ///   - timeout: seconds from when this write becomes the current one; negative means none. On
     ///     expiry the delegate may extend it; otherwise the socket disconnects with
     ///     ``SocketError/writeTimeout(tag:)``.

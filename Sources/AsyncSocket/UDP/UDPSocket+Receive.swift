@@ -58,6 +58,7 @@ extension UDPSocket {
     /// removes it.
     ///
     /// - Parameters:
+    ///   - filter: shown each datagram and its sender; returns true to deliver it (see ``ReceiveFilter``).
     ///   - queue: a serial queue for the filter; `nil` runs it on the event-loop thread (it must then be quick).
     ///   - isAsynchronous: true: the filter runs with `DispatchQueue.async` and accepted datagrams go on to
     ///     the delegate from there, in arrival order (during a ``receiveOnce()`` reading waits for the

@@ -20,6 +20,7 @@ extension UDPSocket {
     /// (GCDAsyncUdpSocket ignores it).
     ///
     /// - Parameters:
+    ///   - data: one datagram's payload (empty is allowed).
     ///   - timeout: seconds from when the send reaches the head of the queue; negative means none. On
     ///     expiry only this send fails, with ``SocketError/sendTimeout(tag:)``.
     ///   - tag: handed back in the callback, never sent.
@@ -34,9 +35,12 @@ extension UDPSocket {
     /// connected socket, and with ``SocketError/hostLookupFailed(host:code:)`` when the name does not resolve.
     ///
     /// - Parameters:
+    ///   - data: one datagram's payload (empty is allowed).
+    ///   - host: a host name or a numeric IPv4/IPv6 address.
     ///   - port: host byte order.
     ///   - timeout: seconds from when the send reaches the head of the queue (resolution still running
     ///     counts); negative means none.
+    ///   - tag: handed back in the callback, never sent.
     public func send(_ data: Data, toHost host: String, port: UInt16, withTimeout timeout: TimeInterval, tag: Int) {
         let lookup = host == "loopback" ? "localhost" : host
         if let literal = SocketAddress(ipAddress: lookup, port: port) {
@@ -67,6 +71,8 @@ extension UDPSocket {
     /// it. With a filter set, datagrams go out one per system call.
     ///
     /// - Parameters:
+    ///   - filter: shown each datagram, its destination and its tag; returns true to send it (see
+    ///     ``SendFilter``: a refused one fails with ``SocketError/sendFiltered(tag:)``).
     ///   - queue: a serial queue for the filter; `nil` runs it on the event-loop thread (it must then be quick).
     ///   - isAsynchronous: true: the loop goes on while the filter runs and the send waits for its
     ///     verdict (its timeout keeps running); false: the loop waits for it (`DispatchQueue.sync`), so

@@ -62,7 +62,9 @@ public struct DeliveryWindow: Sendable {
     private var lastServed: String?
 
     /// A window for a client that has everything up to `positions` (absent conversations: nothing).
-    /// - Parameter limit: the cap on unacknowledged deliveries; default 256.
+    /// - Parameters:
+    ///   - positions: per conversation, the last sequence the client has; absent conversations start from nothing.
+    ///   - limit: the cap on unacknowledged deliveries; default 256.
     public init(positions: DeliveryPositions = [:], limit: Int = 256) {
         precondition(limit >= 1, "delivery window limit must be at least 1")
         self.limit = limit

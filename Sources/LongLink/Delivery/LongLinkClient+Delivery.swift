@@ -14,6 +14,9 @@ extension LongLinkClient where Codec: ReliableLinkCodec {
     /// (``ReconnectPolicy/keepTrying(cap:)``, cap 60 s).
     ///
     /// - Parameters:
+    ///   - codec: frames the link's messages and tells the heartbeat, the greeting and the delivery
+    ///     messages apart (``ReliableLinkCodec``).
+    ///   - configuration: the server, heartbeat, reconnect and queue settings.
     ///   - store: where the outbox and positions are kept; called on the link's event loop.
     ///   - group: the loops the link's sockets and timers run on.
     ///   - eventQueue: where `onEvent` runs; `nil` runs it on the link's event-loop thread.

@@ -63,6 +63,8 @@ public struct Outbox<Message: Sendable>: Sendable {
 
     /// An outbox continuing from `nextID` with `entries` (ids ascending, all below `nextID`) waiting.
     /// - Parameters:
+    ///   - nextID: the id the next new message gets; at least 1.
+    ///   - entries: the messages still waiting for their acknowledgement, ids ascending, all below `nextID`.
     ///   - limit: the most messages held; default 10,000 (issue 11's bound).
     ///   - window: the most unacknowledged messages in flight; default 256 (issue 11's bound).
     public init(nextID: UInt64 = 1, entries: [Entry] = [], limit: Int = 10_000, window: Int = 256) {
