@@ -18,7 +18,7 @@ let package = Package(
         .executable(name: "im-server", targets: ["im-server"]),
         .executable(name: "im-client", targets: ["im-client"]),
         .executable(name: "framing-bench", targets: ["framing-bench"]),
-        .executable(name: "socket-bench", targets: ["socket-bench"]),
+        .executable(name: "socket-bench", targets: ["socket-bench"])
     ],
     targets: [
         // C shims only where Swift cannot call the OS directly.
@@ -81,7 +81,9 @@ let package = Package(
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
-        .target(name: "IMChat", dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims", "NATSClient"]),
+        .target(
+            name: "IMChat",
+            dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims", "NATSClient"]),
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         // im-client's terminal screen: the typed line kept at the bottom under a status line, output
         // above it, editing and history by libedit; the terminal put back on every way out.
@@ -96,7 +98,9 @@ let package = Package(
         // `socket-bench client chat`: load for the chat server (issues 11 §7, 12 §3, 14 §3; docs/BENCHMARKS.md):
         // users logging in, messages at given rates, every delivery verified; stored-and-acknowledged
         // throughput, delivery latency, store size. `swift test` runs only small in-process runs of it.
-        .target(name: "ChatBench", dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
+        .target(
+            name: "ChatBench",
+            dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket", "SocketLog"], path: "Tests/TestSupport"),
         .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
@@ -116,7 +120,7 @@ let package = Package(
         .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "IMChat", "SocketBench", "TestSupport"]),
         // The NATS wrapper against a nats-server of its own (scripts/setup.sh installs it), killed and
         // restarted for the outage tests.
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "TestSupport"]),
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "TestSupport"])
     ],
     swiftLanguageModes: [.v6]
 )

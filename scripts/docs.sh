@@ -5,8 +5,8 @@
 #   scripts/docs.sh [OUTPUT]     # default .build/docs; one archive per module, OUTPUT/MODULE.doccarchive
 #
 # Open one locally: `python3 -m http.server -d .build/docs/AsyncSocket.doccarchive 8000`, then
-# http://127.0.0.1:8000/documentation/asyncsocket (archives are built for static hosting, each under
-# the base path of its module's name).
+# http://127.0.0.1:8000/documentation/asyncsocket (archives are built for static hosting at a
+# server's root; Xcode opens a .doccarchive as it is).
 #
 # The DocC plugin package cannot be fetched here, so this drives the toolchain's tools directly:
 # `swift package dump-symbol-graph` (public symbols, from the debug build), then `docc convert` per
@@ -30,7 +30,7 @@ for module in "${modules[@]}"; do
     lower=$(tr '[:upper:]' '[:lower:]' <<<"$module")
     docc convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$staged" \
         --fallback-display-name "$module" --fallback-bundle-identifier "swift-async-socket.$lower" \
-        --output-path "$out/$module.doccarchive" --transform-for-static-hosting --hosting-base-path "$module" \
+        --output-path "$out/$module.doccarchive" --transform-for-static-hosting \
         --warnings-as-errors --diagnostic-level warning >&2
     rm -rf "$staged"
     echo "docs: $out/$module.doccarchive" >&2

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A value guarded by a `pthread_mutex_t` (pthread_mutex_lock(3)), like SwiftNIO's `NIOLockedValueBox`:

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Every error a ``TCPSocket`` or ``UDPSocket`` throws or reports, one case per error code of
@@ -136,10 +136,10 @@ public enum SocketError: Error, Equatable, Sendable {
     private var systemCall: (operation: String, errno: Int32)? {
         switch self {
         case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
-             .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
-             .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
-             .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
-             .posix(let operation, let code):
+            .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
+            .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
+            .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
+            .posix(let operation, let code):
             return (operation, code)
         default:
             return nil
@@ -163,7 +163,7 @@ public enum SocketError: Error, Equatable, Sendable {
     public var isNetworkFailure: Bool {
         switch self {
         case .connectionRefused, .connectionReset, .brokenPipe, .unreachable, .connectionTimedOut,
-             .hostLookupFailed, .connectTimeout:
+            .hostLookupFailed, .connectTimeout:
             return true
         case .posix(_, let code):
             return code == ECONNABORTED || code == ENETDOWN || code == ENETRESET || code == EHOSTDOWN
@@ -200,10 +200,10 @@ extension SocketError: CustomStringConvertible {
         case .hostLookupFailed(let host, let code):
             return "host lookup of \(host) failed: \(String(cString: gai_strerror(code)))"
         case .connectionRefused(let operation, let code), .connectionReset(let operation, let code),
-             .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
-             .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
-             .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
-             .posix(let operation, let code):
+            .brokenPipe(let operation, let code), .addressInUse(let operation, let code),
+            .addressNotAvailable(let operation, let code), .unreachable(let operation, let code),
+            .connectionTimedOut(let operation, let code), .messageTooLarge(let operation, let code),
+            .posix(let operation, let code):
             return "\(operation): \(String(cString: strerror(code))) (errno \(code))"
         }
     }

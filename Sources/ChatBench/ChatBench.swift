@@ -2,9 +2,9 @@ import AsyncSocket
 import Foundation
 import SocketBench
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The chat load generator of `socket-bench` (`socket-bench client chat …`, `socket-bench store-size
@@ -62,8 +62,9 @@ public enum ChatBench {
             }
             ResourceLimits.raiseOpenFileLimit()
             if let limit = ResourceLimits.openFileLimit(), UInt64(options.connections) + 64 > limit {
-                Output.complain("warning: \(options.connections) connections need more open files than the limit, \(limit); "
-                    + "run several clients of fewer users each")
+                Output.complain(
+                    "warning: \(options.connections) connections need more open files than the limit, \(limit); "
+                        + "run several clients of fewer users each")
             }
             let result = runLoad(options)
             return report(result.summary, result.fields, json: json, clean: result.isClean)
@@ -114,7 +115,9 @@ public enum ChatBench {
             default:
                 rest.append(argument)
                 // A flag's value is passed on as it is, even when it reads like `--json`.
-                if argument.hasPrefix("--"), !LoadOptions.flagsWithoutValue.contains(argument), let value = scanner.next() { rest.append(value) }
+                if argument.hasPrefix("--"), !LoadOptions.flagsWithoutValue.contains(argument), let value = scanner.next() {
+                    rest.append(value)
+                }
             }
         }
         return (mode, json, rest)

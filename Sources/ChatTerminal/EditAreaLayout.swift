@@ -1,6 +1,6 @@
 import CEditLine
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where libedit draws the prompt and the line being edited, in rows of the terminal: the arithmetic

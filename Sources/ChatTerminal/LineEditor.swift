@@ -1,6 +1,6 @@
 import CEditLine
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// libedit (``CEditLine``) as the chat terminal uses it: emacs keys (and the user's `~/.editrc`), a
@@ -36,7 +36,9 @@ final class LineEditor {
     /// for libedit's streams; the originals stay open). The terminal is not changed before ``begin()``.
     /// - Throws: ``TerminalError/cannotStart(_:)`` when libedit cannot be set up.
     init(prompt: String, historySize: Int, input: Int32, output: Int32) throws(TerminalError) {
-        guard let inputStream = fdopen(fcntl(input, F_DUPFD_CLOEXEC, 0), "r") else { throw .cannotStart("fdopen: \(String(cString: strerror(errno)))") }
+        guard let inputStream = fdopen(fcntl(input, F_DUPFD_CLOEXEC, 0), "r") else {
+            throw .cannotStart("fdopen: \(String(cString: strerror(errno)))")
+        }
         guard let outputStream = fdopen(fcntl(output, F_DUPFD_CLOEXEC, 0), "w") else {
             fclose(inputStream)
             throw .cannotStart("fdopen: \(String(cString: strerror(errno)))")

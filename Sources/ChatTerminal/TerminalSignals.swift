@@ -1,6 +1,6 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process's signal handlers while a ``TerminalUI`` runs (one at a time: signal dispositions are

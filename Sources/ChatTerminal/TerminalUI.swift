@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A line-oriented terminal screen: the line being typed stays at the bottom, under a status line,
@@ -76,7 +76,9 @@ public final class TerminalUI: Sendable {
     ///   - historySize: how many lines Up can bring back (libedit's history, in memory). Default 500.
     /// - Throws: ``TerminalError/notATerminal`` when `input` or `output` is not a terminal;
     ///   ``TerminalError/cannotStart(_:)`` when the wake pipe cannot be made.
-    public init(prompt: String = "> ", historySize: Int = 500, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) throws(TerminalError) {
+    public init(
+        prompt: String = "> ", historySize: Int = 500, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO
+    ) throws(TerminalError) {
         guard isatty(input) == 1, isatty(output) == 1 else { throw .notATerminal }
         var pipeDescriptors: [Int32] = [-1, -1]
         guard pipe(&pipeDescriptors) == 0 else { throw .cannotStart("pipe: \(String(cString: strerror(errno)))") }
@@ -117,8 +119,9 @@ public final class TerminalUI: Sendable {
         guard tcgetattr(input, &settings) == 0 else { throw .cannotStart("tcgetattr: \(String(cString: strerror(errno)))") }
         let editor = try LineEditor(prompt: prompt, historySize: historySize, input: input, output: output)
         TerminalSignals.install(wakeDescriptor: wake.write, terminal: output, settings: settings)
-        let loop = TerminalLoop(ui: self, editor: editor, settings: settings,
-                                callbacks: Callbacks(onLine: onLine, onEndOfInput: onEndOfInput, onSignal: onSignal))
+        let loop = TerminalLoop(
+            ui: self, editor: editor, settings: settings,
+            callbacks: Callbacks(onLine: onLine, onEndOfInput: onEndOfInput, onSignal: onSignal))
         let thread = Thread { loop.run() }
         thread.name = "TerminalUI"
         thread.start()
@@ -154,10 +157,12 @@ public final class TerminalUI: Sendable {
     /// already finished, calls `done` at once on this thread.
     public func finish(printing lines: [String] = [], then done: @escaping @Sendable () -> Void) {
         let running = started.withLock { $0 }
-        let accepted = running && post { inbox in
-            guard inbox.finish == nil else { return }
-            inbox.finish = Finish(lines: lines, done: done)
-        }
+        let accepted =
+            running
+            && post { inbox in
+                guard inbox.finish == nil else { return }
+                inbox.finish = Finish(lines: lines, done: done)
+            }
         if !accepted { done() }
     }
 
@@ -247,8 +252,10 @@ private final class TerminalLoop: @unchecked Sendable {
         editor.begin()
         drawn = true
         apply(taken)  // lines, or a finish, posted before the thread started
-        var descriptors = [pollfd(fd: ui.wakeDescriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: ui.input, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [
+            pollfd(fd: ui.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: ui.input, events: Int16(POLLIN), revents: 0)
+        ]
         while !finished {
             descriptors[1].fd = reading ? ui.input : -1
             descriptors[0].revents = 0
@@ -344,7 +351,8 @@ private final class TerminalLoop: @unchecked Sendable {
 
     func readInput(_ events: Int16) {
         var available: Int32 = 0
-        let hungUp = events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+        let hungUp =
+            events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
             || ioctl(ui.input, UInt(FIONREAD), &available) != 0 || available == 0
         if hungUp {
             endOfInput()

@@ -17,8 +17,10 @@ final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
     private let pauseFrames: (TCPSocket) -> Bool
     private let onFrames: (TCPSocket, UnsafeRawBufferPointer) -> Void
 
-    init(socket: TCPSocket, slicer: Slicer, pauseFrames: @escaping (TCPSocket) -> Bool,
-         onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void) {
+    init(
+        socket: TCPSocket, slicer: Slicer, pauseFrames: @escaping (TCPSocket) -> Bool,
+        onFrames: @escaping (TCPSocket, UnsafeRawBufferPointer) -> Void
+    ) {
         self.socket = socket
         self.slicer = slicer
         self.pauseFrames = pauseFrames
@@ -55,7 +57,7 @@ final class SlicedFrameRead<Slicer: FrameSlicer>: @unchecked Sendable {
     private func frameLength(_ bytes: UnsafeRawBufferPointer, after consumed: Int) throws(FramingError) -> Int? {
         do {
             return try slicer.frameLength(in: bytes)
-        } catch where consumed > 0 {
+        } catch  where consumed > 0 {
             return nil
         }
     }
@@ -70,9 +72,11 @@ final class DecodedFrameRead<Decoder: FrameDecoder & Sendable>: @unchecked Senda
     private let onUnfinishedFrame: ((TCPSocket, Int) -> Void)?
     private let onDecodingError: ((TCPSocket, FramingError) -> Void)?
 
-    init(socket: TCPSocket, decoder: SocketFrameDecoder<Decoder>, pauseFrames: @escaping (TCPSocket) -> Bool,
-         onUnfinishedFrame: ((TCPSocket, Int) -> Void)? = nil, onDecodingError: ((TCPSocket, FramingError) -> Void)? = nil,
-         onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void) {
+    init(
+        socket: TCPSocket, decoder: SocketFrameDecoder<Decoder>, pauseFrames: @escaping (TCPSocket) -> Bool,
+        onUnfinishedFrame: ((TCPSocket, Int) -> Void)? = nil, onDecodingError: ((TCPSocket, FramingError) -> Void)? = nil,
+        onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void
+    ) {
         self.socket = socket
         self.decoder = decoder
         self.pauseFrames = pauseFrames

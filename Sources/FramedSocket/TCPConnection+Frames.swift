@@ -29,7 +29,8 @@ extension TCPConnection {
     /// Encodes `message` with `encoder` and writes it; returns when the kernel has the bytes.
     /// - Throws: the encoder's ``FramingError`` (nothing is written then), or the write's error as
     ///   ``write(_:timeout:)`` throws it.
-    public func send<Encoder: FrameEncoder>(_ message: Encoder.Message, encodedWith encoder: Encoder, timeout: Duration? = nil) async throws {
+    public func send<Encoder: FrameEncoder>(_ message: Encoder.Message, encodedWith encoder: Encoder, timeout: Duration? = nil) async throws
+    {
         try await write(try encoder.encode(message), timeout: timeout)
     }
 }

@@ -39,8 +39,9 @@ extension TCPSocket {
         onDecodingError: ((TCPSocket, FramingError) -> Void)? = nil,
         onFrame: @escaping (TCPSocket, Decoder.Frame) -> Void
     ) {
-        let frames = DecodedFrameRead(socket: self, decoder: decoder, pauseFrames: pauseFrames,
-                                      onUnfinishedFrame: onUnfinishedFrame, onDecodingError: onDecodingError, onFrame: onFrame)
+        let frames = DecodedFrameRead(
+            socket: self, decoder: decoder, pauseFrames: pauseFrames,
+            onUnfinishedFrame: onUnfinishedFrame, onDecodingError: onDecodingError, onFrame: onFrame)
         consume({ try frames.consume($0) }, maxLength: decoder.maximumFrameLength)
     }
 
@@ -60,8 +61,10 @@ extension TCPSocket {
         completion: @escaping @Sendable (Result<Decoder.Frame, SocketError>) -> Void
     ) {
         let frame = FrameSlot<Decoder.Frame>()
-        read(.consuming(decoder.consumingOneFrame(into: frame), maxLength: decoder.maximumFrameLength),
-             timeout: timeout, tag: tag) { result in
+        read(
+            .consuming(decoder.consumingOneFrame(into: frame), maxLength: decoder.maximumFrameLength),
+            timeout: timeout, tag: tag
+        ) { result in
             switch result {
             case .success:
                 if let value = frame.value { completion(.success(value)) }
@@ -101,7 +104,9 @@ extension TCPSocket {
     /// ``write(_:withTimeout:tag:)``).
     /// - Throws: the encoder's ``FramingError`` (a message too long for the length field, say); nothing
     ///   is queued then.
-    public func writeFrame<Encoder: FrameEncoder>(_ message: Encoder.Message, using encoder: Encoder, withTimeout timeout: TimeInterval, tag: Int) throws(FramingError) {
+    public func writeFrame<Encoder: FrameEncoder>(
+        _ message: Encoder.Message, using encoder: Encoder, withTimeout timeout: TimeInterval, tag: Int
+    ) throws(FramingError) {
         write(try encoder.encode(message), withTimeout: timeout, tag: tag)
     }
 

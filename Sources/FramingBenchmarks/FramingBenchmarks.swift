@@ -36,8 +36,10 @@ public enum FramingBenchmarks {
         let sevenPayload = payload.prefix(SevenByteHeaderFrame.maxWireBodyLength)
         var results: [FramingBenchmarkResult] = []
 
-        func measure<D: FrameDecoder>(_ codec: String, payloadBytes: Int = payloadBytes, wire: Data,
-                                      _ makeDecoder: () -> D) throws {
+        func measure<D: FrameDecoder>(
+            _ codec: String, payloadBytes: Int = payloadBytes, wire: Data,
+            _ makeDecoder: () -> D
+        ) throws {
             let bytes = [UInt8](wire)
             var best = Double.infinity
             for _ in 0..<passes {
@@ -47,8 +49,10 @@ public enum FramingBenchmarks {
                 guard frames == count else { throw BenchmarkError(description: "\(codec): \(frames) frames, expected \(count)") }
                 best = min(best, seconds)
             }
-            results.append(FramingBenchmarkResult(codec: codec, payloadBytes: payloadBytes, frames: count,
-                                                  wireBytes: bytes.count, seconds: best))
+            results.append(
+                FramingBenchmarkResult(
+                    codec: codec, payloadBytes: payloadBytes, frames: count,
+                    wireBytes: bytes.count, seconds: best))
         }
 
         func wire<E: FrameEncoder>(_ encoder: E, _ message: E.Message) throws -> Data {
@@ -72,12 +76,24 @@ public enum FramingBenchmarks {
         try measure("fixed length", wire: try wire(FixedLengthFrameEncoder(frameLength: payloadBytes), payload)) {
             FixedLengthFrameDecoder(frameLength: payloadBytes)
         }
-        try measure("seven-byte header", payloadBytes: sevenPayload.count, wire: try wire(SevenByteHeaderFrameEncoder(),
-            SevenByteHeaderFrame(version: 1, functionCode: 1, body: Data(sevenPayload)))) { SevenByteHeaderFrameDecoder() }
-        try measure("eight-byte header", wire: try wire(EightByteHeaderFrameEncoder(),
-            EightByteHeaderFrame(serviceID: 1, body: payload))) { EightByteHeaderFrameDecoder() }
-        try measure("JSON header", wire: try wire(JSONHeaderFrameEncoder(),
-            JSONHeaderFrame(fields: ["type": .string("chat")], body: payload))) { JSONHeaderFrameDecoder() }
+        try measure(
+            "seven-byte header", payloadBytes: sevenPayload.count,
+            wire: try wire(
+                SevenByteHeaderFrameEncoder(),
+                SevenByteHeaderFrame(version: 1, functionCode: 1, body: Data(sevenPayload)))
+        ) { SevenByteHeaderFrameDecoder() }
+        try measure(
+            "eight-byte header",
+            wire: try wire(
+                EightByteHeaderFrameEncoder(),
+                EightByteHeaderFrame(serviceID: 1, body: payload))
+        ) { EightByteHeaderFrameDecoder() }
+        try measure(
+            "JSON header",
+            wire: try wire(
+                JSONHeaderFrameEncoder(),
+                JSONHeaderFrame(fields: ["type": .string("chat")], body: payload))
+        ) { JSONHeaderFrameDecoder() }
         return results
     }
 
@@ -121,8 +137,9 @@ public enum FramingBenchmarks {
             best = min(best, (ContinuousClock.now - start).seconds)
         }
         blackHole(checksum)
-        return FramingBenchmarkResult(codec: "memcpy (baseline)", payloadBytes: payloadBytes, frames: frames,
-                                      wireBytes: bytes.count, seconds: best)
+        return FramingBenchmarkResult(
+            codec: "memcpy (baseline)", payloadBytes: payloadBytes, frames: frames,
+            wireBytes: bytes.count, seconds: best)
     }
 
     @inline(never) static func blackHole(_ value: UInt8) { if value == 0x5A && CommandLine.arguments.isEmpty { print(value) } }

@@ -47,16 +47,22 @@ enum BodiesV2 {
         try ChatCodec.check(message, checkingNames: false)
         switch message {
         case .login(let name, let password, let token, let client, let positions, let presenceChanges):
-            return try encoder.encode(Login(name: name, password: password, resumeToken: token, client: client,
-                                            positions: positions, presenceChanges: presenceChanges ? true : nil))
+            return try encoder.encode(
+                Login(
+                    name: name, password: password, resumeToken: token, client: client,
+                    positions: positions, presenceChanges: presenceChanges ? true : nil))
         case .loginAccepted(let name, let online, let count, let token, let stored):
-            return try encoder.encode(LoginAccepted(name: name, online: online, onlineCount: count,
-                                                    resumeToken: token, stored: stored))
+            return try encoder.encode(
+                LoginAccepted(
+                    name: name, online: online, onlineCount: count,
+                    resumeToken: token, stored: stored))
         case .directMessage(let id, let to, let text): return try encoder.encode(DirectMessage(id: id, to: to, text: text))
         case .broadcast(let id, let text): return try encoder.encode(Broadcast(id: id, text: text))
         case .delivery(let from, let text, let direct, let conversation, let sequence, let time):
-            return try encoder.encode(Delivery(from: from, text: text, direct: direct, conversation: conversation,
-                                               seq: sequence, time: try milliseconds(time)))
+            return try encoder.encode(
+                Delivery(
+                    from: from, text: text, direct: direct, conversation: conversation,
+                    seq: sequence, time: try milliseconds(time)))
         case .presence(let name, let online): return try encoder.encode(Bodies.Presence(name: name, online: online))
         case .heartbeat, .heartbeatAck: return try encoder.encode(Bodies.Empty())
         case .stored(let id, let conversation, let sequence):
@@ -90,13 +96,15 @@ enum BodiesV2 {
         switch code {
         case .login:
             let login = try decoder.decode(Login.self, from: body)
-            message = .login(name: login.name, password: login.password, resumeToken: login.resumeToken,
-                             clientInstance: login.client, positions: login.positions ?? [:],
-                             presenceChanges: login.presenceChanges ?? false)
+            message = .login(
+                name: login.name, password: login.password, resumeToken: login.resumeToken,
+                clientInstance: login.client, positions: login.positions ?? [:],
+                presenceChanges: login.presenceChanges ?? false)
         case .loginAccepted:
             let accepted = try decoder.decode(LoginAccepted.self, from: body)
-            message = .loginAccepted(name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
-                                     resumeToken: accepted.resumeToken, stored: accepted.stored)
+            message = .loginAccepted(
+                name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
+                resumeToken: accepted.resumeToken, stored: accepted.stored)
         case .directMessage:
             let direct = try decoder.decode(DirectMessage.self, from: body)
             message = .directMessage(id: direct.id, to: direct.to, text: direct.text)
@@ -105,9 +113,10 @@ enum BodiesV2 {
             message = .broadcast(id: broadcast.id, text: broadcast.text)
         case .delivery:
             let delivery = try decoder.decode(Delivery.self, from: body)
-            message = .delivery(from: delivery.from, text: delivery.text, isDirect: delivery.direct,
-                                conversation: delivery.conversation, sequence: delivery.seq,
-                                time: try date(milliseconds: delivery.time))
+            message = .delivery(
+                from: delivery.from, text: delivery.text, isDirect: delivery.direct,
+                conversation: delivery.conversation, sequence: delivery.seq,
+                time: try date(milliseconds: delivery.time))
         case .presence:
             let presence = try decoder.decode(Bodies.Presence.self, from: body)
             message = .presence(name: presence.name, online: presence.online)
@@ -139,8 +148,9 @@ enum BodiesV2 {
             message = .onlineUsers(names: page.names, onlineCount: page.onlineCount, more: page.more)
         case .presenceChanges:
             let changes = try decoder.decode(PresenceChanges.self, from: body)
-            message = .presenceChanges(online: changes.online, offline: changes.offline, onlineCount: changes.onlineCount,
-                                       unlisted: changes.unlisted)
+            message = .presenceChanges(
+                online: changes.online, offline: changes.offline, onlineCount: changes.onlineCount,
+                unlisted: changes.unlisted)
         case .error:
             let failure = try decoder.decode(Failure.self, from: body)
             message = .error(code: failure.code, detail: failure.detail, id: failure.id, retryAfter: failure.retryAfter)

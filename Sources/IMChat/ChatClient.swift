@@ -67,8 +67,9 @@ public final class ChatClient: Sendable {
         linkConfiguration.reconnectSchedule = configuration.reconnectSchedule
         linkConfiguration.reconnectPolicy = configuration.reconnectPolicy
         guard configuration.protocolVersion == .v2 else {
-            let presenter = ChatPresenter(configuration: configuration, sentLog: nil, group: group, queue: queue, output: output,
-                                          onStatus: onStatus, onFinish: onFinish)
+            let presenter = ChatPresenter(
+                configuration: configuration, sentLog: nil, group: group, queue: queue, output: output,
+                onStatus: onStatus, onFinish: onFinish)
             let link = LongLinkClient(codec: ChatCodec(), configuration: linkConfiguration, group: group, eventQueue: queue) {
                 presenter.handle($0)
             }
@@ -78,15 +79,20 @@ public final class ChatClient: Sendable {
         guard let directory = configuration.dataDirectory ?? ChatClientState.defaultDirectory() else {
             throw ChatClientStateError.noDataDirectory
         }
-        let state = try ChatClientState(directory: directory, name: configuration.name, host: configuration.host,
-                                        port: configuration.port)
+        let state = try ChatClientState(
+            directory: directory, name: configuration.name, host: configuration.host,
+            port: configuration.port)
         linkConfiguration.reportsStoredAnswers = true
-        let presenter = ChatPresenter(configuration: configuration, sentLog: state.sentLog, group: group, queue: queue, output: output,
-                                      onStatus: onStatus, onFinish: onFinish)
-        let link = try LongLinkClient(codec: ChatCodec(version: .v2), configuration: linkConfiguration, store: state.deliveryStore,
-                                      group: group, eventQueue: queue) { presenter.handle($0) }
-        let login = ChatLogin(name: configuration.name, password: configuration.password,
-                              clientInstance: state.deliveryStore.clientInstance)
+        let presenter = ChatPresenter(
+            configuration: configuration, sentLog: state.sentLog, group: group, queue: queue, output: output,
+            onStatus: onStatus, onFinish: onFinish)
+        let link = try LongLinkClient(
+            codec: ChatCodec(version: .v2), configuration: linkConfiguration, store: state.deliveryStore,
+            group: group, eventQueue: queue
+        ) { presenter.handle($0) }
+        let login = ChatLogin(
+            name: configuration.name, password: configuration.password,
+            clientInstance: state.deliveryStore.clientInstance)
         presenter.login = login
         link.greetingBuilder = { positions in login.message(positions: positions) }
         self.init(name: configuration.name, version: .v2, state: state, queue: queue, link: link, presenter: presenter)
@@ -116,8 +122,9 @@ public final class ChatClient: Sendable {
         linkConfiguration.heartbeatInterval = heartbeat
         linkConfiguration.reconnectSchedule = configuration.reconnectSchedule
         linkConfiguration.reconnectPolicy = .giveUp
-        let presenter = ChatPresenter(configuration: configuration, sentLog: nil, group: group, queue: queue, output: output,
-                                          onFinish: onFinish)
+        let presenter = ChatPresenter(
+            configuration: configuration, sentLog: nil, group: group, queue: queue, output: output,
+            onFinish: onFinish)
         let link = LongLinkClient(codec: ChatCodec(), configuration: linkConfiguration, group: group, eventQueue: queue) {
             presenter.handle($0)
         }
@@ -304,7 +311,9 @@ final class ChatLogin: Sendable {
                 .prefix(ChatCodec.maxPositions)
             reported = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
         }
-        return .v2(.login(name: name, password: password, resumeToken: token.withLock { $0 }, clientInstance: clientInstance,
-                          positions: reported, presenceChanges: true))
+        return .v2(
+            .login(
+                name: name, password: password, resumeToken: token.withLock { $0 }, clientInstance: clientInstance,
+                positions: reported, presenceChanges: true))
     }
 }

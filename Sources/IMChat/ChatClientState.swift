@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The files a version 2 chat client keeps in its data directory for one name on one server, named
@@ -105,7 +105,8 @@ public final class ChatClientState: Sendable {
     private static func escaped(_ text: String) -> String {
         var result = ""
         for (index, byte) in text.utf8.enumerated() {
-            let plain = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+            let plain =
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
                 || byte == 0x2D || byte == 0x5F || (byte == 0x2E && index > 0)
             if plain {
                 result.unicodeScalars.append(Unicode.Scalar(byte))

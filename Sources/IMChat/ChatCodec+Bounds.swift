@@ -100,8 +100,8 @@ extension ChatCodec {
             let prefix: StaticString = "direct:"
             let prefixLength = prefix.utf8CodeUnitCount
             guard bytes.count > prefixLength,
-                  UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefixLength).elementsEqual(bytes.prefix(prefixLength)),
-                  let space = bytes[prefixLength...].firstIndex(of: UInt8(ascii: " "))
+                UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefixLength).elementsEqual(bytes.prefix(prefixLength)),
+                let space = bytes[prefixLength...].firstIndex(of: UInt8(ascii: " "))
             else { return false }
             let first = UnsafeBufferPointer(rebasing: bytes[prefixLength..<space])
             let second = UnsafeBufferPointer(rebasing: bytes[(space + 1)...])
@@ -113,6 +113,8 @@ extension ChatCodec {
     /// True for exactly ``clientInstanceLength`` (32) characters, each `0`–`9` or `a`–`f`.
     static func isClientInstance(_ text: String) -> Bool {
         text.utf8.count == clientInstanceLength
-            && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+            && text.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
     }
 }

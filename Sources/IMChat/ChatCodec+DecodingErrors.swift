@@ -11,7 +11,8 @@ extension ChatCodec {
         case .keyNotFound(let key, let context):
             return "missing key \"\(path(context.codingPath + [key]))\""
         case .typeMismatch(let type, let context):
-            return context.codingPath.isEmpty ? "the body is not \(kind(of: type))" : "\"\(path(context.codingPath))\" is not \(kind(of: type))"
+            return context.codingPath.isEmpty
+                ? "the body is not \(kind(of: type))" : "\"\(path(context.codingPath))\" is not \(kind(of: type))"
         case .valueNotFound(let type, let context):
             return context.codingPath.isEmpty ? "the body is null" : "\"\(path(context.codingPath))\" is null, not \(kind(of: type))"
         case .dataCorrupted(let context):

@@ -101,7 +101,8 @@ public struct ChatCodec: LinkCodec {
             case .unknownFunctionCode(let code): return "unknown function code \(code)"
             case .malformedBody(let code, let reason):
                 let hex = ChatCodec.hex(code)
-                return "malformed body of \(FunctionCode(rawValue: code).map { "a \($0) message (function code \(hex))" } ?? "function code \(hex)"): \(reason)"
+                return
+                    "malformed body of \(FunctionCode(rawValue: code).map { "a \($0) message (function code \(hex))" } ?? "function code \(hex)"): \(reason)"
             case .numberOutOfRange(let key, let value): return "\(key) out of range: \(value)"
             case .timeOutOfRange(let time): return "time out of range: \(time)"
             case .limitOutOfRange(let limit): return "limit out of range (1-\(ChatCodec.maxHistoryLimit)): \(limit)"
@@ -226,8 +227,9 @@ enum Bodies {
             return .login(name: login.name, resumeToken: login.resumeToken)
         case .loginAccepted:
             let accepted = try decoder.decode(LoginAccepted.self, from: body)
-            return .loginAccepted(name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
-                                  resumeToken: accepted.resumeToken)
+            return .loginAccepted(
+                name: accepted.name, online: accepted.online, onlineCount: accepted.onlineCount,
+                resumeToken: accepted.resumeToken)
         case .directMessage:
             let direct = try decoder.decode(DirectMessage.self, from: body)
             return .directMessage(to: direct.to, text: direct.text)

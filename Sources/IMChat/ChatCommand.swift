@@ -20,7 +20,8 @@ public enum ChatCommand: Equatable, Sendable {
     case invalid(help: String)
 
     /// The commands, for help output (one line).
-    public static let help = "commands: /to NAME text (direct message), /history [NAME] [N] (the last N messages "
+    public static let help =
+        "commands: /to NAME text (direct message), /history [NAME] [N] (the last N messages "
         + "with NAME, or of the room; default 20, at most 100; protocol 2), /who [more] (who is online, 100 at a time; "
         + "protocol 2), /help, /quit (leave once what you sent is stored); any other line goes to everyone"
 
@@ -88,7 +89,8 @@ extension String {
     func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
         return String(scalars[first...last])
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The text of the chat client's lines for one user (`me`), in a terminal or a pipe
@@ -131,14 +131,17 @@ struct ChatLines: Sendable {
             case .direct(let first, let second)?: what = "with \(shown(first == me ? second : first))"
             case nil: what = "of \(safe)"
             }
-            return ["* history \(what), \(count)\(messages.isEmpty ? "" : ":")"] + messages.map { entry in
-                "  #\(entry.sequence) \(Self.localTime(entry.time, withDate: true, timeZone: timeZone)) \(shown(entry.from)): \(entry.text.terminalSafe)"
-            }
+            return ["* history \(what), \(count)\(messages.isEmpty ? "" : ":")"]
+                + messages.map { entry in
+                    "  #\(entry.sequence) \(Self.localTime(entry.time, withDate: true, timeZone: timeZone)) \(shown(entry.from)): \(entry.text.terminalSafe)"
+                }
         case .pipe:
-            return ["history \(safe): \(count)"] + messages.map { entry in
-                let milliseconds = (entry.time.timeIntervalSince1970 * 1000).rounded()
-                return "history \(safe) #\(entry.sequence) \(Int64(milliseconds)) \(entry.from.terminalSafe): \(entry.text.terminalSafe)"
-            }
+            return ["history \(safe): \(count)"]
+                + messages.map { entry in
+                    let milliseconds = (entry.time.timeIntervalSince1970 * 1000).rounded()
+                    return
+                        "history \(safe) #\(entry.sequence) \(Int64(milliseconds)) \(entry.from.terminalSafe): \(entry.text.terminalSafe)"
+                }
         }
     }
 

@@ -31,8 +31,9 @@ public enum ChatMessageV2: Sendable, Equatable {
     /// asks for presence as one ``presenceChanges(online:offline:onlineCount:unlisted:)`` per presence
     /// tick instead of single ``presence(name:online:)`` messages (which are capped per tick); default
     /// false, also when the key is missing on the wire.
-    case login(name: String, password: String?, resumeToken: String?, clientInstance: String, positions: [String: UInt64],
-               presenceChanges: Bool = false)
+    case login(
+        name: String, password: String?, resumeToken: String?, clientInstance: String, positions: [String: UInt64],
+        presenceChanges: Bool = false)
     /// Server → client: logged in, as in version 1; `stored` is true when the session has a password
     /// (messages are stored, numbered and acknowledged), false when it is live only.
     case loginAccepted(name: String, online: [String], onlineCount: Int, resumeToken: String, stored: Bool)

@@ -65,11 +65,13 @@ final class ChatPresenter: @unchecked Sendable {
         output: @escaping @Sendable (String) -> Void, onStatus: (@Sendable (ChatClient.Status) -> Void)? = nil,
         onFinish: @escaping @Sendable (ChatClient.ExitStatus) -> Void
     ) {
-        lines = ChatLines(style: configuration.style, me: configuration.name, color: configuration.color,
-                          timestamps: configuration.timestamps, timeZone: configuration.timeZone)
+        lines = ChatLines(
+            style: configuration.style, me: configuration.name, color: configuration.color,
+            timestamps: configuration.timestamps, timeZone: configuration.timeZone)
         now = configuration.clock
-        status = ChatClient.Status(connecting: configuration.host, port: configuration.port,
-                                   outboxCount: configuration.protocolVersion == .v2 ? 0 : nil)
+        status = ChatClient.Status(
+            connecting: configuration.host, port: configuration.port,
+            outboxCount: configuration.protocolVersion == .v2 ? 0 : nil)
         self.onStatus = onStatus
         version = configuration.protocolVersion
         if case .keepTrying = configuration.reconnectPolicy { keepsTrying = true } else { keepsTrying = false }
@@ -298,7 +300,8 @@ final class ChatPresenter: @unchecked Sendable {
             finishIfDone()
         case .delivery(let from, let text, let isDirect, let conversation, let sequence, _):
             if from == lines.me, let sequence, conversation != "direct:\(from) \(from)",
-               isOwn(conversation: conversation, sequence: sequence, text: text) {
+                isOwn(conversation: conversation, sequence: sequence, text: text)
+            {
                 return  // my own message, already shown with its id
             }
             say(lines.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation))

@@ -75,7 +75,8 @@ public struct ServerOptions: Equatable, Sendable {
     public static let memoryStore = ":memory:"
 
     /// The synopsis printed for `--help` and with every usage error.
-    public static let usage = "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
+    public static let usage =
+        "usage: im-server [--host H] [--port P] [--idle-timeout SECONDS] [--name NAME] "
         + "[--no-discovery] [--discovery-group G] [--discovery-port P]\n"
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
         + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
@@ -166,7 +167,10 @@ public struct ServerOptions: Equatable, Sendable {
             case "--log-level":
                 let text = try parser.value(for: option)
                 guard let level = Logger.Level(rawValue: text) else {
-                    throw UsageError(description: "--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)\n\(ServerOptions.usage)")
+                    throw UsageError(
+                        description:
+                            "--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)\n\(ServerOptions.usage)"
+                    )
                 }
                 logLevel = level
             case "--store":
@@ -189,8 +193,9 @@ public struct ServerOptions: Equatable, Sendable {
                 guard let days = Double(text), days > 0, days < 1e6 else {
                     throw UsageError(description: "--retain-days: not a positive number of days: \(text)\n\(ServerOptions.usage)")
                 }
-                retention = RetentionPolicy(maxMessagesPerConversation: retention.maxMessagesPerConversation,
-                                            maxAge: .milliseconds(Int64((days * 86_400_000).rounded())))
+                retention = RetentionPolicy(
+                    maxMessagesPerConversation: retention.maxMessagesPerConversation,
+                    maxAge: .milliseconds(Int64((days * 86_400_000).rounded())))
             case "--password-cost":
                 switch try parser.value(for: option) {
                 case "interactive": passwordCost = .interactive
@@ -203,7 +208,8 @@ public struct ServerOptions: Equatable, Sendable {
             case "--rate":
                 let text = try parser.value(for: option)
                 guard let rate = Double(text), rate > 0, rate <= 1e9 else {
-                    throw UsageError(description: "\(option): not a positive number of messages per second: \(text)\n\(ServerOptions.usage)")
+                    throw UsageError(
+                        description: "\(option): not a positive number of messages per second: \(text)\n\(ServerOptions.usage)")
                 }
                 limits.messageRate = rate
             case "--burst": limits.messageBurst = try parser.count(for: option)
@@ -285,7 +291,8 @@ public struct ClientOptions: Equatable, Sendable {
     public var endpoints: [Endpoint] { servers.isEmpty ? [Endpoint(host: host, port: port)] : servers }
 
     /// The synopsis printed with every usage error.
-    public static let usage = "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
+    public static let usage =
+        "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
         + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps] [--tls [--ca FILE]]\n"
         + "       im-client NAME --server HOST:PORT [--server HOST:PORT]... [other flags as above]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
@@ -294,117 +301,118 @@ public struct ClientOptions: Equatable, Sendable {
     /// The text printed for `--help`: the synopsis, every flag with its default, the terminal's screen,
     /// the lines the client prints (the same in a terminal and in a pipe, except where marked) and the
     /// exit statuses.
-    public static let help = usage + """
+    public static let help =
+        usage + """
 
 
-        Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N],
-        /who [more], /help, /quit; any other line goes to everyone.
+            Chat as NAME. Lines typed (or piped) in are messages: /to NAME text, /history [NAME] [N],
+            /who [more], /help, /quit; any other line goes to everyone.
 
-          --host H                server host name or address (default 127.0.0.1)
-          --port P                server TCP port (default \(defaultChatPort))
-          --server HOST:PORT      a server of the chat, instead of --host and --port (IPv6 in
-                                  brackets: [::1]:7000). Repeat it for the nodes of a cluster: the
-                                  client connects to the first; when a connect fails or the
-                                  connection drops, each reconnect attempt goes to the next one
-                                  (after the last, the first again), on the reconnect schedule
-          --heartbeat SECONDS     seconds between heartbeats (default 180)
-          --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
-          --password-file FILE    the password is the first line of FILE; without it a terminal asks
-                                  (empty: none) and a pipe logs in without one (live only: nothing is
-                                  stored for you, no history, no receipts)
-          --data-dir DIR          where the outbox, positions and receipts are kept, one file set per
-                                  name and server (the first --server; default
-                                  $XDG_DATA_HOME/im-client, or ~/.local/share/im-client; created
-                                  with mode 0700)
-          --wait SECONDS          after the input ends, how long to wait for the server to store what
-                                  is in the outbox (restarted at each message stored; default 30)
-          --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
-                                  2023-11-14T22:13:20.123Z stored #17 (default off; a terminal always
-                                  starts lines with the local time, 14:02)
-          --tls                   TLS 1.2 or 1.3 to the server, whose certificate must name the host
-                                  connected to (--host, or that --server's) and chain to the
-                                  system's trust store (default: plaintext)
-          --ca FILE               trust only the PEM certificates in FILE instead (implies --tls; a
-                                  self-signed server certificate can be its own CA)
-          --discover              find the server by LAN discovery instead of --host/--port or
-                                  --server (default off; docs/PROTOCOL.md); with it:
-          --discover-timeout S    how long to collect answers (default 1)
-          --discover-group G      multicast group to ask (default 239.255.77.77)
-          --discover-port P       UDP port to ask (default 7777)
-          --discover-ttl N        multicast TTL, 0-255 (default 1: this network; 0: this host only)
-          --discover-name NAME    only the server of that name (default: any; the one with the fewest
-                                  users online is chosen)
-          --discover-interface I  ask from interface I: an address, a name, or default (the routed
-                                  one); repeatable (default: 127.0.0.1 and the routed interface)
-          --version               print the version (im-client \(chatVersion)) and exit
-          -h, --help              print this help and exit
+              --host H                server host name or address (default 127.0.0.1)
+              --port P                server TCP port (default \(defaultChatPort))
+              --server HOST:PORT      a server of the chat, instead of --host and --port (IPv6 in
+                                      brackets: [::1]:7000). Repeat it for the nodes of a cluster: the
+                                      client connects to the first; when a connect fails or the
+                                      connection drops, each reconnect attempt goes to the next one
+                                      (after the last, the first again), on the reconnect schedule
+              --heartbeat SECONDS     seconds between heartbeats (default 180)
+              --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
+              --password-file FILE    the password is the first line of FILE; without it a terminal asks
+                                      (empty: none) and a pipe logs in without one (live only: nothing is
+                                      stored for you, no history, no receipts)
+              --data-dir DIR          where the outbox, positions and receipts are kept, one file set per
+                                      name and server (the first --server; default
+                                      $XDG_DATA_HOME/im-client, or ~/.local/share/im-client; created
+                                      with mode 0700)
+              --wait SECONDS          after the input ends, how long to wait for the server to store what
+                                      is in the outbox (restarted at each message stored; default 30)
+              --timestamps            in a pipe, start every line with its UTC time, ISO 8601, and a space:
+                                      2023-11-14T22:13:20.123Z stored #17 (default off; a terminal always
+                                      starts lines with the local time, 14:02)
+              --tls                   TLS 1.2 or 1.3 to the server, whose certificate must name the host
+                                      connected to (--host, or that --server's) and chain to the
+                                      system's trust store (default: plaintext)
+              --ca FILE               trust only the PEM certificates in FILE instead (implies --tls; a
+                                      self-signed server certificate can be its own CA)
+              --discover              find the server by LAN discovery instead of --host/--port or
+                                      --server (default off; docs/PROTOCOL.md); with it:
+              --discover-timeout S    how long to collect answers (default 1)
+              --discover-group G      multicast group to ask (default 239.255.77.77)
+              --discover-port P       UDP port to ask (default 7777)
+              --discover-ttl N        multicast TTL, 0-255 (default 1: this network; 0: this host only)
+              --discover-name NAME    only the server of that name (default: any; the one with the fewest
+                                      users online is chosen)
+              --discover-interface I  ask from interface I: an address, a name, or default (the routed
+                                      one); repeatable (default: 127.0.0.1 and the routed interface)
+              --version               print the version (im-client \(chatVersion)) and exit
+              -h, --help              print this help and exit
 
-        In a terminal (standard input and output both terminals), what you type stays on the bottom
-        line, under a status line, and what arrives prints above them without disturbing it:
-          14:02 * logged in as ann; online: bob
-          14:02 bob (direct): hi ann
-          14:03 #17 → bob: hello bob
-          14:03 ✓ #17 stored
-          [online as ann · 1 message waiting]
-          > what you are typ_
-        Every line starts with its local time; names are in colour unless NO_COLOR is set (to anything
-        but the empty string). The status line says: connecting… / logging in as NAME… / online as NAME /
-        reconnecting in N s (attempt A at HH:MM:SS), after "server unavailable; " once the first attempts
-        failed / offline; then how many of your messages wait in the outbox, and "leaving" after /quit.
-        Editing and history are libedit's (emacs keys, ~/.editrc; Up for earlier lines, Ctrl-L redraws).
-        Ctrl-D on an empty line or /quit leaves once what you sent is stored; Ctrl-C, SIGTERM or SIGHUP
-        leave at once (what the server has not stored stays in the outbox for the next start); Ctrl-Z
-        suspends. The terminal is put back as it was on every way out, and what was typed but not sent
-        is dropped, not left for the shell.
+            In a terminal (standard input and output both terminals), what you type stays on the bottom
+            line, under a status line, and what arrives prints above them without disturbing it:
+              14:02 * logged in as ann; online: bob
+              14:02 bob (direct): hi ann
+              14:03 #17 → bob: hello bob
+              14:03 ✓ #17 stored
+              [online as ann · 1 message waiting]
+              > what you are typ_
+            Every line starts with its local time; names are in colour unless NO_COLOR is set (to anything
+            but the empty string). The status line says: connecting… / logging in as NAME… / online as NAME /
+            reconnecting in N s (attempt A at HH:MM:SS), after "server unavailable; " once the first attempts
+            failed / offline; then how many of your messages wait in the outbox, and "leaving" after /quit.
+            Editing and history are libedit's (emacs keys, ~/.editrc; Up for earlier lines, Ctrl-L redraws).
+            Ctrl-D on an empty line or /quit leaves once what you sent is stored; Ctrl-C, SIGTERM or SIGHUP
+            leave at once (what the server has not stored stays in the outbox for the next start); Ctrl-Z
+            suspends. The terminal is put back as it was on every way out, and what was typed but not sent
+            is dropped, not left for the shell.
 
-        Lines printed (protocol 2), in a terminal (after the time) / in a pipe (standard input or output
-        not a terminal):
-          #17 → bob: hi                 / accepted #17 to bob: hi      your message, in the outbox as #17
-          #18 → everyone: hi all        / accepted #18 broadcast: hi all
-          ✓ #17 stored                  / stored #17       the server has stored #17: it will not be lost
-          ✓ #17 passed on (live only)   / passed #17       no password: passed to those online, not stored
-          ✓✓ #17 received by bob        / received #17 by bob          bob's client has received #17
-          ✗ #17 refused                 / refused #17      refused for good (the line before says why)
-          you (another device) → bob: hi / you to bob: hi  your own message, sent by another client of yours
-          you (another device): hi all  / you broadcast: hi all
-          → bob: hi                     / sent to bob: hi  protocol 1: your message, sent (no ids there)
-          → everyone: hi all            / sent broadcast: hi all
-          * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
-            #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
-                                          (sequence number, time in ms since 1970, sender: text)
-          * bob, carl and 3 others joined / * joined: bob carl dan eve fay   who came online in the
-          * dan left                    / * left: dan      last presence tick (a pipe lists every name)
-          * 205 more joined or left; 1234 online           changes in a crowded tick not listed
-          * online (150): ann, bob; /who more for the next page
-                                        / online 150 more: ann bob    (/who; "end" on the last page)
-          * no more names; /who starts from the first      (/who more after the last page)
-        The same in both:
-          bob (direct): hi              a direct message from bob
-          bob: hi all                   a message from bob to everyone
-          commands: ...                 the answer to /help
-          ! CODE: detail                an error; ! CODE for #17: detail when it answers #17
-          ! usage: /to NAME text        a command not understood (also ! unknown command /x; ...), or
-          ! /who needs protocol version 2 ...          not available with --protocol 1
-          ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
-          ! rateLimited for #17: ...    sent too fast: #17 waits in the outbox and is resent; said once,
-          * sending one message at a time until the outbox is empty    and the rest follow one by one
-          ! not sent: the text is N bytes as sent (JSON); at most 65000       a text over the limit
-          * ...                         connection news: connected, logged in, joined, left,
-                                        disconnected, reconnect attempt N in S s (attempt N to
-                                        HOST:PORT with several --server; a terminal adds the clock
-                                        time), messages left in the outbox
-        Text from others is shown with control characters escaped (\\u{1B}).
+            Lines printed (protocol 2), in a terminal (after the time) / in a pipe (standard input or output
+            not a terminal):
+              #17 → bob: hi                 / accepted #17 to bob: hi      your message, in the outbox as #17
+              #18 → everyone: hi all        / accepted #18 broadcast: hi all
+              ✓ #17 stored                  / stored #17       the server has stored #17: it will not be lost
+              ✓ #17 passed on (live only)   / passed #17       no password: passed to those online, not stored
+              ✓✓ #17 received by bob        / received #17 by bob          bob's client has received #17
+              ✗ #17 refused                 / refused #17      refused for good (the line before says why)
+              you (another device) → bob: hi / you to bob: hi  your own message, sent by another client of yours
+              you (another device): hi all  / you broadcast: hi all
+              → bob: hi                     / sent to bob: hi  protocol 1: your message, sent (no ids there)
+              → everyone: hi all            / sent broadcast: hi all
+              * history with bob, 2 messages: / history direct:ann bob: 2 messages       (/history bob)
+                #5 2023-11-14 22:13 bob: hi / history direct:ann bob #5 1700000000123 bob: hi
+                                              (sequence number, time in ms since 1970, sender: text)
+              * bob, carl and 3 others joined / * joined: bob carl dan eve fay   who came online in the
+              * dan left                    / * left: dan      last presence tick (a pipe lists every name)
+              * 205 more joined or left; 1234 online           changes in a crowded tick not listed
+              * online (150): ann, bob; /who more for the next page
+                                            / online 150 more: ann bob    (/who; "end" on the last page)
+              * no more names; /who starts from the first      (/who more after the last page)
+            The same in both:
+              bob (direct): hi              a direct message from bob
+              bob: hi all                   a message from bob to everyone
+              commands: ...                 the answer to /help
+              ! CODE: detail                an error; ! CODE for #17: detail when it answers #17
+              ! usage: /to NAME text        a command not understood (also ! unknown command /x; ...), or
+              ! /who needs protocol version 2 ...          not available with --protocol 1
+              ! server unavailable; still trying     said once; reconnecting goes on (delays up to 60 s)
+              ! rateLimited for #17: ...    sent too fast: #17 waits in the outbox and is resent; said once,
+              * sending one message at a time until the outbox is empty    and the rest follow one by one
+              ! not sent: the text is N bytes as sent (JSON); at most 65000       a text over the limit
+              * ...                         connection news: connected, logged in, joined, left,
+                                            disconnected, reconnect attempt N in S s (attempt N to
+                                            HOST:PORT with several --server; a terminal adds the clock
+                                            time), messages left in the outbox
+            Text from others is shown with control characters escaped (\\u{1B}).
 
-        Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
-        --wait passed without the server storing any, or without a login (the line before says how many
-        messages stay in the outbox, for the next start); 2 when the server refused the name or
-        password (an input already ended waits for the login's answer); 3 when the
-        data directory cannot be used (another im-client uses it for this name and server, say);
-        4 as 0, but something failed on the way: a message was refused, the server answered with an
-        error, or a command was not understood or needs protocol 2 (the ! lines say what); 64 for bad
-        flags or an unreadable password file; in a terminal 130 after Ctrl-C, 143 after SIGTERM, 129
-        after SIGHUP (128 + the signal's number).
-        """
+            Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
+            --wait passed without the server storing any, or without a login (the line before says how many
+            messages stay in the outbox, for the next start); 2 when the server refused the name or
+            password (an input already ended waits for the login's answer); 3 when the
+            data directory cannot be used (another im-client uses it for this name and server, say);
+            4 as 0, but something failed on the way: a message was refused, the server answered with an
+            error, or a command was not understood or needs protocol 2 (the ! lines say what); 64 for bad
+            flags or an unreadable password file; in a terminal 130 after Ctrl-C, 143 after SIGTERM, 129
+            after SIGHUP (128 + the signal's number).
+            """
 
     /// Whether `im-client` shows names in colour: only in a `terminal` (standard input and output both
     /// terminals), and only while `NO_COLOR` is unset or empty (https://no-color.org: any other value,
@@ -458,7 +466,9 @@ public struct ClientOptions: Equatable, Sendable {
             case "--discover-port": search.port = try parser.port(for: option)
             case "--discover-ttl":
                 let text = try parser.value(for: option)
-                guard let ttl = UInt8(text) else { throw UsageError(description: "\(option): not a TTL (0-255): \(text)\n\(ClientOptions.usage)") }
+                guard let ttl = UInt8(text) else {
+                    throw UsageError(description: "\(option): not a TTL (0-255): \(text)\n\(ClientOptions.usage)")
+                }
                 search.ttl = ttl
             case "--discover-name": search.serverName = try parser.serverName(for: option, allowEmpty: true)
             case "--discover-interface":
@@ -484,7 +494,9 @@ public struct ClientOptions: Equatable, Sendable {
         discovery = discover ? search : nil
         name = parser.positionals.first
         guard let name, parser.positionals.count == 1 else {
-            let what = name == nil ? "NAME is required (the user name to chat as)"
+            let what =
+                name == nil
+                ? "NAME is required (the user name to chat as)"
                 : "one NAME only, not \(parser.positionals.count): \(parser.positionals.joined(separator: " "))"
             throw UsageError(description: "\(what)\n\(ClientOptions.usage)")
         }

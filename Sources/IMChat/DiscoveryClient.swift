@@ -119,7 +119,9 @@ public enum DiscoveryClient {
     /// Searches for chat servers; returns after ``Configuration/timeout``.
     /// - Throws: ``DiscoveryError/noAnswer(group:port:timeout:ignoredDatagrams:)`` when none answered,
     ///   ``DiscoveryError/cannotQuery(_:)`` when no query could be sent.
-    public static func discover(_ configuration: Configuration, group: EventLoopGroup = .shared) async throws(DiscoveryError) -> DiscoveryResult {
+    public static func discover(
+        _ configuration: Configuration, group: EventLoopGroup = .shared
+    ) async throws(DiscoveryError) -> DiscoveryResult {
         let result = await withCheckedContinuation { continuation in
             discover(configuration, group: group) { continuation.resume(returning: $0) }
         }
@@ -142,8 +144,10 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
     var unsent = 0
     var lastError: SocketError?
 
-    init(configuration: DiscoveryClient.Configuration, loops: EventLoopGroup,
-         completion: @escaping @Sendable (Result<DiscoveryResult, DiscoveryError>) -> Void) {
+    init(
+        configuration: DiscoveryClient.Configuration, loops: EventLoopGroup,
+        completion: @escaping @Sendable (Result<DiscoveryResult, DiscoveryError>) -> Void
+    ) {
         self.configuration = configuration
         self.loops = loops
         self.completion = completion
@@ -192,8 +196,9 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
         guard completion != nil else { return }
         let query = DiscoveryQuery(nonce: nonce, serverName: configuration.serverName).encoded
         for socket in sockets {
-            socket.send(query, toHost: configuration.group, port: configuration.port,
-                        withTimeout: configuration.timeout.seconds, tag: tag)
+            socket.send(
+                query, toHost: configuration.group, port: configuration.port,
+                withTimeout: configuration.timeout.seconds, tag: tag)
         }
     }
 
@@ -207,8 +212,11 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
         } else if sent == 0, let lastError {
             completion(.failure(.cannotQuery(lastError)))
         } else {
-            completion(.failure(.noAnswer(group: configuration.group, port: configuration.port,
-                                          timeout: configuration.timeout, ignoredDatagrams: ignored)))
+            completion(
+                .failure(
+                    .noAnswer(
+                        group: configuration.group, port: configuration.port,
+                        timeout: configuration.timeout, ignoredDatagrams: ignored)))
         }
     }
 
@@ -224,7 +232,9 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
         if sent == 0 && unsent == sockets.count && tag == 0 { finish() }
     }
 
-    func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+    func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {
         guard completion != nil else { return }
         guard let answer = try? DiscoveryAnswer(decoding: data), answer.nonce == nonce else {
             ignored += 1
@@ -237,8 +247,10 @@ private final class DiscoverySearch: UDPSocketDelegate, @unchecked Sendable {
             return
         }
         guard !servers.contains(where: { $0.host == host && $0.port == answer.port }) else { return }
-        servers.append(DiscoveredServer(name: answer.serverName, host: host, port: answer.port,
-                                        onlineUsers: answer.onlineUsers, answeredFrom: address))
+        servers.append(
+            DiscoveredServer(
+                name: answer.serverName, host: host, port: answer.port,
+                onlineUsers: answer.onlineUsers, answeredFrom: address))
     }
 
     func udpSocket(_ sock: UDPSocket, didNotReceiveDataFromAddress address: SocketAddress?, dueToError error: SocketError) {

@@ -1,6 +1,6 @@
 import AsyncSocket
 #if os(Linux)
-import Glibc
+    import Glibc
 #endif
 
 extension DiscoveryResponder {
@@ -11,12 +11,12 @@ extension DiscoveryResponder {
     /// the LAN interface. Elsewhere the kernel already filters by the socket's own memberships.
     static func receiveOnlyOwnMemberships(_ socket: UDPSocket) {
         #if os(Linux)
-        socket.perform { descriptors in
-            guard descriptors.socket4FD >= 0 else { return }
-            var off: Int32 = 0
-            // IP_MULTICAST_ALL is 49 in <linux/in.h>, which Glibc's module does not export.
-            _ = setsockopt(descriptors.socket4FD, Int32(IPPROTO_IP), 49, &off, socklen_t(MemoryLayout<Int32>.size))
-        }
+            socket.perform { descriptors in
+                guard descriptors.socket4FD >= 0 else { return }
+                var off: Int32 = 0
+                // IP_MULTICAST_ALL is 49 in <linux/in.h>, which Glibc's module does not export.
+                _ = setsockopt(descriptors.socket4FD, Int32(IPPROTO_IP), 49, &off, socklen_t(MemoryLayout<Int32>.size))
+            }
         #endif
     }
 }

@@ -29,7 +29,9 @@ public final class DiscoveryResponder: Sendable {
         public var serverName = "chat"
 
         /// The defaults, with any of them replaced.
-        public init(group: String = DiscoveryProtocol.defaultGroup, port: UInt16 = DiscoveryProtocol.defaultPort, serverName: String = "chat") {
+        public init(
+            group: String = DiscoveryProtocol.defaultGroup, port: UInt16 = DiscoveryProtocol.defaultPort, serverName: String = "chat"
+        ) {
             self.group = group
             self.port = port
             self.serverName = serverName
@@ -67,10 +69,13 @@ public final class DiscoveryResponder: Sendable {
     ///   - queue: the serial queue the socket's callbacks and `onlineUsers` run on.
     ///   - group: the event loops to take the socket's loop from.
     ///   - onlineUsers: how many users are logged in now; called on `queue` for every answer.
-    public init(configuration: Configuration, queue: DispatchQueue, group: EventLoopGroup = .shared,
-                onlineUsers: @escaping @Sendable () -> Int) {
-        precondition(!configuration.serverName.isEmpty && DiscoveryQuery.isValidName(configuration.serverName),
-                     "a server name is 1 to 64 bytes of UTF-8 without control characters")
+    public init(
+        configuration: Configuration, queue: DispatchQueue, group: EventLoopGroup = .shared,
+        onlineUsers: @escaping @Sendable () -> Int
+    ) {
+        precondition(
+            !configuration.serverName.isEmpty && DiscoveryQuery.isValidName(configuration.serverName),
+            "a server name is 1 to 64 bytes of UTF-8 without control characters")
         self.configuration = configuration
         let handler = Handler(serverName: configuration.serverName, counts: counts, onlineUsers: onlineUsers)
         self.handler = handler
@@ -94,7 +99,8 @@ public final class DiscoveryResponder: Sendable {
     ///   ``SocketError`` from bind or join (the socket is closed again).
     public func start(advertisedHost: String, tcpPort: UInt16, interfaces: [String?]) throws(SocketError) {
         guard let groupAddress = SocketAddress(ipAddress: configuration.group, port: configuration.port),
-              DiscoveryProtocol.isIPv4Multicast(groupAddress) else {
+            DiscoveryProtocol.isIPv4Multicast(groupAddress)
+        else {
             throw SocketError.badParam("not an IPv4 multicast group: \(configuration.group)")
         }
         handler.advertise(host: advertisedHost, tcpPort: tcpPort)
@@ -109,7 +115,7 @@ public final class DiscoveryResponder: Sendable {
                 do throws(SocketError) {
                     try socket.joinMulticastGroup(configuration.group, onInterface: interface)
                     joined += 1
-                } catch where error.errno == EADDRINUSE && joined > 0 {
+                } catch  where error.errno == EADDRINUSE && joined > 0 {
                     continue  // the same interface twice (the routed one is loopback)
                 } catch {
                     lastError = error
@@ -168,7 +174,9 @@ private final class Handler: UDPSocketDelegate, Sendable {
         advertisement.withLock { $0 = (host, tcpPort) }
     }
 
-    func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+    func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {
         let query: DiscoveryQuery
         do {
             query = try DiscoveryQuery(decoding: data)
@@ -182,8 +190,9 @@ private final class Handler: UDPSocketDelegate, Sendable {
         }
         let (host, tcpPort) = advertisement.withLock { $0 }
         guard tcpPort != 0 else { return }
-        let answer = DiscoveryAnswer(nonce: query.nonce, port: tcpPort, onlineUsers: UInt32(clamping: onlineUsers()),
-                                     host: host, serverName: serverName)
+        let answer = DiscoveryAnswer(
+            nonce: query.nonce, port: tcpPort, onlineUsers: UInt32(clamping: onlineUsers()),
+            host: host, serverName: serverName)
         counts.withLock { $0.answered += 1 }
         sock.send(answer.encoded, to: address, withTimeout: 1, tag: 0)
     }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where `im-client` gets a password: the first line of a file (`--password-file FILE`), or, in a
@@ -47,7 +47,8 @@ public enum PasswordInput {
     /// - Throws: ``PasswordError/notATerminal`` when `input` is not a terminal (the attributes cannot be
     ///   read or set); ``PasswordError/tooLong(path:bytes:)`` past 1,024 bytes;
     ///   ``PasswordError/notUTF8(path:)``.
-    public static func prompt(_ prompt: String, input: Int32 = STDIN_FILENO, output: Int32 = STDERR_FILENO) throws(PasswordError) -> String? {
+    public static func prompt(_ prompt: String, input: Int32 = STDIN_FILENO, output: Int32 = STDERR_FILENO) throws(PasswordError) -> String?
+    {
         var saved = termios()
         guard tcgetattr(input, &saved) == 0 else { throw .notATerminal }
         var silent = saved

@@ -146,8 +146,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         eventQueue: DispatchQueue?,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
-        self.init(codec: codec, configuration: configuration, delivery: nil, group: group, eventQueue: eventQueue,
-                  onEvent: onEvent)
+        self.init(
+            codec: codec, configuration: configuration, delivery: nil, group: group, eventQueue: eventQueue,
+            onEvent: onEvent)
     }
 
     init(
@@ -166,7 +167,8 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.schedule = configuration.reconnectSchedule
         self.rotation = EndpointRotation(configuration.endpoints)
-        schedule.policy = configuration.reconnectPolicy
+        schedule.policy =
+            configuration.reconnectPolicy
             ?? (delivery != nil ? .keepTrying() : configuration.reconnectSchedule.policy)
         wire(socketCallbacks)
     }
@@ -362,9 +364,12 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         if let socket {
             // FramedSocket's shared receive path (as the server's): frames decoded in place; a drop
             // stops the handing on.
-            socket.readFrames(using: SocketFrameDecoder(codec.makeDecoder()), pauseFrames: { [weak self] _ in
-                self?.dropReason != nil
-            }) { [weak self] socket, frame in
+            socket.readFrames(
+                using: SocketFrameDecoder(codec.makeDecoder()),
+                pauseFrames: { [weak self] _ in
+                    self?.dropReason != nil
+                }
+            ) { [weak self] socket, frame in
                 guard let self, socket === self.socket else { return }
                 received(frame)
             }

@@ -126,9 +126,12 @@ extension LongLinkServer {
             server.emit(.opened(self))
             // The frame reads queued next wait for the handshake (startTLS is a barrier).
             if let tls = configuration.tls { socket.startTLS(tls) }
-            let unfinished: ((TCPSocket, Int) -> Void)? = configuration.frameTimeout == nil ? nil : { [weak self] _, _ in
-                self?.frameUnfinished()
-            }
+            let unfinished: ((TCPSocket, Int) -> Void)? =
+                configuration.frameTimeout == nil
+                ? nil
+                : { [weak self] _, _ in
+                    self?.frameUnfinished()
+                }
             // Frames arriving while the session ends are not handed on (received(_:) checks closeReason).
             socket.readFrames(
                 using: SocketFrameDecoder(server.codec.makeDecoder()),

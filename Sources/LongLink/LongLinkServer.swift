@@ -247,7 +247,11 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
             let told = sessions
             let done = LockedValue(false)
             let finishOnce: @Sendable () -> Void = { [self] in
-                guard done.withLock({ let first = !$0; $0 = true; return first }) else { return }
+                guard
+                    done.withLock({
+                        let first = !$0; $0 = true; return first
+                    })
+                else { return }
                 afterEvents { completion(told.count) }
             }
             shutdownWaiter.withLock { $0 = finishOnce }
@@ -283,7 +287,8 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         case .received(let message, let session): logger.trace("session \(session) received \(message)")
         case .closed(let session, let reason): logger.debug("session \(session) closed (\(reason))")
         case .refused(let address, let refusal): logger.debug("refused \(address?.description ?? "?") (\(refusal))")
-        case .sendFailed(_, let reason, let sessions): logger.warning("a message for \(sessions.count) sessions could not be encoded: \(reason)")
+        case .sendFailed(_, let reason, let sessions):
+            logger.warning("a message for \(sessions.count) sessions could not be encoded: \(reason)")
         }
         events.emit(event)
     }

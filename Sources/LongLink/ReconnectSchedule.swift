@@ -86,8 +86,9 @@ public struct ReconnectSchedule: Sendable {
     ) {
         precondition(jitter >= .zero, "negative reconnect jitter \(jitter)")
         if case .exponential(let base, let factor, let cap, let attempts) = growth {
-            precondition(base >= .zero && cap >= base && factor >= 1 && attempts >= 0,
-                         "exponential reconnect schedule needs cap ≥ base ≥ 0, factor ≥ 1, attempts ≥ 0")
+            precondition(
+                base >= .zero && cap >= base && factor >= 1 && attempts >= 0,
+                "exponential reconnect schedule needs cap ≥ base ≥ 0, factor ≥ 1, attempts ≥ 0")
         }
         self.growth = growth
         self.jitter = jitter
@@ -102,8 +103,9 @@ public struct ReconnectSchedule: Sendable {
         jitter: Duration = ReconnectSchedule.defaultJitter,
         random: @escaping @Sendable () -> Double = ReconnectSchedule.systemRandom
     ) -> ReconnectSchedule {
-        ReconnectSchedule(growth: .exponential(base: base, factor: factor, cap: cap, attempts: attempts),
-                          jitter: jitter, random: random)
+        ReconnectSchedule(
+            growth: .exponential(base: base, factor: factor, cap: cap, attempts: attempts),
+            jitter: jitter, random: random)
     }
 
     /// How many attempts ``growth`` makes before the server counts as unavailable (with

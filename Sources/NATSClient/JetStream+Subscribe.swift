@@ -27,8 +27,10 @@ extension JetStream {
             var metadata: UnsafeMutablePointer<jsMsgMetaData>?
             guard natsMsg_GetMetaData(&metadata, message) == NATS_OK, let metadata else { return }
             defer { jsMsgMetaData_Destroy(metadata) }
-            handler(StoredMessage(copying: message, sequence: metadata.pointee.Sequence.Stream,
-                                  nanosecondsSince1970: metadata.pointee.Timestamp))
+            handler(
+                StoredMessage(
+                    copying: message, sequence: metadata.pointee.Sequence.Stream,
+                    nanosecondsSince1970: metadata.pointee.Timestamp))
         }
         return try NATSSubscription.make(owner: self, deliver: deliver) { callback, closure throws(NATSError) in
             var options = jsSubOptions()
@@ -38,7 +40,9 @@ extension JetStream {
             var subscription: OpaquePointer?
             var code = jsErrCode(rawValue: 0)
             try LibNATS.check(js_Subscribe(&subscription, pointer, subject, callback, closure, nil, &options, &code), code)
-            guard let subscription else { throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "js_Subscribe returned no subscription") }
+            guard let subscription else {
+                throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "js_Subscribe returned no subscription")
+            }
             return subscription
         }
     }

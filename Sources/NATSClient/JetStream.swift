@@ -56,7 +56,9 @@ extension NATSConnection {
             }
         }
         try LibNATS.check(status)
-        guard let context else { throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "natsConnection_JetStream returned no context") }
+        guard let context else {
+            throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "natsConnection_JetStream returned no context")
+        }
         let apiPrefix: String
         if let domain {
             apiPrefix = "$JS.\(domain.hasSuffix(".") ? String(domain.dropLast()) : domain).API"

@@ -69,8 +69,9 @@ public final class KeyValueBucket: @unchecked Sendable {
             // The key has history: a value (it exists) or a delete or purge marker, which counts as
             // no value; then the write expects that marker as the last revision.
             guard let last = try jetStream.lastMessage(stream: streamName, subject: "$KV.\(name).\(key)"),
-                  let operation = last.headers[KeyValueBucket.operationHeader],
-                  operation == "DEL" || operation == "PURGE" else { throw .keyExists }
+                let operation = last.headers[KeyValueBucket.operationHeader],
+                operation == "DEL" || operation == "PURGE"
+            else { throw .keyExists }
             do throws(NATSError) {
                 return try jetStream.publish(writeSubject(key), value, expectedLastSubjectSequence: last.sequence).sequence
             } catch .wrongLastSequence {

@@ -62,7 +62,8 @@ enum LibNATS {
         guard let text = nats_GetLastError(&last), last == status else { return nil }
         var string = Substring(String(cString: text))
         if string.hasPrefix("("), let end = string.range(of: "): "),
-           string[string.index(after: string.startIndex)..<end.lowerBound].contains(":") {
+            string[string.index(after: string.startIndex)..<end.lowerBound].contains(":")
+        {
             string = string[end.upperBound...]
         }
         return string.isEmpty ? nil : String(string)

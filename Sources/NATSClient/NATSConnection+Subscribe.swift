@@ -16,7 +16,8 @@ extension NATSConnection {
     ) throws(NATSError) -> NATSSubscription {
         guard !subject.isEmpty else { throw .invalid("the subject is empty") }
         if let queueGroup, queueGroup.isEmpty { throw .invalid("the queue group is empty") }
-        return try NATSSubscription.make(owner: self, deliver: { handler(NATSMessage(copying: $0)) }) { callback, closure throws(NATSError) in
+        return try NATSSubscription.make(owner: self, deliver: { handler(NATSMessage(copying: $0)) }) {
+            callback, closure throws(NATSError) in
             var subscription: OpaquePointer?
             let status = withOptionalCString(queueGroup) { group in
                 group == nil
@@ -24,7 +25,9 @@ extension NATSConnection {
                     : natsConnection_QueueSubscribe(&subscription, pointer, subject, group, callback, closure)
             }
             try LibNATS.check(status)
-            guard let subscription else { throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "libnats returned no subscription") }
+            guard let subscription else {
+                throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "libnats returned no subscription")
+            }
             return subscription
         }
     }

@@ -35,8 +35,9 @@ public final class NATSConnection: @unchecked Sendable {
         _ options: Options, events: @escaping @Sendable (Event) -> Void = { _ in }
     ) throws(NATSError) -> NATSConnection {
         guard cnats_check_compatibility() else {
-            throw .status(code: Int32(bitPattern: NATS_ERR.rawValue),
-                          text: "the libnats loaded (\(string(nats_GetVersion()) ?? "?")) does not match its headers (\(NATS_VERSION_STRING))")
+            throw .status(
+                code: Int32(bitPattern: NATS_ERR.rawValue),
+                text: "the libnats loaded (\(string(nats_GetVersion()) ?? "?")) does not match its headers (\(NATS_VERSION_STRING))")
         }
         guard !options.servers.isEmpty else { throw .invalid("no server URL") }
         guard options.reconnectWait >= .zero else { throw .invalid("reconnectWait must not be negative") }
@@ -47,7 +48,9 @@ public final class NATSConnection: @unchecked Sendable {
 
         var natsOptions: OpaquePointer?
         try LibNATS.check(natsOptions_Create(&natsOptions))
-        guard let natsOptions else { throw .status(code: Int32(bitPattern: NATS_NO_MEMORY.rawValue), text: "natsOptions_Create returned nothing") }
+        guard let natsOptions else {
+            throw .status(code: Int32(bitPattern: NATS_NO_MEMORY.rawValue), text: "natsOptions_Create returned nothing")
+        }
         defer { natsOptions_Destroy(natsOptions) }
         try LibNATS.check(withCStringArray(options.servers) { natsOptions_SetServers(natsOptions, $0, $1) })
         try LibNATS.check(natsOptions_SetNoRandomize(natsOptions, true))
@@ -120,7 +123,9 @@ public final class NATSConnection: @unchecked Sendable {
         let message = try OutgoingMessage(subject: subject, data: data, headers: headers)
         var reply: OpaquePointer?
         try LibNATS.check(natsConnection_RequestMsg(&reply, pointer, message.pointer, milliseconds))
-        guard let reply else { throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "natsConnection_RequestMsg returned no reply") }
+        guard let reply else {
+            throw .status(code: Int32(bitPattern: NATS_ERR.rawValue), text: "natsConnection_RequestMsg returned no reply")
+        }
         defer { natsMsg_Destroy(reply) }
         return NATSMessage(copying: reply)
     }

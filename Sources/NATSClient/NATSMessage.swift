@@ -69,7 +69,9 @@ final class OutgoingMessage {
             }
         }
         try LibNATS.check(status)
-        guard let message else { throw .status(code: Int32(bitPattern: NATS_NO_MEMORY.rawValue), text: "natsMsg_Create returned no message") }
+        guard let message else {
+            throw .status(code: Int32(bitPattern: NATS_NO_MEMORY.rawValue), text: "natsMsg_Create returned no message")
+        }
         pointer = message
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0.isWhitespace }) else {

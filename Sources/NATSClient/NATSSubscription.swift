@@ -74,7 +74,9 @@ public final class NATSSubscription: @unchecked Sendable {
     /// also deletes its consumer, a request that waits up to the context's timeout.
     /// Idempotent; never throws: a subscription whose connection is closed has already ended.
     public func unsubscribe() {
-        let first = unsubscribed.withLock { done in defer { done = true }; return !done }
+        let first = unsubscribed.withLock { done in
+            defer { done = true }; return !done
+        }
         if first { _ = natsSubscription_Unsubscribe(pointer) }
         // Every caller waits, so a second, concurrent call also returns only after the last handler.
         if waitsForCompletion && !core.isDeliveringOnCurrentThread { core.completed.wait() }

@@ -25,7 +25,8 @@ public struct ArgumentScanner {
     public mutating func number<Number: FixedWidthInteger>(for name: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Number {
         let text = try value(for: name)
         guard let value = Int(text.replacingOccurrences(of: "_", with: "")), range.contains(value),
-              let number = Number(exactly: value) else {
+            let number = Number(exactly: value)
+        else {
             throw ArgumentError("\(name) needs an integer in \(range.lowerBound)...\(range.upperBound), not \(text)")
         }
         return number

@@ -25,7 +25,7 @@ public enum BinaryCodingError: Error, Equatable, Sendable, CustomStringConvertib
     public var offset: Int {
         switch self {
         case let .unexpectedEnd(offset, _), let .invalidValue(offset, _), let .lengthTooLarge(offset, _, _),
-             let .trailingBytes(offset, _), let .unsupported(offset, _), let .dataCorrupted(offset, _):
+            let .trailingBytes(offset, _), let .unsupported(offset, _), let .dataCorrupted(offset, _):
             offset
         }
     }

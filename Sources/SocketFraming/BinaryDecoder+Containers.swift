@@ -10,7 +10,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     /// Keys are not on the wire, so they cannot be listed: asking is recorded, and the decoding error
     /// that follows (from an enum with associated values, say) becomes `.unsupported`.
     var allKeys: [Key] {
-        reader.unsupportedReason = "the format has no keys, so keyed containers cannot list them (allKeys); "
+        reader.unsupportedReason =
+            "the format has no keys, so keyed containers cannot list them (allKeys); "
             + "enums with associated values are not supported"
         return []
     }
@@ -77,8 +78,10 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     /// Throws `DecodingError.valueNotFound` past the last element; counts one element.
     private mutating func nextElement<T>(_ type: T.Type) throws {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "unkeyed container is at its end (\(count ?? 0) elements)"))
+            throw DecodingError.valueNotFound(
+                T.self,
+                DecodingError.Context(
+                    codingPath: codingPath, debugDescription: "unkeyed container is at its end (\(count ?? 0) elements)"))
         }
         currentIndex += 1
     }

@@ -125,12 +125,13 @@ final class BinaryReader {
     /// A length or count prefix, checked against `maxLength`.
     func readLength() throws(BinaryCodingError) -> Int {
         let start = offset
-        let length: UInt64 = switch lengthPrefix {
-        case .uint8: UInt64(try readInteger(UInt8.self))
-        case .uint16: UInt64(try readInteger(UInt16.self))
-        case .uint32: UInt64(try readInteger(UInt32.self))
-        case .uint64: try readInteger(UInt64.self)
-        }
+        let length: UInt64 =
+            switch lengthPrefix {
+            case .uint8: UInt64(try readInteger(UInt8.self))
+            case .uint16: UInt64(try readInteger(UInt16.self))
+            case .uint32: UInt64(try readInteger(UInt32.self))
+            case .uint64: try readInteger(UInt64.self)
+            }
         guard length <= UInt64(maxLength) else {
             offset = start
             throw .lengthTooLarge(offset: start, length: length, maxLength: UInt64(maxLength))
@@ -211,7 +212,7 @@ final class BinaryReader {
     private static func describe(_ error: any Error) -> String {
         switch error {
         case let DecodingError.dataCorrupted(context), let DecodingError.typeMismatch(_, context),
-             let DecodingError.valueNotFound(_, context), let DecodingError.keyNotFound(_, context):
+            let DecodingError.valueNotFound(_, context), let DecodingError.keyNotFound(_, context):
             context.debugDescription
         default:
             "\(error)"

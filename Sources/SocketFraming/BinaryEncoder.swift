@@ -107,8 +107,9 @@ final class BinaryWriter {
 
     private func checkLength(_ length: Int, prefixOffset: Int? = nil) throws(BinaryCodingError) {
         guard UInt64(length) <= lengthPrefix.maxLength else {
-            throw .lengthTooLarge(offset: prefixOffset ?? bytes.count, length: UInt64(length),
-                                  maxLength: lengthPrefix.maxLength)
+            throw .lengthTooLarge(
+                offset: prefixOffset ?? bytes.count, length: UInt64(length),
+                maxLength: lengthPrefix.maxLength)
         }
     }
 

@@ -18,8 +18,10 @@ public struct CompressionTransform: BodyTransform {
     /// Creates a compression transform.
     ///
     /// - Precondition: `level` is -1...9 and `maxDecompressedBytes >= 0` (programmer errors).
-    public init(format: CompressionFormat = .zlib, level: Int32 = Z_DEFAULT_COMPRESSION,
-                maxDecompressedBytes: Int = 1 << 20) {
+    public init(
+        format: CompressionFormat = .zlib, level: Int32 = Z_DEFAULT_COMPRESSION,
+        maxDecompressedBytes: Int = 1 << 20
+    ) {
         precondition((-1...9).contains(level), "zlib compression level must be -1...9, not \(level)")
         precondition(maxDecompressedBytes >= 0, "maxDecompressedBytes must not be negative: \(maxDecompressedBytes)")
         self.format = format

@@ -94,8 +94,9 @@ public struct DelimiterBasedFrameDecoder: FrameDecoder, Sendable {
 
     /// Creates a decoder for frames ended by `delimiter`; see `init(maxFrameLength:delimiters:...)`.
     public init(maxFrameLength: Int, delimiter: [UInt8], stripDelimiter: Bool = true, failFast: Bool = true) {
-        self.init(maxFrameLength: maxFrameLength, delimiters: [delimiter], stripDelimiter: stripDelimiter,
-                  failFast: failFast)
+        self.init(
+            maxFrameLength: maxFrameLength, delimiters: [delimiter], stripDelimiter: stripDelimiter,
+            failFast: failFast)
     }
 
     /// CR LF (0D 0A): the delimiter of GCDAsyncSocket's `CRLFData` and of the source articles.
@@ -106,8 +107,9 @@ public struct DelimiterBasedFrameDecoder: FrameDecoder, Sendable {
     /// Lines ended by CRLF or a lone LF, as Netty's `LineBasedFrameDecoder` and
     /// `Delimiters.lineDelimiter()` cut them: `"a\r\nb\nc\r\n"` is `"a"`, `"b"`, `"c"`.
     public static func lines(maxFrameLength: Int, stripDelimiter: Bool = true) -> DelimiterBasedFrameDecoder {
-        DelimiterBasedFrameDecoder(maxFrameLength: maxFrameLength, delimiters: [crlf, lf],
-                                   stripDelimiter: stripDelimiter)
+        DelimiterBasedFrameDecoder(
+            maxFrameLength: maxFrameLength, delimiters: [crlf, lf],
+            stripDelimiter: stripDelimiter)
     }
 
     /// Decodes the next frame, or returns nil, consuming nothing, until its delimiter has arrived. While a
@@ -167,7 +169,7 @@ public struct DelimiterBasedFrameDecoder: FrameDecoder, Sendable {
                 consume(index + delimiters[delimiter].count, from: &buffer)
                 state = .readingFrame
                 if !failFast { throw .frameTooLong(length: discardedBytes + index, maxFrameLength: maxFrameLength) }
-                // With failFast the too-long frame was reported when it was found; go on with the next one.
+            // With failFast the too-long frame was reported when it was found; go on with the next one.
             }
         }
     }

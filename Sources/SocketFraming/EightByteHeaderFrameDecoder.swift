@@ -46,7 +46,7 @@ public struct EightByteHeaderFrameDecoder: FrameDecoder, Sendable {
     /// until the header and all body bytes have arrived. Throws as the type's documentation says.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> EightByteHeaderFrame? {
         guard let serviceID = buffer.getInteger(at: 0, as: UInt32.self, byteOrder: .bigEndian),
-              let wireBodyLength = buffer.getInteger(at: 4, as: UInt32.self, byteOrder: .bigEndian)
+            let wireBodyLength = buffer.getInteger(at: 4, as: UInt32.self, byteOrder: .bigEndian)
         else { return nil }
         // On a 32-bit platform a 4-byte length may not fit an Int: too long either way.
         guard let bodyLength = Int(exactly: wireBodyLength), bodyLength <= maxBodyLength else {

@@ -33,7 +33,7 @@ extension FrameSlicer {
             let length: Int?
             do {
                 length = try frameLength(in: UnsafeRawBufferPointer(rebasing: bytes[total...]))
-            } catch where total > 0 {
+            } catch  where total > 0 {
                 return total
             }
             // A frame occupies at least one byte; a slicer that says otherwise cannot make progress.

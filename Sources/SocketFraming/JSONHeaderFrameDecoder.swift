@@ -53,8 +53,10 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
     /// Creates a decoder.
     ///
     /// - Precondition: `maxHeaderLength >= 0`, `maxBodyLength >= 0` (programmer errors).
-    public init(maxHeaderLength: Int = 4096, maxBodyLength: Int = 1 << 20,
-                transform: any BodyTransform = IdentityTransform()) {
+    public init(
+        maxHeaderLength: Int = 4096, maxBodyLength: Int = 1 << 20,
+        transform: any BodyTransform = IdentityTransform()
+    ) {
         precondition(maxHeaderLength >= 0, "maxHeaderLength must not be negative: \(maxHeaderLength)")
         precondition(maxBodyLength >= 0, "maxBodyLength must not be negative: \(maxBodyLength)")
         self.maxHeaderLength = maxHeaderLength
@@ -66,8 +68,10 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
     /// have arrived. Throws as the type's documentation says.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> JSONHeaderFrame? {
         if case let .waitingForHeader(searchedBytes) = state {
-            guard let end = buffer.firstIndex(of: DelimiterBasedFrameDecoder.crlf, from: searchedBytes,
-                                              startLimit: min(maxHeaderLength, Int.max - 1) + 1)
+            guard
+                let end = buffer.firstIndex(
+                    of: DelimiterBasedFrameDecoder.crlf, from: searchedBytes,
+                    startLimit: min(maxHeaderLength, Int.max - 1) + 1)
             else {
                 // A CR LF may still start at the last byte.
                 let searched = max(searchedBytes, buffer.readableBytes - 1)
@@ -82,7 +86,7 @@ public struct JSONHeaderFrameDecoder: FrameDecoder, Sendable {
             state = .waitingForBody(headerLength: end + 2, fields: fields, bodyLength: bodyLength)
         }
         guard case let .waitingForBody(headerLength, fields, bodyLength) = state,
-              buffer.readableBytes - headerLength >= bodyLength
+            buffer.readableBytes - headerLength >= bodyLength
         else { return nil }
         buffer.moveReaderIndex(forwardBy: headerLength)
         let wireBody = buffer.readData(count: bodyLength) ?? Data()

@@ -85,13 +85,15 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
         initialBytesToStrip: Int = 0,
         failFast: Bool = true
     ) {
-        precondition([1, 2, 3, 4, 8].contains(lengthFieldLength),
-                     "lengthFieldLength must be 1, 2, 3, 4 or 8, not \(lengthFieldLength)")
+        precondition(
+            [1, 2, 3, 4, 8].contains(lengthFieldLength),
+            "lengthFieldLength must be 1, 2, 3, 4 or 8, not \(lengthFieldLength)")
         precondition(lengthFieldOffset >= 0, "lengthFieldOffset must not be negative: \(lengthFieldOffset)")
         precondition(initialBytesToStrip >= 0, "initialBytesToStrip must not be negative: \(initialBytesToStrip)")
-        precondition(lengthFieldOffset <= maxFrameLength - lengthFieldLength,
-                     "maxFrameLength (\(maxFrameLength)) must be at least lengthFieldOffset "
-                         + "(\(lengthFieldOffset)) + lengthFieldLength (\(lengthFieldLength))")
+        precondition(
+            lengthFieldOffset <= maxFrameLength - lengthFieldLength,
+            "maxFrameLength (\(maxFrameLength)) must be at least lengthFieldOffset "
+                + "(\(lengthFieldOffset)) + lengthFieldLength (\(lengthFieldLength))")
         self.maxFrameLength = maxFrameLength
         self.lengthFieldOffset = lengthFieldOffset
         self.lengthFieldLength = lengthFieldLength
@@ -200,7 +202,7 @@ public struct LengthFieldBasedFrameDecoder: FrameDecoder, Sendable {
         let (adjusted, overflow1) = value.addingReportingOverflow(Int64(lengthAdjustment))
         let (frameLength, overflow2) = adjusted.addingReportingOverflow(Int64(lengthFieldEnd))
         guard value >= 0, !overflow1, !overflow2, adjusted >= 0,
-              let length = Int(exactly: frameLength), length >= initialBytesToStrip
+            let length = Int(exactly: frameLength), length >= initialBytesToStrip
         else { throw .invalidLengthField(value) }
         return length
     }

@@ -37,8 +37,9 @@ public struct LengthFieldPrepender: FrameEncoder, Sendable {
         lengthAdjustment: Int = 0,
         lengthIncludesLengthFieldLength: Bool = false
     ) {
-        precondition([1, 2, 3, 4, 8].contains(lengthFieldLength),
-                     "lengthFieldLength must be 1, 2, 3, 4 or 8, not \(lengthFieldLength)")
+        precondition(
+            [1, 2, 3, 4, 8].contains(lengthFieldLength),
+            "lengthFieldLength must be 1, 2, 3, 4 or 8, not \(lengthFieldLength)")
         self.lengthFieldLength = lengthFieldLength
         self.byteOrder = byteOrder
         self.lengthAdjustment = lengthAdjustment

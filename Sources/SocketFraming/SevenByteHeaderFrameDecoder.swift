@@ -79,17 +79,22 @@ public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
     /// - Precondition: `maxDecompressedBodyLength >= 0`; `acceptedVersions` is nil or not empty (an empty set
     ///   would refuse every frame); `maxWireBodyLength` is 0...65_535. These are programmer errors, not
     ///   network input.
-    public init(maxDecompressedBodyLength: Int = 1 << 20, compressionFormat: CompressionFormat = .zlib,
-                transform: any BodyTransform = IdentityTransform(),
-                acceptedVersions: Set<UInt16>? = SevenByteHeaderFrameDecoder.defaultAcceptedVersions,
-                isKnownFunctionCode: (@Sendable (_ functionCode: UInt16, _ version: UInt16) -> Bool)? = nil,
-                maxWireBodyLength: Int = SevenByteHeaderFrame.maxWireBodyLength) {
-        precondition(maxDecompressedBodyLength >= 0,
-                     "maxDecompressedBodyLength must not be negative: \(maxDecompressedBodyLength)")
-        precondition(acceptedVersions.map { !$0.isEmpty } ?? true,
-                     "acceptedVersions must not be empty; pass nil to accept every version")
-        precondition((0...SevenByteHeaderFrame.maxWireBodyLength).contains(maxWireBodyLength),
-                     "maxWireBodyLength must be 0...65_535, not \(maxWireBodyLength)")
+    public init(
+        maxDecompressedBodyLength: Int = 1 << 20, compressionFormat: CompressionFormat = .zlib,
+        transform: any BodyTransform = IdentityTransform(),
+        acceptedVersions: Set<UInt16>? = SevenByteHeaderFrameDecoder.defaultAcceptedVersions,
+        isKnownFunctionCode: (@Sendable (_ functionCode: UInt16, _ version: UInt16) -> Bool)? = nil,
+        maxWireBodyLength: Int = SevenByteHeaderFrame.maxWireBodyLength
+    ) {
+        precondition(
+            maxDecompressedBodyLength >= 0,
+            "maxDecompressedBodyLength must not be negative: \(maxDecompressedBodyLength)")
+        precondition(
+            acceptedVersions.map { !$0.isEmpty } ?? true,
+            "acceptedVersions must not be empty; pass nil to accept every version")
+        precondition(
+            (0...SevenByteHeaderFrame.maxWireBodyLength).contains(maxWireBodyLength),
+            "maxWireBodyLength must be 0...65_535, not \(maxWireBodyLength)")
         self.maxDecompressedBodyLength = maxDecompressedBodyLength
         self.compressionFormat = compressionFormat
         self.transform = transform
@@ -103,9 +108,9 @@ public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
     /// Throws as the type's documentation says.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> SevenByteHeaderFrame? {
         guard let version = buffer.getInteger(at: 0, as: UInt16.self, byteOrder: .bigEndian),
-              let functionCode = buffer.getInteger(at: 2, as: UInt16.self, byteOrder: .bigEndian),
-              let compressedFlag = buffer.getInteger(at: 4, as: UInt8.self),
-              let bodyLength = buffer.getInteger(at: 5, as: UInt16.self, byteOrder: .bigEndian)
+            let functionCode = buffer.getInteger(at: 2, as: UInt16.self, byteOrder: .bigEndian),
+            let compressedFlag = buffer.getInteger(at: 4, as: UInt8.self),
+            let bodyLength = buffer.getInteger(at: 5, as: UInt16.self, byteOrder: .bigEndian)
         else { return nil }
         if let acceptedVersions, !acceptedVersions.contains(version) {
             throw .unsupportedVersion(version)
@@ -126,7 +131,8 @@ public struct SevenByteHeaderFrameDecoder: FrameDecoder, Sendable {
         if compressedFlag == 1 {
             body = try Zlib.decompress(body, format: compressionFormat, maxOutputBytes: maxDecompressedBodyLength)
         }
-        return SevenByteHeaderFrame(version: version, functionCode: functionCode, isCompressed: compressedFlag == 1,
-                                    body: body)
+        return SevenByteHeaderFrame(
+            version: version, functionCode: functionCode, isCompressed: compressedFlag == 1,
+            body: body)
     }
 }

@@ -25,8 +25,10 @@ public struct SevenByteHeaderFrameEncoder: FrameEncoder, Sendable {
     /// Creates an encoder.
     ///
     /// - Precondition: `compressionLevel` is -1...9.
-    public init(compressionLevel: Int32 = Z_DEFAULT_COMPRESSION, compressionFormat: CompressionFormat = .zlib,
-                transform: any BodyTransform = IdentityTransform()) {
+    public init(
+        compressionLevel: Int32 = Z_DEFAULT_COMPRESSION, compressionFormat: CompressionFormat = .zlib,
+        transform: any BodyTransform = IdentityTransform()
+    ) {
         precondition((-1...9).contains(compressionLevel), "zlib compression level must be -1...9, not \(compressionLevel)")
         self.compressionLevel = compressionLevel
         self.compressionFormat = compressionFormat
@@ -37,7 +39,8 @@ public struct SevenByteHeaderFrameEncoder: FrameEncoder, Sendable {
     /// to `out`.
     /// Throws `.messageTooLong` as the type's documentation says; `out` is unchanged then.
     public func encode(_ message: SevenByteHeaderFrame, into out: inout Data) throws(FramingError) {
-        let plainOrCompressed = message.isCompressed
+        let plainOrCompressed =
+            message.isCompressed
             ? try Zlib.compress(message.body, format: compressionFormat, level: compressionLevel)
             : message.body
         let body = try transform.encode(plainOrCompressed)

@@ -47,8 +47,9 @@ public enum Zlib {
     ) throws(FramingError) -> Data {
         precondition((-1...9).contains(level), "zlib compression level must be -1...9, not \(level)")
         let stream = ZStream()
-        let status = deflateInit2_(stream.pointer, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            stream.pointer, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else { fatalError("deflateInit2: \(stream.describe(status))") }
         defer { deflateEnd(stream.pointer) }
 
@@ -167,17 +168,18 @@ private final class ZStream {
 
     /// zlib's message for `status`, if it left one, then the status's name and value.
     func describe(_ status: Int32) -> String {
-        let name = switch status {
-        case Z_STREAM_END: "Z_STREAM_END"
-        case Z_NEED_DICT: "Z_NEED_DICT"
-        case Z_ERRNO: "Z_ERRNO"
-        case Z_STREAM_ERROR: "Z_STREAM_ERROR"
-        case Z_DATA_ERROR: "Z_DATA_ERROR"
-        case Z_MEM_ERROR: "Z_MEM_ERROR"
-        case Z_BUF_ERROR: "Z_BUF_ERROR"
-        case Z_VERSION_ERROR: "Z_VERSION_ERROR"
-        default: "status"
-        }
+        let name =
+            switch status {
+            case Z_STREAM_END: "Z_STREAM_END"
+            case Z_NEED_DICT: "Z_NEED_DICT"
+            case Z_ERRNO: "Z_ERRNO"
+            case Z_STREAM_ERROR: "Z_STREAM_ERROR"
+            case Z_DATA_ERROR: "Z_DATA_ERROR"
+            case Z_MEM_ERROR: "Z_MEM_ERROR"
+            case Z_BUF_ERROR: "Z_BUF_ERROR"
+            case Z_VERSION_ERROR: "Z_VERSION_ERROR"
+            default: "status"
+            }
         guard let message = pointer.pointee.msg else { return "\(name) (\(status))" }
         return "\(String(cString: message)) (\(name) \(status))"
     }

@@ -7,8 +7,9 @@
 public protocol LogHandler: Sendable {
     /// Writes one line. `metadata` is the call's (to be merged over ``metadata``); `source` is the
     /// module that logged (or what the call named); `file`, `function` and `line` are the call site's.
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt)
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt)
     /// One metadata value of this handler.
     subscript(metadataKey key: String) -> Logger.Metadata.Value? { get set }
     /// Metadata added to every line.
@@ -24,8 +25,10 @@ public struct NoOpLogHandler: LogHandler {
     /// A handler that writes nothing.
     public init() {}
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {}
+    public func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {}
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { nil }

@@ -44,12 +44,15 @@ public struct Logger: Sendable {
     /// Logs `message` at `level` when `level` is at least ``logLevel``, with `metadata` merged over the
     /// logger's own (the call's values win).
     @inlinable
-    public func log(level: Level, _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                    source: @autoclosure () -> String? = nil,
-                    file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func log(
+        level: Level, _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         guard level >= handler.logLevel else { return }
-        handler.log(level: level, message: message(), metadata: metadata(), source: source() ?? Logger.module(of: file),
-                    file: file, function: function, line: line)
+        handler.log(
+            level: level, message: message(), metadata: metadata(), source: source() ?? Logger.module(of: file),
+            file: file, function: function, line: line)
     }
 
     /// The module part of a `#fileID` (`IMChat/Router.swift` → `IMChat`), swift-log's default source.
@@ -89,7 +92,8 @@ extension Logger {
 
     /// One metadata value: a string, something printed with `description`, or nested metadata.
     public enum MetadataValue: Sendable, CustomStringConvertible, ExpressibleByStringLiteral,
-        ExpressibleByStringInterpolation, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+        ExpressibleByStringInterpolation, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+    {
         /// Text.
         case string(String)
         /// A value printed with its `description` only when the line is written.
@@ -120,7 +124,8 @@ extension Logger {
 
     /// The text of a line, written with a string literal or interpolation.
     public struct Message: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringLiteral,
-        ExpressibleByStringInterpolation {
+        ExpressibleByStringInterpolation
+    {
         /// The text.
         public var description: String
 
@@ -132,50 +137,64 @@ extension Logger {
 extension Logger {
     /// Logs at ``Level/trace``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func trace(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .trace, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/debug``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func debug(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .debug, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/info``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func info(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                     source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func info(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .info, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/notice``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func notice(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                       source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func notice(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .notice, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/warning``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func warning(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func warning(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .warning, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/error``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func error(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .error, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 
     /// Logs at ``Level/critical``. See ``log(level:_:metadata:source:file:function:line:)``.
     @inlinable
-    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                         source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    public func critical(
+        _ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
+        source: @autoclosure () -> String? = nil, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
         log(level: .critical, message(), metadata: metadata(), source: source(), file: file, function: function, line: line)
     }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes each line to a file descriptor (standard output or error) as one `write(2)`, so lines from
@@ -44,11 +44,14 @@ public struct StreamLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
+    public func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
         let time = clock()
-        var text = StreamLogHandler.line(level: level, message: message, metadata: self.metadata.merging(metadata ?? [:]) { $1 },
-                                         seconds: time.seconds, milliseconds: time.milliseconds)
+        var text = StreamLogHandler.line(
+            level: level, message: message, metadata: self.metadata.merging(metadata ?? [:]) { $1 },
+            seconds: time.seconds, milliseconds: time.milliseconds)
         text.append("\n")
         text.withUTF8 { bytes in
             guard let base = bytes.baseAddress else { return }
@@ -62,8 +65,10 @@ public struct StreamLogHandler: LogHandler {
 
     /// The line (without its line feed) for these parts: what ``log(level:message:metadata:source:file:function:line:)``
     /// writes.
-    public static func line(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata,
-                            seconds: Int, milliseconds: Int) -> String {
+    public static func line(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata,
+        seconds: Int, milliseconds: Int
+    ) -> String {
         timestamp(seconds: seconds, milliseconds: milliseconds) + " " + level.rawValue + " " + text(of: message, metadata: metadata)
     }
 

@@ -13,7 +13,8 @@ for payloadBytes in [64, 64 * 1024] {
     for result in try FramingBenchmarks.run(payloadBytes: payloadBytes, totalBytes: totalMiB << 20) {
         let size = result.payloadBytes >= 1024 ? "\(result.payloadBytes / 1024) KiB" : "\(result.payloadBytes) B"
         let exactSize = result.payloadBytes % 1024 == 0 || result.payloadBytes < 1024 ? size : "\(result.payloadBytes) B"
-        print("| \(result.codec) | \(exactSize) | \(String(format: "%.0f", result.megabytesPerSecond)) | "
-            + "\(String(format: "%.0f", result.framesPerSecond)) |")
+        print(
+            "| \(result.codec) | \(exactSize) | \(String(format: "%.0f", result.megabytesPerSecond)) | "
+                + "\(String(format: "%.0f", result.framesPerSecond)) |")
     }
 }

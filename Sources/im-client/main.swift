@@ -50,8 +50,9 @@ func chat(_ configuration: ChatClient.Configuration) {
     }
     let client: ChatClient
     do {
-        client = try ChatClient(configuration: configuration, output: { line in say(line) },
-                                onFinish: { status in exit(status.rawValue) })
+        client = try ChatClient(
+            configuration: configuration, output: { line in say(line) },
+            onFinish: { status in exit(status.rawValue) })
     } catch {
         fail("\(error)", 3)
     }
@@ -99,7 +100,8 @@ func chatInTerminal(_ configuration: ChatClient.Configuration) {
                 // Ctrl-C, SIGTERM, SIGHUP: leave at once; what is not stored stays in the outbox.
                 let left = client.deliveryStatus?.outboxCount ?? 0
                 client.stop()
-                let note = left == 0 ? [] : ["! \(left == 1 ? "1 message" : "\(left) messages") still in the outbox, kept for the next start"]
+                let note =
+                    left == 0 ? [] : ["! \(left == 1 ? "1 message" : "\(left) messages") still in the outbox, kept for the next start"]
                 screen.finish(printing: note) { exit(128 + signal) }
             })
     } catch {

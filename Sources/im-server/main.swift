@@ -46,7 +46,8 @@ do {
         cluster = joined
         store = joined.store
     } else {
-        store = options.store == ServerOptions.memoryStore
+        store =
+            options.store == ServerOptions.memoryStore
             ? InMemoryMessageStore() : try SQLiteMessageStore(path: options.store, synchronous: options.storeSync)
     }
 } catch {
@@ -54,21 +55,25 @@ do {
     FileHandle.standardError.write(Data("im-server: cannot \(what): \(error)\n".utf8))
     exit(1)
 }
-let server = ChatServer(host: options.host, port: options.port, idleTimeout: options.idleTimeout,
-                        discovery: options.discovery, store: store, passwordHasher: PasswordHasher(limits: options.passwordCost),
-                        retention: options.retention,
-                        presenceInterval: options.presenceInterval, limits: options.limits,
-                        tls: options.tlsConfiguration, cluster: cluster)
+let server = ChatServer(
+    host: options.host, port: options.port, idleTimeout: options.idleTimeout,
+    discovery: options.discovery, store: store, passwordHasher: PasswordHasher(limits: options.passwordCost),
+    retention: options.retention,
+    presenceInterval: options.presenceInterval, limits: options.limits,
+    tls: options.tlsConfiguration, cluster: cluster)
 do {
     try server.start()
 } catch {
     FileHandle.standardError.write(Data("im-server: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
     exit(1)
 }
-let storeDescription = cluster.map { "in NATS JetStream, as node \($0.nodeID) of a cluster" }
+let storeDescription =
+    cluster.map { "in NATS JetStream, as node \($0.nodeID) of a cluster" }
     ?? (options.store == ServerOptions.memoryStore ? "in memory only" : "in \(options.store)")
 let security = options.tls.map { " with TLS (\($0.certificateChain))" } ?? ""
-logger.notice("im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))")
+logger.notice(
+    "im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))"
+)
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
@@ -82,7 +87,11 @@ func handleShutdownSignals(of server: ChatServer, store: any MessageStore, logge
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
         source.setEventHandler { @Sendable in
-            guard signalled.withLock({ let first = !$0; $0 = true; return first }) else {
+            guard
+                signalled.withLock({
+                    let first = !$0; $0 = true; return first
+                })
+            else {
                 logger.warning("\(name) again: exiting now")
                 exit(1)
             }

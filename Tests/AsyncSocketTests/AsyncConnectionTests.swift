@@ -76,8 +76,9 @@ struct ConnectedPair {
     static func open(allowRemoteHalfClosure: Bool = false) async throws -> ConnectedPair {
         let options = TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure)
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, options: .init(connectionOptions: options))
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-                                                     options: options)
+        let client = try await TCPConnection.connect(
+            toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+            options: options)
         let server = try await nextConnection(listener)
         guard let server else { throw WaitTimedOut(description: "the listener ended without a connection") }
         return ConnectedPair(listener: listener, client: client, server: server)
@@ -411,7 +412,9 @@ struct StalledListener {
 @Suite struct AsyncConnectTests {
     @Test func connectThatCannotCompleteThrowsConnectTimeout() async throws {
         let stalled = try await StalledListener.open()
-        let error = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: stalled.port, timeout: .milliseconds(200)) }
+        let error = try await thrownError {
+            _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: stalled.port, timeout: .milliseconds(200))
+        }
         #expect(error as? SocketError == .connectTimeout)
         await stalled.close()
     }

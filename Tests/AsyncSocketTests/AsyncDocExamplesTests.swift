@@ -44,8 +44,9 @@ import TestSupport
             await connection.close()
             return text(request)
         }
-        let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port,
-                                                         options: .init(allowRemoteHalfClosure: true))
+        let connection = try await TCPConnection.connect(
+            toHost: "127.0.0.1", port: listener.port,
+            options: .init(allowRemoteHalfClosure: true))
         try await connection.write(bytes("the whole request"))
         await connection.closeWrite()
         var response = Data()

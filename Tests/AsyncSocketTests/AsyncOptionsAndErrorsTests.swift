@@ -92,8 +92,9 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
 
     @Test func connectOptionsReachTheClientsDescriptor() async throws {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-                                                     options: Self.custom)
+        let client = try await TCPConnection.connect(
+            toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+            options: Self.custom)
         let server = try #require(try await nextConnection(listener))
         #expect(await optionValues(of: client.socket) == Self.customValues)
         // The other side keeps the defaults: no-delay on, nothing else set.
@@ -109,8 +110,9 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
     }
 
     @Test func listenerConnectionOptionsReachAcceptedDescriptors() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0,
-                                                  options: .init(connectionOptions: Self.custom))
+        let listener = try await TCPListener.bind(
+            host: "127.0.0.1", port: 0,
+            options: .init(connectionOptions: Self.custom))
         #expect(listener.options.connectionOptions == Self.custom)
         let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5))
         let server = try #require(try await nextConnection(listener))
@@ -149,11 +151,13 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
     }
 
     @Test func connectOnlyOptionsReachTheSocket() async throws {
-        let options = TCPConnection.Options(isIPv4Enabled: false, prefersIPv4: false,
-                                            alternateAddressDelay: .milliseconds(50), localInterface: "::1")
-        let listener = try await TCPListener.bind(host: "localhost", port: 0)   // 127.0.0.1 and ::1
-        let client = try await TCPConnection.connect(toHost: "::1", port: listener.port, timeout: .seconds(5),
-                                                     options: options)
+        let options = TCPConnection.Options(
+            isIPv4Enabled: false, prefersIPv4: false,
+            alternateAddressDelay: .milliseconds(50), localInterface: "::1")
+        let listener = try await TCPListener.bind(host: "localhost", port: 0)  // 127.0.0.1 and ::1
+        let client = try await TCPConnection.connect(
+            toHost: "::1", port: listener.port, timeout: .seconds(5),
+            options: options)
         #expect(client.remoteAddress?.host == "::1" && client.localAddress?.host == "::1")
         #expect(client.socket.alternateAddressDelay == 0.05)
         #expect(!client.socket.isIPv4Enabled && client.socket.isIPv6Enabled && !client.socket.isIPv4PreferredOverIPv6)
@@ -162,14 +166,16 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
         let resolved = try Resolver.resolve(host: "localhost", port: listener.port)
         for prefersIPv4 in [true, false] {
             let preferred = resolved.first { $0.isIPv4 == prefersIPv4 } ?? resolved[0]
-            let connection = try await TCPConnection.connect(toHost: "localhost", port: listener.port, timeout: .seconds(5),
-                                                             options: .init(prefersIPv4: prefersIPv4))
+            let connection = try await TCPConnection.connect(
+                toHost: "localhost", port: listener.port, timeout: .seconds(5),
+                options: .init(prefersIPv4: prefersIPv4))
             #expect(connection.remoteAddress == preferred)
             await connection.close()
         }
         let refused = try await thrownError {
-            _ = try await TCPConnection.connect(toHost: "::1", port: listener.port, timeout: .seconds(5),
-                                                options: .init(isIPv6Enabled: false))
+            _ = try await TCPConnection.connect(
+                toHost: "::1", port: listener.port, timeout: .seconds(5),
+                options: .init(isIPv6Enabled: false))
         }
         #expect(refused as? SocketError == .badConfig("no address of an enabled family (IPv4 on, IPv6 off)"))
         await listener.close()
@@ -178,8 +184,9 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
     @Test func localInterfaceWithAPortBindsThatPort() async throws {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
         let localPort = unusedLoopbackPort()
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-                                                     options: .init(localInterface: "127.0.0.1:\(localPort)"))
+        let client = try await TCPConnection.connect(
+            toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+            options: .init(localInterface: "127.0.0.1:\(localPort)"))
         #expect(client.localAddress?.port == localPort)
         let server = try #require(try await nextConnection(listener))
         #expect(server.remoteAddress?.port == localPort)
@@ -190,8 +197,9 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
 
     @Test func noAddressOfAnEnabledFamilyIsABadConfig() async throws {
         let error = try await thrownError {
-            _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: 9, timeout: .seconds(5),
-                                                options: .init(isIPv4Enabled: false))
+            _ = try await TCPConnection.connect(
+                toHost: "127.0.0.1", port: 9, timeout: .seconds(5),
+                options: .init(isIPv4Enabled: false))
         }
         #expect(error as? SocketError == .badConfig("no address of an enabled family (IPv4 off, IPv6 on)"))
     }
@@ -222,8 +230,9 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
     }
 
     @Test func backlogAndPendingBoundAreKept() async throws {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0,
-                                                  options: .init(backlog: 16, maxPendingConnections: 3))
+        let listener = try await TCPListener.bind(
+            host: "127.0.0.1", port: 0,
+            options: .init(backlog: 16, maxPendingConnections: 3))
         #expect(listener.options.backlog == 16 && listener.options.maxPendingConnections == 3)
         #expect(listener.bridge.maxPending == 3)
         await listener.close()
@@ -255,7 +264,8 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
         #expect(wholeSeconds(.seconds(2), minimum: 0) == 2)
         #expect(wholeSeconds(.milliseconds(2001), minimum: 0) == 3)
         #expect(wholeSeconds(.seconds(-5), minimum: 0) == 0)
-        #expect(TCPConnection.KeepAlive(idle: .zero, interval: .milliseconds(10), count: 0).socketValue
+        #expect(
+            TCPConnection.KeepAlive(idle: .zero, interval: .milliseconds(10), count: 0).socketValue
                 == TCPKeepAlive(idle: 1, interval: 1, count: 1))
     }
 }
@@ -274,7 +284,7 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
         (ETIMEDOUT, .connectionTimedOut(operation: "op", errno: ETIMEDOUT), true),
         (ECONNABORTED, .posix(operation: "op", errno: ECONNABORTED), true),
         (EMFILE, .posix(operation: "op", errno: EMFILE), false),
-        (EACCES, .posix(operation: "op", errno: EACCES), false),
+        (EACCES, .posix(operation: "op", errno: EACCES), false)
     ])
     func systemMakesTheCaseForItsErrno(code: Int32, expected: SocketError, isNetworkFailure: Bool) {
         let error = SocketError.system(operation: "op", errno: code)
@@ -301,7 +311,7 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
         let pair = try await ConnectedPair.open()
         let reading = Task { try await pair.client.read() }
         pair.server.linger = .zero
-        await pair.server.close()                        // SO_LINGER 0: an RST, not a FIN
+        await pair.server.close()  // SO_LINGER 0: an RST, not a FIN
         let error = try await thrownError { _ = try await reading.value }
         #expect(error as? SocketError == .connectionReset(operation: "read", errno: ECONNRESET))
         #expect((error as? SocketError)?.isNetworkFailure == true)

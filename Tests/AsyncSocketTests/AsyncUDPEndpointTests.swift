@@ -67,7 +67,7 @@ import TestSupport
         #expect(try await client.receive() == UDPEndpoint.Datagram(data: Data("ping".utf8), sender: serverAddress))
         await client.close()
         await server.close()
-        try await echo.value   // the iteration ended with the close
+        try await echo.value  // the iteration ended with the close
     }
 
     @Test func connectByHostReceivesOnlyFromThePeer() async throws {
@@ -76,7 +76,7 @@ import TestSupport
         let serverAddress = try #require(server.localAddress)
         let client = try await UDPEndpoint.connect(toHost: "127.0.0.1", port: serverAddress.port)
         let clientAddress = try #require(client.localAddress)
-        try await stranger.send(Data("not for you".utf8), to: clientAddress)   // the kernel filters it out
+        try await stranger.send(Data("not for you".utf8), to: clientAddress)  // the kernel filters it out
         try await server.send(Data("for you".utf8), to: clientAddress)
         #expect(try await client.receive() == UDPEndpoint.Datagram(data: Data("for you".utf8), sender: serverAddress))
         #expect(client.bridge.bufferedDatagrams == 0)
@@ -100,7 +100,7 @@ import TestSupport
         let sender = try await UDPEndpoint.bind(host: "127.0.0.1", port: 0)
         let destination = try #require(receiver.localAddress)
         await #expect(throws: SocketError.messageTooLarge(operation: "sendmmsg", errno: EMSGSIZE)) {
-            try await sender.send(Data(count: 65_508), to: destination)   // one byte over 65,507
+            try await sender.send(Data(count: 65_508), to: destination)  // one byte over 65,507
         }
         await #expect(throws: SocketError.datagramTooLarge(size: 65_536, maxSendSize: 65_535)) {
             try await sender.send(Data(count: 65_536), to: destination)
@@ -152,8 +152,10 @@ import TestSupport
         let limit = 4
         let group = EventLoopGroup(numberOfThreads: 1, name: "udp-backpressure")
         defer { group.shutdown() }
-        let receiver = try await UDPEndpoint.bind(host: "127.0.0.1", port: 0, options: .init(
-            maxBufferedDatagrams: limit, receiveBufferSize: 16_384), group: group)
+        let receiver = try await UDPEndpoint.bind(
+            host: "127.0.0.1", port: 0,
+            options: .init(
+                maxBufferedDatagrams: limit, receiveBufferSize: 16_384), group: group)
         let sender = try await UDPEndpoint.bind(host: "127.0.0.1", port: 0)
         let destination = try #require(receiver.localAddress)
 
@@ -250,7 +252,7 @@ import TestSupport
         await #expect(throws: SocketError.connectionClosed) { try await receiver.receive() }
         var iterator = receiver.datagrams.makeAsyncIterator()
         #expect(try await iterator.next() == nil)
-        await receiver.close()   // again: returns at once
+        await receiver.close()  // again: returns at once
         #expect(receiver.localAddress == destination)
     }
 

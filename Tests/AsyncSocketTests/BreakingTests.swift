@@ -31,7 +31,6 @@ import TestSupport
         await pair.close()
     }
 
-
     /// Reads that throw before being queued (bad arguments, a cancelled task) take no number.
     @Test func readTimeoutNumbersCountOnlyQueuedReads() async throws {
         let pair = try await ConnectedPair.open()
@@ -97,9 +96,11 @@ import TestSupport
         for index in 0..<count { payload.append(bytes("line \(index)\n")) }
         let sent = payload
         // A child task (not `Task {}`), so that it too runs off the pool.
-        async let written: Void = { for chunk in stride(from: 0, to: sent.count, by: 7) {
-            try await pair.client.write(sent[chunk..<min(chunk + 7, sent.count)])
-        } }()
+        async let written: Void = {
+            for chunk in stride(from: 0, to: sent.count, by: 7) {
+                try await pair.client.write(sent[chunk..<min(chunk + 7, sent.count)])
+            }
+        }()
         let lines = try await within {
             try await withThrowingTaskGroup(of: [String].self) { group in
                 for _ in 0..<4 {
@@ -197,11 +198,12 @@ import TestSupport
         let server = pair.server
         let calls = LockedValue(0)
         let consuming = Task {
-            try await server.read(consuming: { bytes in
-                calls.withLock { $0 += 1 }
-                if let dot = bytes.firstIndex(of: UInt8(ascii: ".")) { return .complete(consumed: dot + 1) }
-                return .needMoreData(consumed: bytes.count)
-            }, maxLength: 2)
+            try await server.read(
+                consuming: { bytes in
+                    calls.withLock { $0 += 1 }
+                    if let dot = bytes.firstIndex(of: UInt8(ascii: ".")) { return .complete(consumed: dot + 1) }
+                    return .needMoreData(consumed: bytes.count)
+                }, maxLength: 2)
         }
         try await waitUntil { server.bridge.readsQueued == 1 }
         for (index, piece) in ["ab", "cd", "ef", "g."].enumerated() {
@@ -291,10 +293,11 @@ import TestSupport
         try await waitUntil { client.bufferedReadBytes == 5 }
         server.linger = .zero
         await server.close()  // an RST
-        #expect(try await delegate.events.next(2) == [
-            .willDisconnect(unread: bytes("stale"), unsentTags: []),
-            .disconnected(.connectionReset(operation: "read", errno: ECONNRESET)),
-        ])
+        #expect(
+            try await delegate.events.next(2) == [
+                .willDisconnect(unread: bytes("stale"), unsentTags: []),
+                .disconnected(.connectionReset(operation: "read", errno: ECONNRESET))
+            ])
         try client.connect(toHost: "127.0.0.1", onPort: fresh.port, withTimeout: 5)
         client.readData(withTimeout: -1, tag: 9)
         #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: fresh.port), .read(bytes("fresh"), tag: 9)])

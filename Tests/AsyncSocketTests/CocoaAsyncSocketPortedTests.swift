@@ -171,7 +171,8 @@ import TestSupport
 /// GCDAsyncSocketUNTests (Unix-domain sockets), including the two transfer tests upstream left disabled.
 @Suite struct UnixDomainSocketTests {
     final class Fixture: Sendable {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swift-async-socket-\(UUID().uuidString.prefix(8)).sock")
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "swift-async-socket-\(UUID().uuidString.prefix(8)).sock")
         let serverDelegate = RecordingDelegate()
         let clientDelegate = RecordingDelegate()
         let server: TCPSocket
@@ -230,7 +231,8 @@ import TestSupport
     }
 
     @Test func staleSocketFileIsReplacedButOtherFilesAreNot() throws {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swift-async-socket-\(UUID().uuidString.prefix(8)).sock")
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "swift-async-socket-\(UUID().uuidString.prefix(8)).sock")
         defer { try? FileManager.default.removeItem(at: url) }
         let delegate = RecordingDelegate()
         let first = TCPSocket(delegate: delegate, delegateQueue: nil)

@@ -160,10 +160,11 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.socket.write(Data("a".utf8), withTimeout: -1, tag: 1)
         connection.socket.write(Data("b".utf8), withTimeout: -1, tag: 2)
         connection.loop.run()
-        #expect(connection.newEvents() == [
-            #"willDisconnect(unread: "", unsentTags: [1, 2])"#,
-            "disconnected(\(SocketError.brokenPipe(operation: "sendmsg", errno: EPIPE)))",
-        ])
+        #expect(
+            connection.newEvents() == [
+                #"willDisconnect(unread: "", unsentTags: [1, 2])"#,
+                "disconnected(\(SocketError.brokenPipe(operation: "sendmsg", errno: EPIPE)))"
+            ])
         #expect(connection.disconnectError == .some(.brokenPipe(operation: "sendmsg", errno: EPIPE)))
         #expect(connection.io.isClosed(connection.fd))
     }
@@ -207,16 +208,18 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.socket.write(Data("unsent".utf8), withTimeout: -1, tag: 5)
         connection.io.script(connection.fd, reads: .text("abc"), .failure(ECONNRESET))
         connection.loop.run()
-        #expect(connection.newEvents() == [
-            #"willDisconnect(unread: "abc", unsentTags: [5])"#,
-            "disconnected(\(SocketError.connectionReset(operation: "read", errno: ECONNRESET)))",
-        ])
+        #expect(
+            connection.newEvents() == [
+                #"willDisconnect(unread: "abc", unsentTags: [5])"#,
+                "disconnected(\(SocketError.connectionReset(operation: "read", errno: ECONNRESET)))"
+            ])
         #expect(connection.disconnectError == .some(.connectionReset(operation: "read", errno: ECONNRESET)))
         // One round as the threaded loop's: the readable descriptor first, then the flush task; the
         // still-readable descriptor in the next round.
-        #expect(connection.newCalls() == [
-            "read(1000) = 3", "writev(1000, 1 buffer, 6 bytes) = EAGAIN", "read(1000) = ECONNRESET", "close(1000)",
-        ])
+        #expect(
+            connection.newCalls() == [
+                "read(1000) = 3", "writev(1000, 1 buffer, 6 bytes) = EAGAIN", "read(1000) = ECONNRESET", "close(1000)"
+            ])
         #expect(!connection.socket.isConnected)
     }
 
@@ -306,12 +309,14 @@ private let nanosecond: Duration = .nanoseconds(1)
             connection.loop.advance(by: nanosecond)
             #expect(connection.delegate.timeoutQuestions.count == asked)
         }
-        #expect(connection.newEvents() == [
-            #"willDisconnect(unread: "12345", unsentTags: [])"#, "disconnected(read timed out (tag 3))",
-        ])
-        #expect(connection.delegate.timeoutQuestions == [
-            "read tag 3 elapsed 1.0 bytesDone 5", "read tag 3 elapsed 1.25 bytesDone 5", "read tag 3 elapsed 1.75 bytesDone 5",
-        ])
+        #expect(
+            connection.newEvents() == [
+                #"willDisconnect(unread: "12345", unsentTags: [])"#, "disconnected(read timed out (tag 3))"
+            ])
+        #expect(
+            connection.delegate.timeoutQuestions == [
+                "read tag 3 elapsed 1.0 bytesDone 5", "read tag 3 elapsed 1.25 bytesDone 5", "read tag 3 elapsed 1.75 bytesDone 5"
+            ])
     }
 
     /// Was TCPSocketReadTests.extendedReadThatCompletesInTimeSucceeds (a 0.05 s wall-clock timeout).
@@ -339,9 +344,10 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.loop.advance(by: second / 2 - nanosecond)
         #expect(connection.newEvents() == [])
         connection.loop.advance(by: nanosecond)
-        #expect(connection.newEvents() == [
-            #"willDisconnect(unread: "", unsentTags: [77])"#, "disconnected(write timed out (tag 77))",
-        ])
+        #expect(
+            connection.newEvents() == [
+                #"willDisconnect(unread: "", unsentTags: [77])"#, "disconnected(write timed out (tag 77))"
+            ])
         #expect(connection.delegate.timeoutQuestions == ["write tag 77 elapsed 0.5 bytesDone 0"])
     }
 
@@ -361,12 +367,14 @@ private let nanosecond: Duration = .nanoseconds(1)
         connection.loop.advance(by: second * 5 - nanosecond)
         #expect(connection.delegate.timeoutQuestions.count == 1)
         connection.loop.advance(by: nanosecond)
-        #expect(connection.delegate.timeoutQuestions == [
-            "write tag 6 elapsed 2.0 bytesDone 0", "write tag 6 elapsed 7.0 bytesDone 4",
-        ])
-        #expect(connection.newEvents() == [
-            #"willDisconnect(unread: "", unsentTags: [6])"#, "disconnected(write timed out (tag 6))",
-        ])
+        #expect(
+            connection.delegate.timeoutQuestions == [
+                "write tag 6 elapsed 2.0 bytesDone 0", "write tag 6 elapsed 7.0 bytesDone 4"
+            ])
+        #expect(
+            connection.newEvents() == [
+                #"willDisconnect(unread: "", unsentTags: [6])"#, "disconnected(write timed out (tag 6))"
+            ])
     }
 
     /// The same extension, and the peer reads within it: the write completes and the socket stays.

@@ -102,9 +102,11 @@ import Testing
         return .complete(consumed: length)
     }
 
-    func match(_ bytes: [UInt8], maxLength: Int = 0, _ consumer: @escaping ByteConsumer = ConsumingReadTests.oneFrame) -> ReadRequest.Match {
-        let request = ReadRequest(kind: .consuming(consumer, maxLength: maxLength), timeout: -1, tag: 0,
-                                  completion: .delegate(buffer: nil, offset: 0))
+    func match(_ bytes: [UInt8], maxLength: Int = 0, _ consumer: @escaping ByteConsumer = ConsumingReadTests.oneFrame) -> ReadRequest.Match
+    {
+        let request = ReadRequest(
+            kind: .consuming(consumer, maxLength: maxLength), timeout: -1, tag: 0,
+            completion: .delegate(buffer: nil, offset: 0))
         return bytes.withUnsafeBytes { request.match($0) }
     }
 
@@ -120,9 +122,11 @@ import Testing
     }
 
     @Test func aConsumerThatClaimsBytesItWasNotShownFailsTheRead() {
-        #expect(match([1, 2]) { _ in .complete(consumed: 3) }
+        #expect(
+            match([1, 2]) { _ in .complete(consumed: 3) }
                 == .invalid(DecodingFailure(ConsumerContractViolation(consumed: 3, available: 2))))
-        #expect(match([1, 2]) { _ in .needMoreData(consumed: -1) }
+        #expect(
+            match([1, 2]) { _ in .needMoreData(consumed: -1) }
                 == .invalid(DecodingFailure(ConsumerContractViolation(consumed: -1, available: 2))))
     }
 
@@ -134,18 +138,22 @@ import Testing
         let server = try await pair.connect()
         let frames = EventRecorder<String>()
         let reads = EventRecorder<String>()
-        server.read(.consuming({ bytes in
-            var consumed = 0
-            do {
-                while let length = try ConsumingReadTests.prefixedLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...])) {
-                    frames.record(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[consumed + 2 ..< consumed + length]), as: UTF8.self))
-                    consumed += length
-                }
-            } catch where consumed > 0 {
-                // The frames before the bad one are taken; the bad one throws on the next call.
-            }
-            return .needMoreData(consumed: consumed)
-        }, maxLength: 0), timeout: -1, tag: 1, token: ReadToken()) { result in
+        server.read(
+            .consuming(
+                { bytes in
+                    var consumed = 0
+                    do {
+                        while let length = try ConsumingReadTests.prefixedLength(UnsafeRawBufferPointer(rebasing: bytes[consumed...])) {
+                            frames.record(
+                                String(decoding: UnsafeRawBufferPointer(rebasing: bytes[consumed + 2..<consumed + length]), as: UTF8.self))
+                            consumed += length
+                        }
+                    } catch  where consumed > 0 {
+                        // The frames before the bad one are taken; the bad one throws on the next call.
+                    }
+                    return .needMoreData(consumed: consumed)
+                }, maxLength: 0), timeout: -1, tag: 1, token: ReadToken()
+        ) { result in
             reads.record("\(result)")
         }
         // Two frames glued, a third split after its first byte, then a length over the framing's limit.
@@ -155,10 +163,11 @@ import Testing
         #expect(try await frames.next() == "DEF")
         #expect(try await reads.next() == "failure(decoding failed: frame of 258 bytes)")
         let events = try await pair.serverDelegate.events.next(2)
-        #expect(events.map(\.description) == [
-            #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
-            "disconnected(decoding failed: frame of 258 bytes)",
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"willDisconnect(unread: "\u{01}\0", unsentTags: [])"#,
+                "disconnected(decoding failed: frame of 258 bytes)"
+            ])
         guard case .disconnected(.decodingFailed(let failure)?) = events[1] else {
             Issue.record("expected a decoding failure, got \(events[1])")
             return

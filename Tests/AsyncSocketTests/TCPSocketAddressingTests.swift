@@ -34,7 +34,10 @@ import TestSupport
         try server.accept(onInterface: "lo", port: 0)
         defer { server.disconnect() }
         let port = server.localPort
-        #expect(InterfaceAddresses.addresses(ofInterfaceNamed: "lo", port: port).map(\.description).sorted() == ["127.0.0.1:\(port)", "[::1]:\(port)"])
+        #expect(
+            InterfaceAddresses.addresses(ofInterfaceNamed: "lo", port: port).map(\.description).sorted() == [
+                "127.0.0.1:\(port)", "[::1]:\(port)"
+            ])
         for host in ["127.0.0.1", "::1"] {
             let clientDelegate = RecordingDelegate()
             let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
@@ -68,7 +71,8 @@ import TestSupport
         let delegate = RecordingDelegate()
         let other = TCPSocket(delegate: delegate, delegateQueue: nil)
         try other.connect(toHost: "::1", onPort: pair.port, viaInterface: "127.0.0.1", withTimeout: 5)
-        #expect(try await delegate.events.next()
+        #expect(
+            try await delegate.events.next()
                 == .disconnected(.badParam("the interface has no IPv6 address for [::1]:\(pair.port)")))
     }
 
@@ -95,8 +99,14 @@ import TestSupport
         let v4 = try ["10.0.0.1", "10.0.0.2", "10.0.0.3"].map { try #require(SocketAddress(ipAddress: $0, port: 1)) }
         let v6 = try ["fd00::1", "fd00::2"].map { try #require(SocketAddress(ipAddress: $0, port: 1)) }
         let mixed = [v6[0], v4[0], v4[1], v6[1], v4[2]]
-        #expect(ConnectionAttempts.interleave(mixed, preferring: .inet).map(\.host) == ["10.0.0.1", "fd00::1", "10.0.0.2", "fd00::2", "10.0.0.3"])
-        #expect(ConnectionAttempts.interleave(mixed, preferring: .inet6).map(\.host) == ["fd00::1", "10.0.0.1", "fd00::2", "10.0.0.2", "10.0.0.3"])
+        #expect(
+            ConnectionAttempts.interleave(mixed, preferring: .inet).map(\.host) == [
+                "10.0.0.1", "fd00::1", "10.0.0.2", "fd00::2", "10.0.0.3"
+            ])
+        #expect(
+            ConnectionAttempts.interleave(mixed, preferring: .inet6).map(\.host) == [
+                "fd00::1", "10.0.0.1", "fd00::2", "10.0.0.2", "10.0.0.3"
+            ])
         #expect(ConnectionAttempts.interleave(v4, preferring: .inet6).map(\.host) == ["10.0.0.1", "10.0.0.2", "10.0.0.3"])
     }
 
@@ -105,13 +115,17 @@ import TestSupport
         let stuck = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(stuck) }
         var address = try #require(SocketAddress(ipAddress: "127.0.0.1", port: 0)).sockaddrData
-        let bound = address.withUnsafeMutableBytes { bind(stuck, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) }
+        let bound = address.withUnsafeMutableBytes {
+            bind(stuck, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
+        }
         #expect(bound == 0 && listen(stuck, 0) == 0)
         let stuckAddress = try #require(SocketAddress.read(stuck, getsockname))
         let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(filler) }
         address = stuckAddress.sockaddrData
-        #expect(address.withUnsafeBytes { Glibc.connect(filler, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) } == 0)
+        #expect(
+            address.withUnsafeBytes { Glibc.connect(filler, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) }
+                == 0)
 
         let pair = try LoopbackPair(host: "::1")
         defer { pair.close() }
@@ -129,7 +143,8 @@ import TestSupport
         defer { pair.close() }
         pair.client.isIPv6Enabled = false
         try pair.client.connect(toHost: "::1", onPort: pair.port, withTimeout: 5)
-        #expect(try await pair.clientDelegate.events.next()
+        #expect(
+            try await pair.clientDelegate.events.next()
                 == .disconnected(.badConfig("no address of an enabled family (IPv4 on, IPv6 off)")))
         pair.client.isIPv4Enabled = false
         #expect(throws: SocketError.badConfig("Both IPv4 and IPv6 have been disabled. Must enable at least one protocol first.")) {
@@ -147,13 +162,15 @@ import TestSupport
         let stuck = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(stuck) }
         var any = try #require(SocketAddress(ipAddress: "127.0.0.1", port: 0)).sockaddrData
-        #expect(any.withUnsafeMutableBytes { bind(stuck, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) } == 0)
+        #expect(
+            any.withUnsafeMutableBytes { bind(stuck, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) } == 0)
         #expect(listen(stuck, 0) == 0)
         let port = try #require(SocketAddress.read(stuck, getsockname)).port
         let filler = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(filler) }
         any = try #require(SocketAddress(ipAddress: "127.0.0.1", port: port)).sockaddrData
-        #expect(any.withUnsafeBytes { Glibc.connect(filler, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) } == 0)
+        #expect(
+            any.withUnsafeBytes { Glibc.connect(filler, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) } == 0)
         try socket.connect(toHost: "localhost", onPort: port, withTimeout: 2)
         await clock.advance(by: .zero)  // the connect has started: its timeout runs from now
         await clock.advance(by: .milliseconds(1999))
@@ -183,7 +200,7 @@ import TestSupport
                 continuation.resume(returning: [
                     get(SOL_SOCKET, SO_KEEPALIVE), get(Int32(IPPROTO_TCP), TCP_KEEPIDLE),
                     get(Int32(IPPROTO_TCP), TCP_KEEPINTVL), get(Int32(IPPROTO_TCP), TCP_KEEPCNT),
-                    get(SOL_SOCKET, SO_RCVBUF) >= 65536 ? 1 : 0, lingerValue.l_onoff, lingerValue.l_linger,
+                    get(SOL_SOCKET, SO_RCVBUF) >= 65536 ? 1 : 0, lingerValue.l_onoff, lingerValue.l_linger
                 ])
             }
         }

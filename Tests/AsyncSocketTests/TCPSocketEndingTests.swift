@@ -62,9 +62,10 @@ import TestSupport
         #expect(try await pair.serverDelegate.events.next().description == "readPartial(5, tag: 1)")
         pair.client.disconnect()
         let events = try await pair.serverDelegate.events.next(2)
-        #expect(events.map(\.description) == [
-            #"willDisconnect(unread: "hello", unsentTags: [])"#, "disconnected(socket closed by remote peer)",
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"willDisconnect(unread: "hello", unsentTags: [])"#, "disconnected(socket closed by remote peer)"
+            ])
     }
 
     @Test func writesThatDidNotGoOutAreReportedByTag() async throws {
@@ -94,9 +95,10 @@ import TestSupport
         pair.client.write(Data("too late".utf8), withTimeout: 5, tag: 5)
         #expect(try await pair.clientDelegate.events.next() == .rejectedWrite(tag: 5, .writeStreamClosed))
         let serverEvents = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
-        #expect(serverEvents.map(\.description) == [
-            #"read("request\n", tag: 1)"#, "rejectedRead(tag: 2, socket closed by remote peer)", "readStreamClosed",
-        ])
+        #expect(
+            serverEvents.map(\.description) == [
+                #"read("request\n", tag: 1)"#, "rejectedRead(tag: 2, socket closed by remote peer)", "readStreamClosed"
+            ])
         // The bytes of the unfinished read are still there for a read of what is available.
         server.readData(withTimeout: -1, tag: 3)
         #expect(try await pair.serverDelegate.events.next().description == #"read("partial", tag: 3)"#)

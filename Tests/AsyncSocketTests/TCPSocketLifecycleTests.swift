@@ -28,12 +28,13 @@ import TestSupport
         let server = TCPSocket(delegate: delegate, delegateQueue: nil)
         try server.accept(onInterface: "127.0.0.1", port: 0)
         let port = server.localPort
-        let listening = try #require((0..<Int32(4096)).first { fd in
-            var accepting: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0 && accepting == 1
-                && SocketAddress.read(fd, getsockname)?.port == port
-        })
+        let listening = try #require(
+            (0..<Int32(4096)).first { fd in
+                var accepting: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0 && accepting == 1
+                    && SocketAddress.read(fd, getsockname)?.port == port
+            })
         let copy = dup(listening)
         defer { close(copy) }
         server.disconnect()
@@ -90,10 +91,11 @@ import TestSupport
         // Only now queue the reads: the bytes and the FIN are both waiting.
         for tag in 1...3 { accepted.readData(to: TCPSocket.lfData, withTimeout: -1, tag: tag) }
         let events = try await pair.serverDelegate.events.next(4)
-        #expect(events.map(\.description) == [
-            #"read("a\n", tag: 1)"#, #"read("b\n", tag: 2)"#, #"read("c\n", tag: 3)"#,
-            "disconnected(socket closed by remote peer)",
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"read("a\n", tag: 1)"#, #"read("b\n", tag: 2)"#, #"read("c\n", tag: 3)"#,
+                "disconnected(socket closed by remote peer)"
+            ])
     }
 
     @Test func readToDataOverItsMaximumLengthFailsWithReadMaxedOut() async throws {
@@ -105,11 +107,12 @@ import TestSupport
         // Exactly 8 bytes with the delimiter is accepted; 9 without one is not.
         pair.client.write(Data("123456\r\n123456789".utf8), withTimeout: -1, tag: 0)
         let events = try await pair.serverDelegate.events.next(3)
-        #expect(events.map(\.description) == [
-            #"read("123456\r\n", tag: 1)"#,
-            #"willDisconnect(unread: "123456789", unsentTags: [])"#,
-            "disconnected(read reached its maximum length of 8 bytes without the delimiter)",
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"read("123456\r\n", tag: 1)"#,
+                #"willDisconnect(unread: "123456789", unsentTags: [])"#,
+                "disconnected(read reached its maximum length of 8 bytes without the delimiter)"
+            ])
     }
 
     @Test func connectsOverIPv6AndThroughTheNameLocalhost() async throws {

@@ -47,11 +47,13 @@ import TestSupport
 
     @Test func tenThousandMessagesInABurstArriveCompleteAndInOrder() async throws {
         let count = 10_000
-        let pair = try LoopbackPair(onAccept: { socket in
-            socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 0)
-        }, onServerRead: { socket, _, tag in
-            socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: tag + 1)
-        })
+        let pair = try LoopbackPair(
+            onAccept: { socket in
+                socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 0)
+            },
+            onServerRead: { socket, _, tag in
+                socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: tag + 1)
+            })
         defer { pair.close() }
         _ = try await pair.connect()
         for index in 0..<count {
@@ -60,7 +62,8 @@ import TestSupport
         for index in 0..<count {
             let event = try await pair.serverDelegate.events.next()
             guard case .read(let data, let tag) = event, tag == index,
-                  String(decoding: data, as: UTF8.self) == "message \(index)\n" else {
+                String(decoding: data, as: UTF8.self) == "message \(index)\n"
+            else {
                 Issue.record("message \(index): got \(event)")
                 return
             }

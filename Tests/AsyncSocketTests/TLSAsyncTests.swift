@@ -6,7 +6,9 @@ import TestSupport
 /// TLS through the async API: `connect(…, tls:)`, ``TCPConnection/startTLS(_:evaluatingTrust:)`` and a
 /// listener with ``TCPListener/Options/tls``.
 @Suite struct TLSAsyncTests {
-    private func listener(_ files: TestCertificates, alpn: [String] = [], certificate: String? = nil, key: String? = nil) async throws -> TCPListener {
+    private func listener(
+        _ files: TestCertificates, alpn: [String] = [], certificate: String? = nil, key: String? = nil
+    ) async throws -> TCPListener {
         var options = TCPListener.Options()
         var settings = TLSTests.serverSettings(files, certificate: certificate, key: key)
         settings.applicationProtocols = alpn
@@ -29,8 +31,9 @@ import TestSupport
         settings.trustRoots = .files([files.caCertificate])
         settings.applicationProtocols = ["chat/1", "chat/2"]
         async let accepted = accept(listener)
-        let client = try await TCPConnection.connect(toHost: "localhost", port: listener.port, timeout: .seconds(5), tls: settings,
-                                                     options: .init(isIPv6Enabled: false))
+        let client = try await TCPConnection.connect(
+            toHost: "localhost", port: listener.port, timeout: .seconds(5), tls: settings,
+            options: .init(isIPv6Enabled: false))
         let server = try await accepted
         #expect(client.isSecure)
         #expect(client.tlsProtocolVersion == "TLSv1.3")
@@ -125,8 +128,9 @@ import TestSupport
         defer { Task { await listener.close() } }
         async let accepted = accept(listener)
         await #expect(throws: SocketError.tls(.hostnameMismatch(expected: "example.com"))) {
-            _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-                                                tls: TLSTests.clientSettings(files, peerName: "example.com"))
+            _ = try await TCPConnection.connect(
+                toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+                tls: TLSTests.clientSettings(files, peerName: "example.com"))
         }
         let server = try await accepted
         await #expect(throws: SocketError.self) { try await server.waitUntilSecure() }

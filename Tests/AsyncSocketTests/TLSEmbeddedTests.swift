@@ -94,7 +94,7 @@ private let patterns: [(String, [Int])] = [
     ("everything glued in one read", [Int.max]),
     ("a header's 5 bytes, then the rest of a record", [5, 16_401]),
     ("cuts one byte off the record boundaries", [4, 16_403, 2]),
-    ("uneven sizes", [3, 1_000, 7, 17_000, 64, 2]),
+    ("uneven sizes", [3, 1_000, 7, 17_000, 64, 2])
 ]
 
 @Suite struct TLSEmbeddedTests {
@@ -116,11 +116,14 @@ private let patterns: [(String, [Int])] = [
         let frame = Data([0, 0, 0, 5]) + Data("frame".utf8)
         tls.socket.readData(toLength: UInt(big.count), withTimeout: -1, tag: 1)
         tls.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 2)
-        tls.socket.read(.consuming({ bytes in
-            guard bytes.count >= 18 else { return .needMoreData(consumed: 0) }
-            consumed.withLock { $0 = Data(bytes.prefix(18)) }
-            return .complete(consumed: 18)
-        }, maxLength: 0), timeout: -1, tag: 3) { result in
+        tls.socket.read(
+            .consuming(
+                { bytes in
+                    guard bytes.count >= 18 else { return .needMoreData(consumed: 0) }
+                    consumed.withLock { $0 = Data(bytes.prefix(18)) }
+                    return .complete(consumed: 18)
+                }, maxLength: 0), timeout: -1, tag: 3
+        ) { result in
             if case .failure(let error) = result { Issue.record("the consuming read failed: \(error)") }
         }
         tls.socket.readData(withTimeout: -1, maxLength: 3, tag: 4)

@@ -107,15 +107,18 @@ import TestSupport
 
     @Test func aClientRefusesAServerWhoseCertificateNamesAnotherHost() async throws {
         let files = try await TestCertificates.shared()
-        let error = try await handshakeError(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "example.com"))
+        let error = try await handshakeError(
+            files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "example.com"))
         #expect(error == .tls(.hostnameMismatch(expected: "example.com")))
     }
 
     @Test func anIPAddressIsCheckedAgainstTheCertificatesAddresses() async throws {
         let files = try await TestCertificates.shared()
-        let (client, _) = try await handshake(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.1"))
+        let (client, _) = try await handshake(
+            files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.1"))
         #expect(client == .secured)
-        let error = try await handshakeError(files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.2"))
+        let error = try await handshakeError(
+            files, server: Self.serverSettings(files), client: Self.clientSettings(files, peerName: "127.0.0.2"))
         #expect(error == .tls(.hostnameMismatch(expected: "127.0.0.2")))
     }
 
@@ -212,9 +215,11 @@ import TestSupport
             defer { client.disconnect() }
             try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
             // The last round's connection ends meanwhile: its events are skipped.
-            guard case .accepted(let accepted) = try await serverDelegate.events.first(where: {
-                if case .accepted = $0 { return true } else { return false }
-            }) else { return }
+            guard
+                case .accepted(let accepted) = try await serverDelegate.events.first(where: {
+                    if case .accepted = $0 { return true } else { return false }
+                })
+            else { return }
             defer { accepted.disconnect() }
             accepted.startTLS(server)
             client.startTLS(Self.clientSettings(files))
@@ -271,7 +276,7 @@ import TestSupport
         defer { pair.close() }
         let accepted = try await pair.connect()
         pair.client.autoDisconnectOnClosedReadStream = false  // the client half-closes and waits
-        accepted.autoDisconnectOnClosedReadStream = false     // half-close allowed on the server too
+        accepted.autoDisconnectOnClosedReadStream = false  // half-close allowed on the server too
         accepted.startTLS(Self.serverSettings(files))
         pair.client.write(Data([0x16, 0x03, 0x01, 0x02, 0x00]), withTimeout: 5, tag: 1)
         pair.client.closeWriteStreamAfterWriting()
@@ -298,7 +303,9 @@ import TestSupport
 
     /// Runs a handshake between `server` and `client` settings; returns each side's first event
     /// (`.secured`, or the disconnect with its error).
-    private func handshake(_ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration) async throws -> (SocketEvent, SocketEvent) {
+    private func handshake(
+        _ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration
+    ) async throws -> (SocketEvent, SocketEvent) {
         let pair = try LoopbackPair()
         defer { pair.close() }
         let accepted = try await pair.connect()
@@ -313,7 +320,8 @@ import TestSupport
     }
 
     /// The client's error from a handshake that must fail.
-    private func handshakeError(_ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration) async throws -> SocketError? {
+    private func handshakeError(_ files: TestCertificates, server: TLSConfiguration, client: TLSConfiguration) async throws -> SocketError?
+    {
         let (event, _) = try await handshake(files, server: server, client: client)
         guard case .disconnected(let error) = event else {
             Issue.record("the handshake did not fail: \(event)")

@@ -31,7 +31,11 @@ import TestSupport
             #expect(try await client.next() == .sent(tag: tag))
             let received = try await server.next()
             #expect(received.receivedData?.count == length)
-            #expect(received == .received(Data(data), from: try #require(SocketAddress(ipAddress: "127.0.0.1", port: client.socket.localPortIPv4)), context: nil))
+            #expect(
+                received
+                    == .received(
+                        Data(data), from: try #require(SocketAddress(ipAddress: "127.0.0.1", port: client.socket.localPortIPv4)),
+                        context: nil))
         }
     }
 

@@ -165,7 +165,11 @@ import TestSupport
 
     @Test func receivingBeforeBindingIsABadConfiguration() throws {
         let socket = RecordedUDPSocket()
-        #expect(throws: SocketError.badConfig("Must bind socket before you can receive data. You can do this explicitly via bind, or implicitly via connect or by sending data.")) {
+        #expect(
+            throws: SocketError.badConfig(
+                "Must bind socket before you can receive data. You can do this explicitly via bind, or implicitly via connect or by sending data."
+            )
+        ) {
             try socket.socket.receiveOnce()
         }
         #expect(socket.socket.isClosed)

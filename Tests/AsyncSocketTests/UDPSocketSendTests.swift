@@ -72,9 +72,10 @@ import TestSupport
         for tag in 1...3 { sender.socket.send(Data("held".utf8), to: destination, withTimeout: -1, tag: tag) }
         #expect(try await held.asked.next() == 1)
         sender.socket.close()
-        #expect(try await sender.delegate.events.next(4) == [
-            .notSent(tag: 1, .connectionClosed), .notSent(tag: 2, .connectionClosed), .notSent(tag: 3, .connectionClosed), .closed(nil),
-        ])
+        #expect(
+            try await sender.delegate.events.next(4) == [
+                .notSent(tag: 1, .connectionClosed), .notSent(tag: 2, .connectionClosed), .notSent(tag: 3, .connectionClosed), .closed(nil)
+            ])
         held.release()
         #expect(sender.socket.isClosed)
         receiver.settle()
@@ -227,7 +228,9 @@ import TestSupport
             _ = withLoopbackAddress(port: 9) { connect(descriptor, $0, $1) }
             var address = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
             fd = descriptor
             port = UInt16(bigEndian: address.sin_port)
             try #require(port != 0)
@@ -268,9 +271,10 @@ import TestSupport
         _ = try await client.next()
         try client.socket.beginReceiving()
         client.socket.send(Data("knock".utf8), withTimeout: 5, tag: 1)
-        #expect(try await client.delegate.events.next(2) == [
-            .sent(tag: 1), .notReceived(from: nil, .connectionRefused(operation: "recvmmsg", errno: ECONNREFUSED)),
-        ])
+        #expect(
+            try await client.delegate.events.next(2) == [
+                .sent(tag: 1), .notReceived(from: nil, .connectionRefused(operation: "recvmmsg", errno: ECONNREFUSED))
+            ])
         #expect(!client.socket.isClosed)
         client.socket.send(Data("again".utf8), withTimeout: 5, tag: 2)
         #expect(try await client.next() == .sent(tag: 2))
@@ -291,8 +295,10 @@ import TestSupport
         sender.socket.send(Data("by name".utf8), toHost: "localhost", port: receiver.socket.localPort, withTimeout: 5, tag: 1)
         #expect(try await sender.next() == .sent(tag: 1))
         let hasIPv6 = try Resolver.resolve(host: "localhost", port: 0).contains { $0.isIPv6 }
-        let from = hasIPv6 ? SocketAddress(ipAddress: "::1", port: sender.socket.localPortIPv6)
-                           : SocketAddress(ipAddress: "127.0.0.1", port: sender.socket.localPortIPv4)
+        let from =
+            hasIPv6
+            ? SocketAddress(ipAddress: "::1", port: sender.socket.localPortIPv6)
+            : SocketAddress(ipAddress: "127.0.0.1", port: sender.socket.localPortIPv4)
         #expect(try await receiver.next() == .received(Data("by name".utf8), from: try #require(from), context: nil))
     }
 }

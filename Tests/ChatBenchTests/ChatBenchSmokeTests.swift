@@ -108,8 +108,12 @@ import Testing
     }
 
     @Test func optionsParseAndRefuseWhatDoesNotFit() throws {
-        let throughput = try ThroughputOptions.parse(["--server", "127.0.0.1:9", "--senders", "8", "--messages", "50_000", "--window", "64", "--receivers", "shared"])
-        #expect(throughput.server == ServerAddress(host: "127.0.0.1", port: 9) && throughput.senders == 8 && throughput.messages == 50_000 && throughput.window == 64)
+        let throughput = try ThroughputOptions.parse([
+            "--server", "127.0.0.1:9", "--senders", "8", "--messages", "50_000", "--window", "64", "--receivers", "shared"
+        ])
+        #expect(
+            throughput.server == ServerAddress(host: "127.0.0.1", port: 9) && throughput.senders == 8 && throughput.messages == 50_000
+                && throughput.window == 64)
         #expect(throughput.receivers == .shared)
         #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--receivers", "all"]) }
         #expect(throws: ArgumentError.self) { try ThroughputOptions.parse(["--server", "127.0.0.1:0"]) }
@@ -124,4 +128,3 @@ import Testing
         #expect(ProcessTimes.cpuSeconds(inStat: stat, ticksPerSecond: 100) == 3.0)
     }
 }
-

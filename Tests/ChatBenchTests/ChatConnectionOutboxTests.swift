@@ -47,8 +47,10 @@ private final class RecordingChatServer: TCPSocketDelegate, @unchecked Sendable 
         newSocket.readFrames(using: SocketFrameDecoder(decoder)) { [self] socket, frame in
             guard let message = try? codec.message(from: frame) else { return }
             messages.record(message)
-            if case .v2(.login(let name, _, _, _, _, _)) = message, let answer = try? codec.encode(
-                .v2(.loginAccepted(name: name, online: [], onlineCount: 0, resumeToken: "T\(number)", stored: true))) {
+            if case .v2(.login(let name, _, _, _, _, _)) = message,
+                let answer = try? codec.encode(
+                    .v2(.loginAccepted(name: name, online: [], onlineCount: 0, resumeToken: "T\(number)", stored: true)))
+            {
                 socket.write(answer, withTimeout: -1, tag: 0)
             }
         }
@@ -102,12 +104,15 @@ private final class RecordingHandler: ChatConnectionHandler, @unchecked Sendable
             Result { () throws(SocketError) in try connection.reconnect(to: second.address, from: nil, positions: ["direct:ann bob": 1]) }
         }.get()
         let resumed = try await second.messages.next(3)
-        #expect(resumed == [
-            .v2(.login(name: "ann", password: RunTag.password, resumeToken: "T1", clientInstance: instance,
-                       positions: ["direct:ann bob": 1], presenceChanges: true)),
-            .v2(.directMessage(id: 7, to: "bob", text: "m7")),
-            .v2(.directMessage(id: 9, to: "bob", text: "m9")),
-        ])
+        #expect(
+            resumed == [
+                .v2(
+                    .login(
+                        name: "ann", password: RunTag.password, resumeToken: "T1", clientInstance: instance,
+                        positions: ["direct:ann bob": 1], presenceChanges: true)),
+                .v2(.directMessage(id: 7, to: "bob", text: "m7")),
+                .v2(.directMessage(id: 9, to: "bob", text: "m9"))
+            ])
         #expect(try await handler.events.next() == .loggedIn)
         #expect(group.loops[0].runAndWait { (connection.messagesResent, connection.outbox.count) } == (2, 2))
     }

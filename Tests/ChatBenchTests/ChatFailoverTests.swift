@@ -20,8 +20,9 @@ import Testing
                 var configuration = ChatCluster.Configuration(servers: [nats.natsURL], nodeID: "node-\(index)")
                 configuration.prefix = prefix
                 let cluster = try ChatCluster(configuration)
-                let server = ChatServer(host: "127.0.0.1", port: 0, store: cluster.store,
-                                        passwordHasher: PasswordHasher(limits: .minimum), cluster: cluster)
+                let server = ChatServer(
+                    host: "127.0.0.1", port: 0, store: cluster.store,
+                    passwordHasher: PasswordHasher(limits: .minimum), cluster: cluster)
                 try server.start()
                 return (server, cluster)
             }

@@ -92,7 +92,7 @@ import Testing
             "--server", "127.0.0.1:7001", "--server", "[::1]:7002", "--users", "10_000", "--login-rate", "500",
             "--direct-rate", "250.5", "--broadcast-rate", "2", "--duration", "30", "--protocol", "2", "--stored",
             "--heartbeat", "15", "--probe-rate", "20", "--text-bytes", "64", "--login-timeout", "300", "--drain", "5",
-            "--sources", "off", "--server-pid", "41", "--server-pid", "42", "--label", "x",
+            "--sources", "off", "--server-pid", "41", "--server-pid", "42", "--label", "x"
         ])
         #expect(options.servers == [ServerAddress(host: "127.0.0.1", port: 7001), ServerAddress(host: "::1", port: 7002)])
         #expect(options.users == 10_000 && options.loginRate == 500 && options.directRate == 250.5 && options.broadcastRate == 2)
@@ -174,7 +174,9 @@ import Testing
     @Test func errorBodiesWithCodesThisBuildDoesNotKnowAreStillCounted() {
         let body = Data(#"{"code":"rateLimited","detail":"slow down","id":17,"retryAfter":2}"#.utf8)
         #expect(ServerEvent.looseError(body: body) == .error(code: "rateLimited", detail: "slow down", id: 17))
-        #expect(ServerEvent.looseError(body: Data(#"{"code":"nameTaken","detail":"x"}"#.utf8)) == .error(code: "nameTaken", detail: "x", id: nil))
+        #expect(
+            ServerEvent.looseError(body: Data(#"{"code":"nameTaken","detail":"x"}"#.utf8))
+                == .error(code: "nameTaken", detail: "x", id: nil))
         #expect(ServerEvent.looseError(body: Data("[1]".utf8)) == nil && ServerEvent.looseError(body: Data("{".utf8)) == nil)
         // presence, onlineUsers, presenceChanges and history are skipped by code, undecoded.
         for code: UInt16 in [0x0013, 0x0018, 0x0019, 0x001A, 0x001B, 0x00EE] { #expect(!ServerEvent.decodedCodes.contains(code)) }
@@ -183,9 +185,11 @@ import Testing
     @Test func resultsPrintAsARESULTLineAndAsJSON() {
         let fields: [(key: String, value: ResultValue)] = [
             ("mode", .text("load")), ("users", .integer(3)), ("p50_ms", .number(1.5, 3)), ("clean", .flag(true)),
-            ("label", .text("a \"b\"")), ("old", .text("12.50")),
+            ("label", .text("a \"b\"")), ("old", .text("12.50"))
         ]
         #expect(Format.jsonObject(fields) == #"{"mode":"load","users":3,"p50_ms":1.500,"clean":true,"label":"a \"b\"","old":12.50}"#)
-        #expect(Format.resultLine(fields.map { ($0.key, $0.value.plain) }) == #"RESULT mode=load users=3 p50_ms=1.500 clean=yes label=a_"b" old=12.50"#)
+        #expect(
+            Format.resultLine(fields.map { ($0.key, $0.value.plain) })
+                == #"RESULT mode=load users=3 p50_ms=1.500 clean=yes label=a_"b" old=12.50"#)
     }
 }

@@ -78,8 +78,9 @@ import TestSupport
         let events = EventRecorder<String>()
         let screen = try TerminalUI(prompt: "> ", input: terminal.slave, output: terminal.slave)
         screen.setStatus { _ in "[status one]" }
-        try screen.start(onLine: { events.record("line \($0)") }, onEndOfInput: { events.record("end") },
-                         onSignal: { events.record("signal \($0)") })
+        try screen.start(
+            onLine: { events.record("line \($0)") }, onEndOfInput: { events.record("end") },
+            onSignal: { events.record("signal \($0)") })
         try await terminal.waitForOutput("[status one]\r\n")
         try await terminal.waitForOutput("> ")
         // Edit mode: no echo by the terminal, no line buffering.
@@ -147,8 +148,9 @@ import TestSupport
         let counting = try CountingHandler(for: SIGTERM)  // SIGTERM's handler before the screen's
         defer { counting.remove() }
         let previous = Self.handlers()
-        try screen.start(onLine: { events.record("line \($0)") }, onEndOfInput: { events.record("end") },
-                         onSignal: { events.record("signal \($0)") })
+        try screen.start(
+            onLine: { events.record("line \($0)") }, onEndOfInput: { events.record("end") },
+            onSignal: { events.record("signal \($0)") })
         try await terminal.waitForOutput("> ")
         #expect(Self.handlers() != previous)
         Self.raiseOnThisThread(SIGINT)

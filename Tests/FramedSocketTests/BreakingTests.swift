@@ -64,9 +64,10 @@ import TestSupport
         }
         pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: 5, tag: 0)
         #expect(try await received.next(2) == ["first one", "every two"])
-        #expect(try await pair.serverDelegate.events.next(2) == [
-            .willDisconnect(unread: Self.lengthPrefixed(["three"]), unsentTags: []), .disconnected(nil),
-        ])
+        #expect(
+            try await pair.serverDelegate.events.next(2) == [
+                .willDisconnect(unread: Self.lengthPrefixed(["three"]), unsentTags: []), .disconnected(nil)
+            ])
     }
 
     /// Pausing leaves the rest buffered; calling readFrames again delivers it from the buffer, then
@@ -106,7 +107,13 @@ import TestSupport
             server.readFrame(using: frames, withTimeout: -1) { result in
                 guard case .success(let frame) = result else { return received.record("\(result)") }
                 // The fourth frame's completion queues a plain read instead: it takes the bytes after it.
-                if count.withLock({ $0 += 1; return $0 }) < 4 { next() } else { server.readData(toLength: 2, withTimeout: -1, tag: 7) }
+                if count.withLock({
+                    $0 += 1; return $0
+                }) < 4 {
+                    next()
+                } else {
+                    server.readData(toLength: 2, withTimeout: -1, tag: 7)
+                }
                 received.record(String(decoding: frame, as: UTF8.self))
             }
         }
@@ -138,8 +145,11 @@ import TestSupport
         pair.client.lingerSeconds = 0
         pair.client.disconnect()  // an RST
         let events = try await pair.serverDelegate.events.next(2)
-        #expect(events == [.willDisconnect(unread: Self.lengthPrefixed(["late"]), unsentTags: []),
-                           .disconnected(.connectionReset(operation: "read", errno: ECONNRESET))])
+        #expect(
+            events == [
+                .willDisconnect(unread: Self.lengthPrefixed(["late"]), unsentTags: []),
+                .disconnected(.connectionReset(operation: "read", errno: ECONNRESET))
+            ])
         let result = EventRecorder<String>()
         server.readFrame(using: Self.lp4(), withTimeout: -1) { outcome in
             switch outcome {

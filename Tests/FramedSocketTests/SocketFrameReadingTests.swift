@@ -66,14 +66,17 @@ import TestSupport
         let server = try await pair.connect()
         let encoder = SevenByteHeaderFrameEncoder()
         let long = Data(String(repeating: "compress me ", count: 200).utf8)
-        try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder, withTimeout: 5, tag: 1)
-        try pair.client.writeFrame(SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder, withTimeout: 5, tag: 2)
+        try pair.client.writeFrame(
+            SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder, withTimeout: 5, tag: 1)
+        try pair.client.writeFrame(
+            SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder, withTimeout: 5, tag: 2)
         let received = EventRecorder<SevenByteHeaderFrame>()
         server.readFrames(using: frames) { _, frame in received.record(frame) }
-        #expect(try await received.next(2) == [
-            SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)),
-            SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long),
-        ])
+        #expect(
+            try await received.next(2) == [
+                SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)),
+                SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long)
+            ])
     }
 
     /// Regression: a frame larger than `maxBufferedReadBytes` (1 MiB) stalled when reading paused at
@@ -109,10 +112,11 @@ import TestSupport
         pair.client.write(bytes, withTimeout: 5, tag: 0)
         #expect(try await received.next(2) == ["fine", "also fine"])
         let events = try await pair.serverDelegate.events.next(2)
-        #expect(events.map(\.description) == [
-            #"willDisconnect(unread: "\0\0\u{01}\0", unsentTags: [])"#,
-            "disconnected(decoding failed: frame of 260 bytes exceeds the maximum frame length of 100 bytes)",
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"willDisconnect(unread: "\0\0\u{01}\0", unsentTags: [])"#,
+                "disconnected(decoding failed: frame of 260 bytes exceeds the maximum frame length of 100 bytes)"
+            ])
         guard case .disconnected(.decodingFailed(let failure)?) = events[1] else {
             Issue.record("got \(events[1])")
             return
@@ -163,10 +167,11 @@ import TestSupport
         bytes.append(try encoder.encode(SevenByteHeaderFrame(version: 1, functionCode: 2, body: Data(#"{"b":2}"#.utf8))))
         pair.client.write(bytes, withTimeout: 5, tag: 0)
         let events = try await pair.serverDelegate.events.next(4)
-        #expect(events.map(\.description) == [
-            #"read("\0\u{01}\0\u{01}\0\0\u{07}", tag: 1)"#, #"read("{\"a\":1}", tag: 2)"#,
-            #"read("\0\u{01}\0\u{02}\0\0\u{07}", tag: 1)"#, #"read("{\"b\":2}", tag: 2)"#,
-        ])
+        #expect(
+            events.map(\.description) == [
+                #"read("\0\u{01}\0\u{01}\0\0\u{07}", tag: 1)"#, #"read("{\"a\":1}", tag: 2)"#,
+                #"read("\0\u{01}\0\u{02}\0\0\u{07}", tag: 1)"#, #"read("{\"b\":2}", tag: 2)"#
+            ])
     }
 
     @Test func asyncFramesAndSend() async throws {

@@ -10,7 +10,9 @@ import TestSupport
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/chat-chaos.sh").path
 
-    @Test(arguments: ["server-kill", "server-freeze", "sender-blackhole", "recipient-offline", "recipient-kill", "node-kill", "nats-restart"])
+    @Test(arguments: [
+        "server-kill", "server-freeze", "sender-blackhole", "recipient-offline", "recipient-kill", "node-kill", "nats-restart"
+    ])
     func nothingIsLostDuplicatedOrReordered(scenario: String) async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["CHAT_CHAOS_BIN"] = URL(fileURLWithPath: ChildProcess.productPath("im-server")).deletingLastPathComponent().path
@@ -21,9 +23,11 @@ import TestSupport
         // in turn for dead (the failover resend's replies did not count then, see
         // LongLinkClientTests.anyMessageAfterAHeartbeatKeepsTheLinkUpUntilASilentInterval).
         let heartbeat = ["node-kill", "nats-restart"].contains(scenario) ? "2" : "0.5"
-        let chaos = try ChildProcess("/bin/bash", [
-            Self.script, "--messages", "300", "--rate", "300", "--freeze", "2", "--hole", "2", "--heartbeat", heartbeat, scenario,
-        ], environment: environment)
+        let chaos = try ChildProcess(
+            "/bin/bash",
+            [
+                Self.script, "--messages", "300", "--rate", "300", "--freeze", "2", "--hole", "2", "--heartbeat", heartbeat, scenario
+            ], environment: environment)
         defer { chaos.stop() }
         let line = try await chaos.lines.next(within: .seconds(60))
         #expect(line.hasPrefix("\(scenario): PASS received 300/300, duplicates 0, out of order 0, sender exit 0 ("), "\(line)")

@@ -23,7 +23,7 @@ import TestSupport
         .delivery(from: "ann", text: "hi", isDirect: true),
         .presence(name: "bob", online: false),
         .heartbeat, .heartbeatAck,
-        .error(code: .unknownRecipient, detail: "no user named zed has ever logged in"),
+        .error(code: .unknownRecipient, detail: "no user named zed has ever logged in")
     ])
     func everyMessageSurvivesARoundTrip(_ message: ChatMessage) throws {
         #expect(try roundTrip(message) == message)
@@ -70,12 +70,17 @@ import TestSupport
             }
         }
         #expect(reason(1, 0x0011, #"{"txt":1}"#) == #"malformed body of a broadcast message (function code 0x0011): missing key "text""#)
-        #expect(reason(1, 0x0010, #"{"to":1,"text":"x"}"#) == #"malformed body of a directMessage message (function code 0x0010): "to" is not a string"#)
+        #expect(
+            reason(1, 0x0010, #"{"to":1,"text":"x"}"#)
+                == #"malformed body of a directMessage message (function code 0x0010): "to" is not a string"#)
         #expect(reason(1, 0x0001, "GET / HTTP/1.1") == "malformed body of a login message (function code 0x0001): not JSON")
         #expect(reason(1, 0x0001, "[]") == "malformed body of a login message (function code 0x0001): the body is not an object")
-        #expect(reason(2, 0x0001, #"{"name":"ann","client":"00000000000000000000000000000000","positions":{"room":"x"}}"#)
+        #expect(
+            reason(2, 0x0001, #"{"name":"ann","client":"00000000000000000000000000000000","positions":{"room":"x"}}"#)
                 == #"malformed body of a login message (function code 0x0001): "positions.room" is not a number"#)
-        #expect(reason(1, 0x0010, #"{"to":null,"text":"x"}"#) == #"malformed body of a directMessage message (function code 0x0010): "to" is null, not a string"#)
+        #expect(
+            reason(1, 0x0010, #"{"to":null,"text":"x"}"#)
+                == #"malformed body of a directMessage message (function code 0x0010): "to" is null, not a string"#)
     }
 
     @Test func theDecoderAcceptsVersions1And2EachWithItsFunctionCodesAtTheHeader() throws {
@@ -116,7 +121,7 @@ import TestSupport
     @Test(.cpuBound) func messagesDecodeHoweverTheStreamIsCut() throws {
         let messages: [ChatMessage] = [
             .login(name: "ann", resumeToken: nil), .heartbeat,
-            .broadcast(text: String(repeating: "x", count: 2000)), .directMessage(to: "b", text: "c"),
+            .broadcast(text: String(repeating: "x", count: 2000)), .directMessage(to: "b", text: "c")
         ]
         var bytes: [UInt8] = []
         var frames: [SevenByteHeaderFrame] = []
@@ -160,7 +165,8 @@ import TestSupport
         let stored = try ServerOptions(arguments: ["--store", "/tmp/x.sqlite", "--store-sync", "full"])
         #expect(stored.store == "/tmp/x.sqlite" && stored.storeSync == .full)
         #expect(defaults.retention == .keepEverything)
-        #expect(try ServerOptions(arguments: ["--retain-messages", "100", "--retain-days", "0.5"]).retention
+        #expect(
+            try ServerOptions(arguments: ["--retain-messages", "100", "--retain-days", "0.5"]).retention
                 == RetentionPolicy(maxMessagesPerConversation: 100, maxAge: .seconds(43_200)))
         #expect(throws: UsageError(description: "--store-sync: normal or full, not sometimes\n\(ServerOptions.usage)")) {
             try ServerOptions(arguments: ["--store-sync", "sometimes"])
@@ -173,7 +179,10 @@ import TestSupport
         }
         #expect(defaults.logLevel == .info)
         #expect(try ServerOptions(arguments: ["--log-level", "warning"]).logLevel == .warning)
-        #expect(throws: UsageError(description: "--log-level: one of trace, debug, info, notice, warning, error, critical, not loud\n\(ServerOptions.usage)")) {
+        #expect(
+            throws: UsageError(
+                description: "--log-level: one of trace, debug, info, notice, warning, error, critical, not loud\n\(ServerOptions.usage)")
+        ) {
             try ServerOptions(arguments: ["--log-level", "loud"])
         }
     }

@@ -15,19 +15,30 @@ import TestSupport
 
     /// Every version 2 message with its exact JSON body (sorted keys, as the codec writes them).
     static let bodies: [(ChatMessageV2, String)] = [
-        (.login(name: "ann", password: "secret", resumeToken: nil, clientInstance: client,
+        (
+            .login(
+                name: "ann", password: "secret", resumeToken: nil, clientInstance: client,
                 positions: ["room": 12, "direct:ann bob": 3]),
-         #"{"client":"0123456789abcdef0123456789abcdef","name":"ann","password":"secret","positions":{"direct:ann bob":3,"room":12}}"#),
-        (.login(name: "ann", password: nil, resumeToken: "T", clientInstance: client, positions: [:]),
-         #"{"client":"0123456789abcdef0123456789abcdef","name":"ann","positions":{},"resumeToken":"T"}"#),
-        (.loginAccepted(name: "ann", online: ["bob"], onlineCount: 1, resumeToken: "T", stored: true),
-         #"{"name":"ann","online":["bob"],"onlineCount":1,"resumeToken":"T","stored":true}"#),
+            #"{"client":"0123456789abcdef0123456789abcdef","name":"ann","password":"secret","positions":{"direct:ann bob":3,"room":12}}"#
+        ),
+        (
+            .login(name: "ann", password: nil, resumeToken: "T", clientInstance: client, positions: [:]),
+            #"{"client":"0123456789abcdef0123456789abcdef","name":"ann","positions":{},"resumeToken":"T"}"#
+        ),
+        (
+            .loginAccepted(name: "ann", online: ["bob"], onlineCount: 1, resumeToken: "T", stored: true),
+            #"{"name":"ann","online":["bob"],"onlineCount":1,"resumeToken":"T","stored":true}"#
+        ),
         (.directMessage(id: 17, to: "bob", text: "hi"), #"{"id":17,"text":"hi","to":"bob"}"#),
         (.broadcast(id: 18, text: "hi all"), #"{"id":18,"text":"hi all"}"#),
-        (.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob", sequence: 5, time: time),
-         #"{"conversation":"direct:ann bob","direct":true,"from":"ann","seq":5,"text":"hi","time":1700000000123}"#),
-        (.delivery(from: "ann", text: "hi all", isDirect: false, conversation: "room", sequence: nil, time: time),
-         #"{"conversation":"room","direct":false,"from":"ann","text":"hi all","time":1700000000123}"#),
+        (
+            .delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob", sequence: 5, time: time),
+            #"{"conversation":"direct:ann bob","direct":true,"from":"ann","seq":5,"text":"hi","time":1700000000123}"#
+        ),
+        (
+            .delivery(from: "ann", text: "hi all", isDirect: false, conversation: "room", sequence: nil, time: time),
+            #"{"conversation":"room","direct":false,"from":"ann","text":"hi all","time":1700000000123}"#
+        ),
         (.presence(name: "bob", online: false), #"{"name":"bob","online":false}"#),
         (.heartbeat, "{}"),
         (.heartbeatAck, "{}"),
@@ -36,15 +47,23 @@ import TestSupport
         (.received(conversation: "direct:ann bob", upTo: 5), #"{"conversation":"direct:ann bob","seq":5}"#),
         (.receipt(conversation: "direct:ann bob", upTo: 5, by: "bob"), #"{"by":"bob","conversation":"direct:ann bob","seq":5}"#),
         (.historyRequest(conversation: "direct:ann bob", limit: 20), #"{"conversation":"direct:ann bob","limit":20}"#),
-        (.history(conversation: "room", messages: [
-            ChatHistoryEntry(sequence: 1, from: "ann", text: "hi all", time: time),
-            ChatHistoryEntry(sequence: 2, from: "bob", text: "hello", time: Date(timeIntervalSince1970: 1_700_000_001)),
-         ]),
-         #"{"conversation":"room","messages":[{"from":"ann","seq":1,"text":"hi all","time":1700000000123},{"from":"bob","seq":2,"text":"hello","time":1700000001000}]}"#),
-        (.error(code: .unknownRecipient, detail: "nobody is called zed", id: 17, retryAfter: nil),
-         #"{"code":"unknownRecipient","detail":"nobody is called zed","id":17}"#),
-        (.error(code: .throttled, detail: "too many failed logins", id: nil, retryAfter: 30),
-         #"{"code":"throttled","detail":"too many failed logins","retryAfter":30}"#),
+        (
+            .history(
+                conversation: "room",
+                messages: [
+                    ChatHistoryEntry(sequence: 1, from: "ann", text: "hi all", time: time),
+                    ChatHistoryEntry(sequence: 2, from: "bob", text: "hello", time: Date(timeIntervalSince1970: 1_700_000_001))
+                ]),
+            #"{"conversation":"room","messages":[{"from":"ann","seq":1,"text":"hi all","time":1700000000123},{"from":"bob","seq":2,"text":"hello","time":1700000001000}]}"#
+        ),
+        (
+            .error(code: .unknownRecipient, detail: "nobody is called zed", id: 17, retryAfter: nil),
+            #"{"code":"unknownRecipient","detail":"nobody is called zed","id":17}"#
+        ),
+        (
+            .error(code: .throttled, detail: "too many failed logins", id: nil, retryAfter: 30),
+            #"{"code":"throttled","detail":"too many failed logins","retryAfter":30}"#
+        )
     ]
 
     func decode(_ bytes: Data) throws -> ChatMessage? {
@@ -79,71 +98,103 @@ import TestSupport
         let v1: [(ChatMessage, UInt16, String)] = [
             (.login(name: "ann", resumeToken: nil), 0x0001, #"{"name":"ann"}"#),
             (.login(name: "ann", resumeToken: "T"), 0x0001, #"{"name":"ann","resumeToken":"T"}"#),
-            (.loginAccepted(name: "ann", online: ["bob"], onlineCount: 1, resumeToken: "T"), 0x0002,
-             #"{"name":"ann","online":["bob"],"onlineCount":1,"resumeToken":"T"}"#),
+            (
+                .loginAccepted(name: "ann", online: ["bob"], onlineCount: 1, resumeToken: "T"), 0x0002,
+                #"{"name":"ann","online":["bob"],"onlineCount":1,"resumeToken":"T"}"#
+            ),
             (.directMessage(to: "bob", text: "hi"), 0x0010, #"{"text":"hi","to":"bob"}"#),
             (.broadcast(text: "hi all"), 0x0011, #"{"text":"hi all"}"#),
             (.delivery(from: "ann", text: "hi", isDirect: true), 0x0012, #"{"direct":true,"from":"ann","text":"hi"}"#),
             (.presence(name: "bob", online: true), 0x0013, #"{"name":"bob","online":true}"#),
             (.heartbeat, 0x0020, "{}"),
             (.heartbeatAck, 0x0021, "{}"),
-            (.error(code: .nameTaken, detail: "ann is already logged in"), 0x00F0,
-             #"{"code":"nameTaken","detail":"ann is already logged in"}"#),
+            (
+                .error(code: .nameTaken, detail: "ann is already logged in"), 0x00F0,
+                #"{"code":"nameTaken","detail":"ann is already logged in"}"#
+            )
         ]
         for (message, code, json) in v1 {
             let body = Array(json.utf8)
             #expect(message.version == .v1)
-            #expect([UInt8](try codec.encode(message))
-                == [0x00, 0x01, UInt8(code >> 8), UInt8(code & 0xFF), 0x00, 0x00, UInt8(body.count)] + body)
+            #expect(
+                [UInt8](try codec.encode(message))
+                    == [0x00, 0x01, UInt8(code >> 8), UInt8(code & 0xFF), 0x00, 0x00, UInt8(body.count)] + body)
             #expect(try decode(try codec.encode(message)) == message)
         }
     }
 
     /// The same function code decodes into the case of the frame's version.
     @Test func oneCodecDecodesBothVersions() throws {
-        #expect(try codec.message(from: frame(version: 1, .directMessage, #"{"text":"hi","to":"bob"}"#))
-            == .directMessage(to: "bob", text: "hi"))
-        #expect(try codec.message(from: frame(version: 2, .directMessage, #"{"id":17,"text":"hi","to":"bob"}"#))
-            == .v2(.directMessage(id: 17, to: "bob", text: "hi")))
+        #expect(
+            try codec.message(from: frame(version: 1, .directMessage, #"{"text":"hi","to":"bob"}"#))
+                == .directMessage(to: "bob", text: "hi"))
+        #expect(
+            try codec.message(from: frame(version: 2, .directMessage, #"{"id":17,"text":"hi","to":"bob"}"#))
+                == .v2(.directMessage(id: 17, to: "bob", text: "hi")))
         // Unknown keys are ignored, as in version 1; a missing positions is {}.
-        #expect(try codec.message(from: frame(.login, #"{"name":"ann","client":"\#(Self.client)","colour":"red"}"#))
-            == .v2(.login(name: "ann", password: nil, resumeToken: nil, clientInstance: Self.client, positions: [:])))
+        #expect(
+            try codec.message(from: frame(.login, #"{"name":"ann","client":"\#(Self.client)","colour":"red"}"#))
+                == .v2(.login(name: "ann", password: nil, resumeToken: nil, clientInstance: Self.client, positions: [:])))
         #expect(ChatMessage.v2(.heartbeat).version == .v2)
         #expect(ChatMessage.v2(.stored(id: 1, conversation: "room", sequence: 1)).functionCode == .stored)
     }
 
     @Test(arguments: [
         // Ids and sequence numbers: 1 to 2^53 - 1.
-        (FunctionCode.directMessage, #"{"id":9007199254740992,"text":"hi","to":"bob"}"#,
-         ChatCodec.ProtocolError.numberOutOfRange(key: "id", value: 9_007_199_254_740_992)),
+        (
+            FunctionCode.directMessage, #"{"id":9007199254740992,"text":"hi","to":"bob"}"#,
+            ChatCodec.ProtocolError.numberOutOfRange(key: "id", value: 9_007_199_254_740_992)
+        ),
         (.directMessage, #"{"id":0,"text":"hi","to":"bob"}"#, .numberOutOfRange(key: "id", value: 0)),
         (.broadcast, #"{"id":18446744073709551615,"text":"hi"}"#, .numberOutOfRange(key: "id", value: .max)),
-        (.stored, #"{"conversation":"room","id":1,"seq":9007199254740992}"#,
-         .numberOutOfRange(key: "seq", value: 9_007_199_254_740_992)),
-        (.delivery, #"{"conversation":"room","direct":false,"from":"a","seq":1,"text":"t","time":9007199254740992}"#,
-         .numberOutOfRange(key: "time", value: 9_007_199_254_740_992)),
+        (
+            .stored, #"{"conversation":"room","id":1,"seq":9007199254740992}"#,
+            .numberOutOfRange(key: "seq", value: 9_007_199_254_740_992)
+        ),
+        (
+            .delivery, #"{"conversation":"room","direct":false,"from":"a","seq":1,"text":"t","time":9007199254740992}"#,
+            .numberOutOfRange(key: "time", value: 9_007_199_254_740_992)
+        ),
         (.received, #"{"conversation":"room","seq":0}"#, .numberOutOfRange(key: "seq", value: 0)),
-        (.error, #"{"code":"badRequest","detail":"d","id":9007199254740993}"#,
-         .numberOutOfRange(key: "id", value: 9_007_199_254_740_993)),
-        (.error, #"{"code":"throttled","detail":"d","retryAfter":9007199254740992}"#,
-         .numberOutOfRange(key: "retryAfter", value: 9_007_199_254_740_992)),
-        (.login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdef","positions":{"room":9007199254740992}}"#,
-         .numberOutOfRange(key: "positions", value: 9_007_199_254_740_992)),
+        (
+            .error, #"{"code":"badRequest","detail":"d","id":9007199254740993}"#,
+            .numberOutOfRange(key: "id", value: 9_007_199_254_740_993)
+        ),
+        (
+            .error, #"{"code":"throttled","detail":"d","retryAfter":9007199254740992}"#,
+            .numberOutOfRange(key: "retryAfter", value: 9_007_199_254_740_992)
+        ),
+        (
+            .login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdef","positions":{"room":9007199254740992}}"#,
+            .numberOutOfRange(key: "positions", value: 9_007_199_254_740_992)
+        ),
         // The client instance: exactly 32 lowercase hex digits.
-        (.login, #"{"name":"ann","client":"0123456789ABCDEF0123456789ABCDEF"}"#,
-         .invalidClientInstance("0123456789ABCDEF0123456789ABCDEF")),
-        (.login, #"{"name":"ann","client":"0123456789abcdef0123456789abcde"}"#,
-         .invalidClientInstance("0123456789abcdef0123456789abcde")),
-        (.login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdeg"}"#,
-         .invalidClientInstance("0123456789abcdef0123456789abcdeg")),
+        (
+            .login, #"{"name":"ann","client":"0123456789ABCDEF0123456789ABCDEF"}"#,
+            .invalidClientInstance("0123456789ABCDEF0123456789ABCDEF")
+        ),
+        (
+            .login, #"{"name":"ann","client":"0123456789abcdef0123456789abcde"}"#,
+            .invalidClientInstance("0123456789abcdef0123456789abcde")
+        ),
+        (
+            .login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdeg"}"#,
+            .invalidClientInstance("0123456789abcdef0123456789abcdeg")
+        ),
         // Passwords: 1 to 1,024 bytes.
-        (.login, #"{"name":"ann","password":"","client":"0123456789abcdef0123456789abcdef"}"#,
-         .invalidPasswordLength(bytes: 0)),
-        (.login, #"{"name":"ann","password":"\#(String(repeating: "é", count: 513))","client":"0123456789abcdef0123456789abcdef"}"#,
-         .invalidPasswordLength(bytes: 1026)),
+        (
+            .login, #"{"name":"ann","password":"","client":"0123456789abcdef0123456789abcdef"}"#,
+            .invalidPasswordLength(bytes: 0)
+        ),
+        (
+            .login, #"{"name":"ann","password":"\#(String(repeating: "é", count: 513))","client":"0123456789abcdef0123456789abcdef"}"#,
+            .invalidPasswordLength(bytes: 1026)
+        ),
         // Conversation ids.
-        (.login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdef","positions":{"lobby":1}}"#,
-         .invalidConversation("lobby")),
+        (
+            .login, #"{"name":"ann","client":"0123456789abcdef0123456789abcdef","positions":{"lobby":1}}"#,
+            .invalidConversation("lobby")
+        ),
         (.historyRequest, #"{"conversation":"direct:ann","limit":20}"#, .invalidConversation("direct:ann")),
         (.historyRequest, #"{"conversation":"direct:ann  bob","limit":20}"#, .invalidConversation("direct:ann  bob")),
         (.historyRequest, #"{"conversation":"direct:ann bob cy","limit":20}"#, .invalidConversation("direct:ann bob cy")),
@@ -151,7 +202,7 @@ import TestSupport
         // History limits: 1 to 100.
         (.historyRequest, #"{"conversation":"room","limit":0}"#, .limitOutOfRange(0)),
         (.historyRequest, #"{"conversation":"room","limit":101}"#, .limitOutOfRange(101)),
-        (.historyRequest, #"{"conversation":"room","limit":-1}"#, .limitOutOfRange(-1)),
+        (.historyRequest, #"{"conversation":"room","limit":-1}"#, .limitOutOfRange(-1))
     ])
     func outOfBoundsValuesAreTypedDecodeErrors(_ code: FunctionCode, _ body: String, _ error: ChatCodec.ProtocolError) {
         #expect(throws: error) { try codec.message(from: frame(code, body)) }
@@ -162,8 +213,10 @@ import TestSupport
         let login = #"{"name":"ann","client":"\#(Self.client)","positions":{\#(positions)}}"#
         #expect(throws: ChatCodec.ProtocolError.tooManyPositions(1_001)) { try codec.message(from: frame(.login, login)) }
         let thousand = (0..<1_000).map { #""direct:a u\#($0)":1"# }.joined(separator: ",")
-        guard case .v2(.login(_, _, _, _, let accepted, _))? = try? codec.message(
-            from: frame(.login, #"{"name":"ann","client":"\#(Self.client)","positions":{\#(thousand)}}"#)) else {
+        guard
+            case .v2(.login(_, _, _, _, let accepted, _))? = try? codec.message(
+                from: frame(.login, #"{"name":"ann","client":"\#(Self.client)","positions":{\#(thousand)}}"#))
+        else {
             Issue.record("1,000 positions refused")
             return
         }
@@ -198,7 +251,7 @@ import TestSupport
         #"{"id":-1,"text":"hi","to":"bob"}"#,
         #"{"id":1.5,"text":"hi","to":"bob"}"#,
         #"{"id":"17","text":"hi","to":"bob"}"#,
-        #"{"text":"hi","to":"bob"}"#,  // a version 1 body in a version 2 frame: no id
+        #"{"text":"hi","to":"bob"}"#  // a version 1 body in a version 2 frame: no id
     ])
     func bodiesThatAreNotTheJSONOfTheirCodeAreMalformed(_ body: String) {
         #expect {
@@ -219,8 +272,11 @@ import TestSupport
         }
         let before1970 = Date(timeIntervalSince1970: -1)
         #expect(throws: ChatCodec.ProtocolError.timeOutOfRange(before1970)) {
-            try codec.encode(.v2(.delivery(from: "a", text: "t", isDirect: false, conversation: "room", sequence: 1,
-                                           time: before1970)))
+            try codec.encode(
+                .v2(
+                    .delivery(
+                        from: "a", text: "t", isDirect: false, conversation: "room", sequence: 1,
+                        time: before1970)))
         }
         #expect(throws: ChatCodec.ProtocolError.limitOutOfRange(101)) {
             try codec.encode(.v2(.historyRequest(conversation: "room", limit: 101)))
@@ -237,12 +293,16 @@ import TestSupport
     /// byte at a time, at every cut point, and in random chunks.
     @Test(.cpuBound) func aVersion2StreamDecodesOneByteAtATime() throws {
         let long = String(repeating: "all work and no play ", count: 40)
-        let messages: [ChatMessage] = Self.bodies.map { .v2($0.0) } + [
-            .v2(.history(conversation: "direct:ann bob", messages: (1...30).map {
-                ChatHistoryEntry(sequence: UInt64($0), from: "ann", text: long, time: Self.time)
-            })),
-            .heartbeat,  // a version 1 frame in the same stream decodes too (the server keeps one version per connection)
-        ]
+        let messages: [ChatMessage] =
+            Self.bodies.map { .v2($0.0) } + [
+                .v2(
+                    .history(
+                        conversation: "direct:ann bob",
+                        messages: (1...30).map {
+                            ChatHistoryEntry(sequence: UInt64($0), from: "ann", text: long, time: Self.time)
+                        })),
+                .heartbeat  // a version 1 frame in the same stream decodes too (the server keeps one version per connection)
+            ]
         var bytes: [UInt8] = []
         for message in messages { bytes += try codec.encode(message) }
 
@@ -284,8 +344,9 @@ import TestSupport
         // Numbering: the app's messages of either version become numbered version 2 messages.
         #expect(codec.message(.directMessage(to: "bob", text: "hi"), numbered: 17) == .v2(.directMessage(id: 17, to: "bob", text: "hi")))
         #expect(codec.message(.broadcast(text: "all"), numbered: 18) == .v2(.broadcast(id: 18, text: "all")))
-        #expect(codec.message(.v2(.directMessage(id: 3, to: "bob", text: "hi")), numbered: 19)
-            == .v2(.directMessage(id: 19, to: "bob", text: "hi")))
+        #expect(
+            codec.message(.v2(.directMessage(id: 3, to: "bob", text: "hi")), numbered: 19)
+                == .v2(.directMessage(id: 19, to: "bob", text: "hi")))
         #expect(codec.message(.v2(.broadcast(id: 3, text: "all")), numbered: 20) == .v2(.broadcast(id: 20, text: "all")))
         let request = ChatMessage.v2(.historyRequest(conversation: "room", limit: 5))
         #expect(codec.message(request, numbered: 21) == request)
@@ -301,13 +362,22 @@ import TestSupport
         #expect(codec.role(of: .v2(.error(code: .unknownRecipient, detail: "d", id: 17, retryAfter: nil))) == .refused(id: 17))
         #expect(codec.role(of: .v2(.error(code: .badRequest, detail: "d", id: 17, retryAfter: nil))) == .refused(id: 17))
         #expect(codec.role(of: .v2(.error(code: .storeUnavailable, detail: "d", id: 17, retryAfter: nil))) == .other)
-        #expect(codec.role(of: .v2(.error(code: .storeUnavailable, detail: "d", id: 17, retryAfter: 1))) == .retry(id: 17, after: .seconds(1)))
+        #expect(
+            codec.role(of: .v2(.error(code: .storeUnavailable, detail: "d", id: 17, retryAfter: 1))) == .retry(id: 17, after: .seconds(1)))
         #expect(codec.role(of: .v2(.error(code: .notLoggedIn, detail: "d", id: 17, retryAfter: nil))) == .other)
         #expect(codec.role(of: .v2(.error(code: .badRequest, detail: "d", id: nil, retryAfter: nil))) == .other)
-        #expect(codec.role(of: .v2(.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob",
-                                              sequence: 5, time: Self.time))) == .delivery(conversation: "direct:ann bob", sequence: 5))
-        #expect(codec.role(of: .v2(.delivery(from: "ann", text: "hi", isDirect: false, conversation: "room",
-                                              sequence: nil, time: Self.time))) == .other)
+        #expect(
+            codec.role(
+                of: .v2(
+                    .delivery(
+                        from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob",
+                        sequence: 5, time: Self.time))) == .delivery(conversation: "direct:ann bob", sequence: 5))
+        #expect(
+            codec.role(
+                of: .v2(
+                    .delivery(
+                        from: "ann", text: "hi", isDirect: false, conversation: "room",
+                        sequence: nil, time: Self.time))) == .other)
         #expect(codec.role(of: .v2(.receipt(conversation: "direct:ann bob", upTo: 5, by: "bob"))) == .other)
         #expect(codec.role(of: .delivery(from: "ann", text: "hi", isDirect: true)) == .other)
         #expect(codec.role(of: .error(code: .unknownRecipient, detail: "d")) == .other)
@@ -317,12 +387,17 @@ import TestSupport
 
     @Test func descriptionsNameTheIdsAndHidePasswords() {
         #expect(ChatMessage.v2(.directMessage(id: 17, to: "bob", text: "hi")).description == #"direct message #17 to bob: "hi""#)
-        #expect(ChatMessage.v2(.login(name: "ann", password: "secret", resumeToken: nil, clientInstance: Self.client,
-                                      positions: ["room": 1])).description
-            == "login ann with password, client \(Self.client), 1 positions")
+        #expect(
+            ChatMessage.v2(
+                .login(
+                    name: "ann", password: "secret", resumeToken: nil, clientInstance: Self.client,
+                    positions: ["room": 1])
+            ).description
+                == "login ann with password, client \(Self.client), 1 positions")
         #expect(ChatMessage.v2(.stored(id: 18, conversation: "room", sequence: nil)).description == "stored #18 as room (live only)")
-        #expect(ChatMessage.v2(.error(code: .unknownRecipient, detail: "d", id: 17, retryAfter: nil)).description
-            == "error unknownRecipient for #17: d")
+        #expect(
+            ChatMessage.v2(.error(code: .unknownRecipient, detail: "d", id: 17, retryAfter: nil)).description
+                == "error unknownRecipient for #17: d")
     }
 }
 
@@ -347,8 +422,9 @@ import TestSupport
         for message: ChatMessageV2 in [
             .directMessage(id: 17, to: "bob", text: "hi"),
             .stored(id: 17, conversation: "direct:ann bob", sequence: 5),
-            .delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob", sequence: 5,
-                      time: ChatCodecV2Tests.time),
+            .delivery(
+                from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob", sequence: 5,
+                time: ChatCodecV2Tests.time)
         ] {
             let block = "```\n" + Self.hex(try codec.encode(.v2(message))) + "\n```"
             #expect(Self.doc.contains(block), "docs/PROTOCOL.md lacks the bytes of \(message):\n\(block)")

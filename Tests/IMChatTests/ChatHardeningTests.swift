@@ -13,8 +13,10 @@ import TestSupport
     /// A raw chat connection (no ChatClient logic) recording every event.
     func rawLink(_ chat: ChatFixture, greeting: ChatMessage? = nil) async throws -> (LongLinkClient<ChatCodec>, EventRecorder<Event>) {
         let events = EventRecorder<Event>()
-        let link = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
-                                  group: chat.group, eventQueue: nil) { events.record($0) }
+        let link = LongLinkClient(
+            codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
+            group: chat.group, eventQueue: nil
+        ) { events.record($0) }
         link.greeting = greeting
         link.connect()
         _ = try await events.next()
@@ -120,10 +122,11 @@ import TestSupport
         // Input ends at once, as with `im-client ann </dev/null` while ann is online.
         let (imposter, imposterOut) = chat.client("ann")
         imposter.finishInput()
-        #expect(try await imposterOut.next(4) == [
-            "* connected to 127.0.0.1:\(chat.server.port)", "! nameTaken: ann is already logged in",
-            "* disconnected (login refused)", "finished loginRefused",
-        ])
+        #expect(
+            try await imposterOut.next(4) == [
+                "* connected to 127.0.0.1:\(chat.server.port)", "! nameTaken: ann is already logged in",
+                "* disconnected (login refused)", "finished loginRefused"
+            ])
         // `printf '/to x y\n' | im-client dan`: the error comes back before the client leaves, which
         // then ends with completedWithErrors (exit status 4), not quit. The line saying the message was
         // sent may come before or after the connection's.
@@ -131,11 +134,12 @@ import TestSupport
         dan.handle(line: "/to nobody hello")
         dan.finishInput()
         let lines = try await danOut.next(6)
-        #expect(lines.filter { $0 != "sent to nobody: hello" } == [
-            "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as dan; online: ann",
-            "! unknownRecipient: no user named nobody has ever logged in", "* disconnected (by user)",
-            "finished completedWithErrors",
-        ])
+        #expect(
+            lines.filter { $0 != "sent to nobody: hello" } == [
+                "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as dan; online: ann",
+                "! unknownRecipient: no user named nobody has ever logged in", "* disconnected (by user)",
+                "finished completedWithErrors"
+            ])
         #expect(lines.contains("sent to nobody: hello"))
     }
 

@@ -37,20 +37,25 @@ import Testing
             String(repeating: "x", count: limit),
             String(repeating: "\"", count: limit / 2),
             String(repeating: "\u{1}", count: limit / 6) + String(repeating: "x", count: limit % 6),
-            String(repeating: "😀", count: limit / 4),
+            String(repeating: "😀", count: limit / 4)
         ]
         let latest = Date(timeIntervalSince1970: Double(ChatCodec.maxExactInteger / 1000))
         for text in texts {
             #expect(ChatCodec.jsonTextBytes(text) == limit)
             let conversation = "direct:\(name) \(name)"
             let deliveries: [ChatMessage] = [
-                .v2(.delivery(from: name, text: text, isDirect: true, conversation: conversation, sequence: ChatCodec.maxExactInteger,
-                              time: latest)),
+                .v2(
+                    .delivery(
+                        from: name, text: text, isDirect: true, conversation: conversation, sequence: ChatCodec.maxExactInteger,
+                        time: latest)),
                 .v2(.delivery(from: name, text: text, isDirect: false, conversation: "room", sequence: nil, time: latest)),
                 .delivery(from: name, text: text, isDirect: true),
-                .v2(.history(conversation: conversation, messages: [
-                    ChatHistoryEntry(sequence: ChatCodec.maxExactInteger, from: name, text: text, time: latest),
-                ])),
+                .v2(
+                    .history(
+                        conversation: conversation,
+                        messages: [
+                            ChatHistoryEntry(sequence: ChatCodec.maxExactInteger, from: name, text: text, time: latest)
+                        ]))
             ]
             for delivery in deliveries {
                 let body = try Bodies.encode(delivery)
@@ -66,7 +71,7 @@ import Testing
             (.protocolError("not a chat frame"), .protocolError, "not a chat frame"),
             (.admissionTimeout(.seconds(10)), .loginTimeout, "no login within 10 s of connecting"),
             (.frameTimeout(.milliseconds(2500)), .frameTimeout, "a frame was not finished within 2.5 s of its first byte"),
-            (.shuttingDown, .serverShuttingDown, "the server is shutting down; reconnect"),
+            (.shuttingDown, .serverShuttingDown, "the server is shutting down; reconnect")
         ]
         for (refusal, code, detail) in cases {
             #expect(codec.farewell(refusal, version: nil) == .error(code: code, detail: detail))
@@ -82,12 +87,15 @@ import Testing
         #expect(codec.describe(FramingError.unsupportedVersion(3)) == "not a chat frame: version 0x0003 (not text) is not 1 or 2")
         #expect(codec.describe(FramingError.unknownFunctionCode(0x0019)) == "function code 0x0019 (who) is not a version 1 message")
         #expect(codec.describe(FramingError.unknownFunctionCode(0xBEEF)) == "function code 0xBEEF is not a chat message")
-        #expect(codec.describe(FramingError.malformedHeader("compressed flag is 47, expected 0 or 1"))
-            == "not a chat frame: compressed flag is 47, expected 0 or 1")
-        #expect(codec.describe(FramingError.decompressedTooLarge(maxBytes: 65_536))
-            == "the compressed body decompresses to more than 65536 bytes")
-        #expect(codec.describe(FramingError.frameTooLong(length: 70_000, maxFrameLength: 65_535))
-            == "a body of 70000 bytes is over the limit of 65535 bytes")
+        #expect(
+            codec.describe(FramingError.malformedHeader("compressed flag is 47, expected 0 or 1"))
+                == "not a chat frame: compressed flag is 47, expected 0 or 1")
+        #expect(
+            codec.describe(FramingError.decompressedTooLarge(maxBytes: 65_536))
+                == "the compressed body decompresses to more than 65536 bytes")
+        #expect(
+            codec.describe(FramingError.frameTooLong(length: 70_000, maxFrameLength: 65_535))
+                == "a body of 70000 bytes is over the limit of 65535 bytes")
         #expect(codec.describe(ChatCodec.ProtocolError.limitOutOfRange(0)) == "limit out of range (1-100): 0")
     }
 
@@ -112,7 +120,8 @@ import Testing
 
     @Test func theClientReadsTheNewCodes() {
         #expect(codec.role(of: .v2(.error(code: .rateLimited, detail: "slow", id: 7, retryAfter: 3))) == .retry(id: 7, after: .seconds(3)))
-        #expect(codec.role(of: .v2(.error(code: .rateLimited, detail: "slow", id: 7, retryAfter: nil))) == .retry(id: 7, after: .seconds(1)))
+        #expect(
+            codec.role(of: .v2(.error(code: .rateLimited, detail: "slow", id: 7, retryAfter: nil))) == .retry(id: 7, after: .seconds(1)))
         #expect(codec.role(of: .v2(.error(code: .rateLimited, detail: "slow", id: nil, retryAfter: 3))) == .other)
         #expect(codec.role(of: .v2(.error(code: .messageTooLong, detail: "long", id: 8, retryAfter: nil))) == .refused(id: 8))
         #expect(codec.role(of: .v2(.error(code: .serverShuttingDown, detail: "bye", id: nil, retryAfter: nil))) == .other)
@@ -120,14 +129,18 @@ import Testing
         #expect(codec.isGoingAway(.v2(.error(code: .serverShuttingDown, detail: "bye", id: nil, retryAfter: nil))))
         #expect(!codec.isGoingAway(.error(code: .serverFull, detail: "full")))
         let forGood: [ChatErrorCode] = [.unknownRecipient, .badRequest, .messageTooLong]
-        let notForGood: [ChatErrorCode] = [.rateLimited, .serverFull, .loginTimeout, .frameTimeout, .protocolError, .serverShuttingDown,
-                                           .storeUnavailable, .throttled, .notLoggedIn]
+        let notForGood: [ChatErrorCode] = [
+            .rateLimited, .serverFull, .loginTimeout, .frameTimeout, .protocolError, .serverShuttingDown,
+            .storeUnavailable, .throttled, .notLoggedIn
+        ]
         #expect(forGood.map(\.refusesForGood) == [true, true, true])
         #expect(notForGood.filter(\.refusesForGood) == [])
     }
 
     @Test func theNewCodesTravelInBothVersions() throws {
-        for code: ChatErrorCode in [.serverFull, .rateLimited, .loginTimeout, .frameTimeout, .protocolError, .messageTooLong, .serverShuttingDown] {
+        for code: ChatErrorCode in [
+            .serverFull, .rateLimited, .loginTimeout, .frameTimeout, .protocolError, .messageTooLong, .serverShuttingDown
+        ] {
             for message: ChatMessage in [.error(code: code, detail: "d"), .v2(.error(code: code, detail: "d", id: 5, retryAfter: 2))] {
                 var decoder = codec.makeDecoder()
                 var buffer = FrameBuffer()
@@ -136,8 +149,9 @@ import Testing
                 #expect(try codec.message(from: frame) == message)
             }
         }
-        #expect(String(decoding: try Bodies.encode(.v2(.error(code: .rateLimited, detail: "d", id: 5, retryAfter: 2))), as: UTF8.self)
-            == #"{"code":"rateLimited","detail":"d","id":5,"retryAfter":2}"#)
+        #expect(
+            String(decoding: try Bodies.encode(.v2(.error(code: .rateLimited, detail: "d", id: 5, retryAfter: 2))), as: UTF8.self)
+                == #"{"code":"rateLimited","detail":"d","id":5,"retryAfter":2}"#)
     }
 }
 
@@ -169,8 +183,9 @@ import Testing
         #expect(log.note("ann other", key: annOther, now: Self.second) == "ann other")
         #expect(log.note("ann", key: ann, now: 2 * Self.second) == nil)
         #expect(log.note("ann other", key: annOther, now: 3 * Self.second) == nil)
-        #expect(log.close(source: "session 1", now: 5 * Self.second)
-            == ["ann (and 1 more like it in 5 s)", "ann other (and 1 more like it in 4 s)"])
+        #expect(
+            log.close(source: "session 1", now: 5 * Self.second)
+                == ["ann (and 1 more like it in 5 s)", "ann other (and 1 more like it in 4 s)"])
         #expect(log.close(source: "session 2", now: 5 * Self.second) == [])
         #expect(log.isEmpty)
     }
@@ -191,8 +206,10 @@ import Testing
         #expect(defaults.maxConnections == ResourceLimits.defaultMaxConnections())
         #expect(defaults.messageRate == 20 && defaults.messageBurst == 300 && defaults.maxRefusedInARow == 1_000)
         #expect(defaults.loginTimeout == .seconds(10) && defaults.frameTimeout == .seconds(10))
-        let set = try ServerOptions(arguments: ["--max-connections", "50", "--rate", "2.5", "--burst", "8", "--login-timeout", "3",
-                                                "--frame-timeout=0.5"]).limits
+        let set = try ServerOptions(arguments: [
+            "--max-connections", "50", "--rate", "2.5", "--burst", "8", "--login-timeout", "3",
+            "--frame-timeout=0.5"
+        ]).limits
         #expect(set.maxConnections == 50 && set.messageRate == 2.5 && set.messageBurst == 8)
         #expect(set.loginTimeout == .seconds(3) && set.frameTimeout == .milliseconds(500))
         #expect("\(set)" == "50 connections, 2.5 messages/s per connection (burst 8), login within 3 s, frames within 0.5 s")

@@ -24,22 +24,26 @@ final class ChatFixture: Sendable {
         return limits
     }
 
-    init(idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits,
-         store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0, tls: TLSConfiguration? = nil) throws {
+    init(
+        idleTimeout: Duration = .seconds(360), group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits,
+        store: any MessageStore = InMemoryMessageStore(), port: UInt16 = 0, tls: TLSConfiguration? = nil
+    ) throws {
         let log = self.log
         self.group = group ?? EventLoopGroup(numberOfThreads: 1, name: "chat-fixture")
         ownsGroup = group == nil
-        server = ChatServer(host: "127.0.0.1", port: port, idleTimeout: idleTimeout, store: store,
-                            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log),
-                            tls: tls)
+        server = ChatServer(
+            host: "127.0.0.1", port: port, idleTimeout: idleTimeout, store: store,
+            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log),
+            tls: tls)
         try server.start()
     }
 
     /// A started client for `name`, its output recorded.
     func client(_ name: String, heartbeat: Duration = .seconds(180)) -> (ChatClient, EventRecorder<String>) {
         let output = EventRecorder<String>()
-        let client = ChatClient(name: name, host: "127.0.0.1", port: server.port, heartbeat: heartbeat, group: group,
-                                output: { output.record($0) }, onFinish: { output.record("finished \($0)") })
+        let client = ChatClient(
+            name: name, host: "127.0.0.1", port: server.port, heartbeat: heartbeat, group: group,
+            output: { output.record($0) }, onFinish: { output.record("finished \($0)") })
         client.start()
         return (client, output)
     }
@@ -95,12 +99,13 @@ final class ChatFixture: Sendable {
         ann.handle(line: "/to zed are you there")
         #expect(try await annOut.next(2) == ["sent to zed: are you there", "! unknownRecipient: no user named zed has ever logged in"])
         let (_, imposterOut) = chat.client("ann")
-        #expect(try await imposterOut.next(4) == [
-            "* connected to 127.0.0.1:\(chat.server.port)",
-            "! nameTaken: ann is already logged in",
-            "* disconnected (login refused)",
-            "finished loginRefused",
-        ])
+        #expect(
+            try await imposterOut.next(4) == [
+                "* connected to 127.0.0.1:\(chat.server.port)",
+                "! nameTaken: ann is already logged in",
+                "* disconnected (login refused)",
+                "finished loginRefused"
+            ])
         #expect(chat.server.onlineUsers == ["ann"])
     }
 
@@ -121,12 +126,15 @@ final class ChatFixture: Sendable {
             _ = try await out.next(4)  // connected, the error, disconnected, finished
         }
         // "refused login NAME from 127.0.0.1:PORT (REASON)": each client's port varies.
-        let refusals = try await chat.log.next(3).map { $0.replacingOccurrences(of: #"from 127\.0\.0\.1:[0-9]+ "#, with: "", options: .regularExpression) }
-        #expect(refusals == [
-            "refused login ann (already logged in from \(annAddress))",
-            "refused login ANN (ANN is too similar to the existing user ann)",
-            "refused login \u{3164} (invalid name: \(blankRefusal))",
-        ])
+        let refusals = try await chat.log.next(3).map {
+            $0.replacingOccurrences(of: #"from 127\.0\.0\.1:[0-9]+ "#, with: "", options: .regularExpression)
+        }
+        #expect(
+            refusals == [
+                "refused login ann (already logged in from \(annAddress))",
+                "refused login ANN (ANN is too similar to the existing user ann)",
+                "refused login \u{3164} (invalid name: \(blankRefusal))"
+            ])
     }
 
     @Test func logsLoginsLogoutsAndDropsWithTheirCause() async throws {
@@ -168,8 +176,10 @@ final class ChatFixture: Sendable {
         /// A raw chat connection that logs in as ann with `token` and returns its first reply.
         func login(token: String?) async throws -> (LongLinkClient<ChatCodec>, EventRecorder<Event>, ChatMessage?) {
             let events = EventRecorder<Event>()
-            let client = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
-                                        group: chat.group, eventQueue: nil) { events.record($0) }
+            let client = LongLinkClient(
+                codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port),
+                group: chat.group, eventQueue: nil
+            ) { events.record($0) }
             client.greeting = .login(name: "ann", resumeToken: token)
             client.connect()
             _ = try await events.next()  // connected

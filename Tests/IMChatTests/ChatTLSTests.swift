@@ -8,14 +8,17 @@ import TestSupport
 /// The chat over TLS (docs/PROTOCOL.md "The chat over TLS"): `im-server --tls-cert --tls-key`,
 /// `im-client --tls [--ca FILE]`; certificates made by `openssl` at test time.
 @Suite struct ChatTLSTests {
-    private func client(_ name: String, port: UInt16, ca: String, host: String = "localhost", group: EventLoopGroup) throws -> (ChatClient, EventRecorder<String>, String) {
+    private func client(
+        _ name: String, port: UInt16, ca: String, host: String = "localhost", group: EventLoopGroup
+    ) throws -> (ChatClient, EventRecorder<String>, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-tls-\(UUID().uuidString.prefix(8))").path
         var options = try ClientOptions(arguments: [name, "--host", host, "--port", "\(port)", "--ca", ca, "--data-dir", directory])
         options.wait = .seconds(30)
         let configuration = options.configuration(host: host, port: port, password: "\(name)'s password", style: .pipe)
         let output = EventRecorder<String>()
-        let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
-                                    onFinish: { output.record("finished \($0)") })
+        let client = try ChatClient(
+            configuration: configuration, group: group, output: { output.record($0) },
+            onFinish: { output.record("finished \($0)") })
         return (client, output, directory)
     }
 
@@ -45,7 +48,8 @@ import TestSupport
 
     @Test func aClientThatDoesNotTrustTheServersCertificateSaysWhyAndSendsNothing() async throws {
         let files = try await TestCertificates.shared()
-        let chat = try ChatFixture(tls: .server(certificateChain: .file(files.selfSignedCertificate), privateKey: .file(files.selfSignedKey)))
+        let chat = try ChatFixture(
+            tls: .server(certificateChain: .file(files.selfSignedCertificate), privateKey: .file(files.selfSignedKey)))
         let group = EventLoopGroup(numberOfThreads: 1, name: "chat-tls-untrusted")
         defer { group.shutdown() }
         let (ann, annOut, directory) = try client("ann", port: chat.server.port, ca: files.caCertificate, group: group)
@@ -55,10 +59,11 @@ import TestSupport
         }
         ann.start()
         let lines = try await annOut.next(2)
-        #expect(lines == [
-            "* connected to 127.0.0.1:\(chat.server.port)",
-            "* disconnected (\(LongLinkClient<ChatCodec>.DisconnectReason.network(.tls(.certificateUntrusted("self-signed certificate")))))",
-        ])
+        #expect(
+            lines == [
+                "* connected to 127.0.0.1:\(chat.server.port)",
+                "* disconnected (\(LongLinkClient<ChatCodec>.DisconnectReason.network(.tls(.certificateUntrusted("self-signed certificate")))))"
+            ])
         #expect(chat.server.onlineUsers == [])
     }
 }

@@ -6,8 +6,12 @@ import Testing
 /// `im-client --server HOST:PORT`, repeatable, beside `--host`/`--port`.
 extension CommandLineOptionsTests {
     @Test func serverFlagsListTheChatsServersInTheOrderGiven() throws {
-        let options = try ClientOptions(arguments: ["ann", "--server", "chat1.example:7000", "--server=[::1]:7001", "--server", "127.0.0.1:7002"])
-        let servers = [Endpoint(host: "chat1.example", port: 7000), Endpoint(host: "::1", port: 7001), Endpoint(host: "127.0.0.1", port: 7002)]
+        let options = try ClientOptions(arguments: [
+            "ann", "--server", "chat1.example:7000", "--server=[::1]:7001", "--server", "127.0.0.1:7002"
+        ])
+        let servers = [
+            Endpoint(host: "chat1.example", port: 7000), Endpoint(host: "::1", port: 7001), Endpoint(host: "127.0.0.1", port: 7002)
+        ]
         #expect(options.servers == servers)
         #expect(options.endpoints == servers)
         let configuration = options.configuration(endpoints: options.endpoints, password: nil, style: .pipe)
@@ -26,9 +30,14 @@ extension CommandLineOptionsTests {
     }
 
     @Test func aServerIsHostColonPortWithIPv6InBrackets() {
-        for text in ["chat.example", "chat.example:", ":7000", "::1:7000", "::1", "[::1]", "[::1]7000", "[::1]:", "[]:7000",
-                     "[::1:7000", "chat.example:0", "chat.example:70000", "chat.example:+7000", "chat.example:7x"] {
-            #expect(throws: UsageError(description: "--server: not HOST:PORT (IPv6 in brackets: [::1]:7000; port 1-65535): \(text)\n\(ClientOptions.usage)")) {
+        for text in [
+            "chat.example", "chat.example:", ":7000", "::1:7000", "::1", "[::1]", "[::1]7000", "[::1]:", "[]:7000",
+            "[::1:7000", "chat.example:0", "chat.example:70000", "chat.example:+7000", "chat.example:7x"
+        ] {
+            #expect(
+                throws: UsageError(
+                    description: "--server: not HOST:PORT (IPv6 in brackets: [::1]:7000; port 1-65535): \(text)\n\(ClientOptions.usage)")
+            ) {
                 try ClientOptions(arguments: ["ann", "--server", text])
             }
         }

@@ -32,8 +32,9 @@ import TestSupport
         #expect(wildcard.encoded.count == 22 + 9)
         #expect(try DiscoveryAnswer(decoding: wildcard.encoded) == wildcard)
         // The longest fields fit.
-        let longest = DiscoveryAnswer(nonce: 2, port: 65535, onlineUsers: 0, host: String(repeating: "h", count: 255),
-                                      serverName: String(repeating: "n", count: 64))
+        let longest = DiscoveryAnswer(
+            nonce: 2, port: 65535, onlineUsers: 0, host: String(repeating: "h", count: 255),
+            serverName: String(repeating: "n", count: 64))
         #expect(longest.encoded.count == 341)
         #expect(try DiscoveryAnswer(decoding: longest.encoded) == longest)
     }
@@ -104,8 +105,9 @@ import TestSupport
     }
 
     static func server(_ name: String, users: UInt32) -> DiscoveredServer {
-        DiscoveredServer(name: name, host: "127.0.0.1", port: 7000, onlineUsers: users,
-                         answeredFrom: SocketAddress(ipAddress: "127.0.0.1", port: 7777)!)
+        DiscoveredServer(
+            name: name, host: "127.0.0.1", port: 7000, onlineUsers: users,
+            answeredFrom: SocketAddress(ipAddress: "127.0.0.1", port: 7777)!)
     }
 
     @Test func theLeastBusyServerIsChosenAndTiesGoToTheEarliestAnswer() {
@@ -127,10 +129,11 @@ import TestSupport
         let plain = try #require(try ClientOptions(arguments: ["ann", "--discover"]).discovery)
         #expect(plain == DiscoveryClient.Configuration())
         #expect(plain.timeout == .seconds(1) && plain.ttl == 1 && plain.interfaces == ["127.0.0.1", nil])
-        let set = try #require(try ClientOptions(arguments: [
-            "ann", "--discover", "--discover-timeout", "0.25", "--discover-group", "239.255.1.2", "--discover-port", "9",
-            "--discover-ttl", "0", "--discover-name", "lobby", "--discover-interface", "lo", "--discover-interface", "default",
-        ]).discovery)
+        let set = try #require(
+            try ClientOptions(arguments: [
+                "ann", "--discover", "--discover-timeout", "0.25", "--discover-group", "239.255.1.2", "--discover-port", "9",
+                "--discover-ttl", "0", "--discover-name", "lobby", "--discover-interface", "lo", "--discover-interface", "default"
+            ]).discovery)
         #expect(set.timeout == .milliseconds(250) && set.group == "239.255.1.2" && set.port == 9 && set.ttl == 0)
         #expect(set.serverName == "lobby" && set.interfaces == ["lo", nil])
 
@@ -145,14 +148,24 @@ import TestSupport
         }
         // Multicast only: never a broadcast address (255.255.255.255 would leave the host everywhere).
         for group in ["255.255.255.255", "127.255.255.255", "192.0.2.1", "ff02::1", "chat.example"] {
-            #expect(throws: UsageError(description: "--discover-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): \(group)\n\(ClientOptions.usage)")) {
+            #expect(
+                throws: UsageError(
+                    description:
+                        "--discover-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): \(group)\n\(ClientOptions.usage)")
+            ) {
                 try ClientOptions(arguments: ["ann", "--discover", "--discover-group", group])
             }
         }
-        #expect(throws: UsageError(description: "--discovery-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): ff02::1\n\(ServerOptions.usage)")) {
+        #expect(
+            throws: UsageError(
+                description: "--discovery-group: not an IPv4 multicast address (224.0.0.0-239.255.255.255): ff02::1\n\(ServerOptions.usage)"
+            )
+        ) {
             try ServerOptions(arguments: ["--discovery-group", "ff02::1"])
         }
-        #expect(throws: UsageError(description: "--name: a name is 1 to 64 bytes of UTF-8 without control characters\n\(ServerOptions.usage)")) {
+        #expect(
+            throws: UsageError(description: "--name: a name is 1 to 64 bytes of UTF-8 without control characters\n\(ServerOptions.usage)")
+        ) {
             try ServerOptions(arguments: ["--name", ""])
         }
     }

@@ -23,16 +23,18 @@ import TestSupport
         init(name: String, group: String, port: UInt16 = 0, loops: EventLoopGroup) throws {
             let log = self.log
             self.loops = loops
-            chat = ChatServer(host: "127.0.0.1", port: 0, discovery: .init(group: group, port: port, serverName: name),
-                              group: loops, logger: .recording(into: log))
+            chat = ChatServer(
+                host: "127.0.0.1", port: 0, discovery: .init(group: group, port: port, serverName: name),
+                group: loops, logger: .recording(into: log))
             try chat.start()
         }
 
         /// A client logged in as `name`, connected directly.
         func loggedIn(_ name: String) async throws -> ChatClient {
             let output = EventRecorder<String>()
-            let client = ChatClient(name: name, host: "127.0.0.1", port: chat.port, group: loops,
-                                    output: { output.record($0) }, onFinish: { _ in })
+            let client = ChatClient(
+                name: name, host: "127.0.0.1", port: chat.port, group: loops,
+                output: { output.record($0) }, onFinish: { _ in })
             client.start()
             _ = try await output.first { $0.hasPrefix("* logged in as") }
             return client
@@ -42,7 +44,9 @@ import TestSupport
     }
 
     /// A search of `group`:`port` from 127.0.0.1 with TTL 0.
-    static func search(_ group: String, _ port: UInt16, timeout: Duration = .milliseconds(500), name: String = "") -> DiscoveryClient.Configuration {
+    static func search(
+        _ group: String, _ port: UInt16, timeout: Duration = .milliseconds(500), name: String = ""
+    ) -> DiscoveryClient.Configuration {
         var configuration = DiscoveryClient.Configuration()
         configuration.group = group
         configuration.port = port
@@ -76,8 +80,9 @@ import TestSupport
 
         // What was found is a chat server.
         let output = EventRecorder<String>()
-        let ann = ChatClient(name: "ann", host: found.chosen.host, port: found.chosen.port, group: loops,
-                             output: { output.record($0) }, onFinish: { _ in })
+        let ann = ChatClient(
+            name: "ann", host: found.chosen.host, port: found.chosen.port, group: loops,
+            output: { output.record($0) }, onFinish: { _ in })
         ann.start()
         defer { ann.finishInput() }
         #expect(try await output.next(2) == ["* connected to 127.0.0.1:\(server.chat.port)", "* logged in as ann; online: nobody else"])
@@ -145,7 +150,9 @@ import TestSupport
         #expect(outcome.pending.isEmpty)
         await clock.advance(by: .milliseconds(1))
         let result = try await outcome.next()
-        #expect(result.map(\.servers) == .failure(DiscoveryError.noAnswer(group: group, port: port, timeout: .milliseconds(300), ignoredDatagrams: 0)))
+        #expect(
+            result.map(\.servers)
+                == .failure(DiscoveryError.noAnswer(group: group, port: port, timeout: .milliseconds(300), ignoredDatagrams: 0)))
     }
 
     enum DiscoveryTestFailure: Error { case noQuery }
@@ -161,10 +168,10 @@ import TestSupport
         let garbage: [Data] = [
             Data(),
             Data("hello".utf8),
-            Data(DiscoveryProtocol.magic + [2, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0]),          // version 2
+            Data(DiscoveryProtocol.magic + [2, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0]),  // version 2
             DiscoveryAnswer(nonce: 1, port: 1, onlineUsers: 0, host: "", serverName: "x").encoded,  // not a query
-            DiscoveryQuery(nonce: 1).encoded + [0],                                    // trailing byte
-            Data(repeating: 0x49, count: DiscoveryProtocol.maxDatagramBytes + 1),      // too long
+            DiscoveryQuery(nonce: 1).encoded + [0],  // trailing byte
+            Data(repeating: 0x49, count: DiscoveryProtocol.maxDatagramBytes + 1)  // too long
         ]
         for (tag, datagram) in garbage.enumerated() {
             sender.socket.send(datagram, toHost: group, port: port, withTimeout: 5, tag: tag)
@@ -201,8 +208,12 @@ import TestSupport
         let queries = try await fake.queries.next(1)
         #expect(queries.map(\.serverName) == [""])
         // An empty host means the answer's source address.
-        #expect(found.servers == [DiscoveredServer(name: "fake", host: "127.0.0.1", port: 4001, onlineUsers: 7,
-                                                   answeredFrom: try #require(SocketAddress(ipAddress: "127.0.0.1", port: port)))])
+        #expect(
+            found.servers == [
+                DiscoveredServer(
+                    name: "fake", host: "127.0.0.1", port: 4001, onlineUsers: 7,
+                    answeredFrom: try #require(SocketAddress(ipAddress: "127.0.0.1", port: port)))
+            ])
         #expect(found.ignoredDatagrams == 2)
     }
 
@@ -212,8 +223,10 @@ import TestSupport
         let queries = EventRecorder<DiscoveryQuery>()
         private let answered = LockedValue(false)
 
-        func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress,
-                       withFilterContext filterContext: (any Sendable)?) {
+        func udpSocket(
+            _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress,
+            withFilterContext filterContext: (any Sendable)?
+        ) {
             guard let query = try? DiscoveryQuery(decoding: data) else { return }
             let first = answered.withLock { answered in
                 defer { answered = true }
@@ -222,10 +235,12 @@ import TestSupport
             guard first else { return }
             queries.record(query)
             sock.send(Data("nonsense".utf8), to: address, withTimeout: 5, tag: 1)
-            sock.send(DiscoveryAnswer(nonce: query.nonce &+ 1, port: 4000, onlineUsers: 0, host: "", serverName: "stale").encoded,
-                      to: address, withTimeout: 5, tag: 2)
-            sock.send(DiscoveryAnswer(nonce: query.nonce, port: 4001, onlineUsers: 7, host: "", serverName: "fake").encoded,
-                      to: address, withTimeout: 5, tag: 3)
+            sock.send(
+                DiscoveryAnswer(nonce: query.nonce &+ 1, port: 4000, onlineUsers: 0, host: "", serverName: "stale").encoded,
+                to: address, withTimeout: 5, tag: 2)
+            sock.send(
+                DiscoveryAnswer(nonce: query.nonce, port: 4001, onlineUsers: 7, host: "", serverName: "fake").encoded,
+                to: address, withTimeout: 5, tag: 3)
         }
     }
 
@@ -276,30 +291,39 @@ import TestSupport
     /// it says so and exits with status 1.
     @Test func theExecutablesFindEachOther() async throws {
         let group = Self.uniqueGroup()
-        let server = try ChildProcess.startProduct("im-server", ["--port", "0", "--store", ":memory:", "--name", "lobby", "--discovery-group", group, "--discovery-port", "0"])
+        let server = try ChildProcess.startProduct(
+            "im-server", ["--port", "0", "--store", ":memory:", "--name", "lobby", "--discovery-group", group, "--discovery-port", "0"])
         defer { server.stop() }
         let lines = try await server.lines.next(2).map(logText)
         let tcpPort = try #require(lines[0].split(separator: ":").last?.split(separator: " ").first.map(String.init))
         #expect(lines[1].hasPrefix("im-server answering discovery on \(group):") && lines[1].hasSuffix(" as lobby"))
         let udpPort = try #require(lines[1].split(separator: ":").last?.split(separator: " ").first.map(String.init))
-        let flags = ["--discover-group", group, "--discover-port", udpPort, "--discover-ttl", "0",
-                     "--discover-interface", "127.0.0.1", "--discover-timeout", "0.5"]
+        let flags = [
+            "--discover-group", group, "--discover-port", udpPort, "--discover-ttl", "0",
+            "--discover-interface", "127.0.0.1", "--discover-timeout", "0.5"
+        ]
 
         let ann = try ChildProcess.startProduct("im-client", ["ann", "--discover", "--protocol", "1"] + flags)
         defer { ann.stop() }
-        #expect(try await ann.lines.next(3) == [
-            "* found lobby at 127.0.0.1:\(tcpPort) (0 online)",
-            "* connected to 127.0.0.1:\(tcpPort)",
-            "* logged in as ann; online: nobody else",
-        ])
+        #expect(
+            try await ann.lines.next(3) == [
+                "* found lobby at 127.0.0.1:\(tcpPort) (0 online)",
+                "* connected to 127.0.0.1:\(tcpPort)",
+                "* logged in as ann; online: nobody else"
+            ])
         ann.type("/quit")
         #expect(try await ann.exitStatus() == 0)
 
-        let lost = try ChildProcess.startProduct("im-client", ["bob", "--discover", "--discover-group", Self.uniqueGroup(), "--discover-port", udpPort,
-                                                               "--discover-ttl", "0", "--discover-interface", "127.0.0.1", "--discover-timeout", "0.3"])
+        let lost = try ChildProcess.startProduct(
+            "im-client",
+            [
+                "bob", "--discover", "--discover-group", Self.uniqueGroup(), "--discover-port", udpPort,
+                "--discover-ttl", "0", "--discover-interface", "127.0.0.1", "--discover-timeout", "0.3"
+            ])
         defer { lost.stop() }
         let message = try await lost.lines.next()
-        #expect(message.hasPrefix("im-client: no chat server answered discovery on 239.255.") && message.hasSuffix(":\(udpPort) within 0.3 s"))
+        #expect(
+            message.hasPrefix("im-client: no chat server answered discovery on 239.255.") && message.hasSuffix(":\(udpPort) within 0.3 s"))
         #expect(try await lost.exitStatus() == 1)
     }
 }

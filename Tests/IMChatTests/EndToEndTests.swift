@@ -9,8 +9,11 @@ import TestSupport
         let server = chatServer.process
         let port = chatServer.port
         let limits = logText(try await server.lines.next())
-        #expect(limits.hasPrefix("im-server limits: ") && limits.hasSuffix(
-            " connections, 20 messages/s per connection (burst 300), login within 10 s, frames within 10 s"))
+        #expect(
+            limits.hasPrefix("im-server limits: ")
+                && limits.hasSuffix(
+                    " connections, 20 messages/s per connection (burst 300), login within 10 s, frames within 10 s")
+        )
 
         let ann = try ChildProcess.startProduct("im-client", ["ann", "--port", port, "--protocol", "1"])
         defer { ann.stop() }

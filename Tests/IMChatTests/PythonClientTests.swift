@@ -79,42 +79,54 @@ import TestSupport
         let sent = try await Self.run(port, ["--name", "carl", "send", "bob", "1..5"])
         #expect(sent.filter { $0.hasPrefix("stored ") } == Self.stored(1...5))
 
-        #expect(try await Self.run(port, ["--name", "bob", "history", "direct:bob carl", "3"]).filter { !$0.hasPrefix("delivery ") } == [
-            "logged in bob stored=true",
-            "message 3 carl message 3", "message 4 carl message 4", "message 5 carl message 5",
-            "history 3",
-        ])
-        #expect(try await Self.run(port, ["--name", "carl", "history", "direct:bob carl", "100"]) == [
-            "logged in carl stored=true",
-            "message 1 carl message 1", "message 2 carl message 2", "message 3 carl message 3",
-            "message 4 carl message 4", "message 5 carl message 5",
-            "history 5",
-        ])
+        #expect(
+            try await Self.run(port, ["--name", "bob", "history", "direct:bob carl", "3"]).filter { !$0.hasPrefix("delivery ") } == [
+                "logged in bob stored=true",
+                "message 3 carl message 3", "message 4 carl message 4", "message 5 carl message 5",
+                "history 3"
+            ])
+        #expect(
+            try await Self.run(port, ["--name", "carl", "history", "direct:bob carl", "100"]) == [
+                "logged in carl stored=true",
+                "message 1 carl message 1", "message 2 carl message 2", "message 3 carl message 3",
+                "message 4 carl message 4", "message 5 carl message 5",
+                "history 5"
+            ])
         #expect(try await Self.run(port, ["--name", "carl", "history", "room", "10"]) == ["logged in carl stored=true", "history 0"])
         // Only a conversation of one's own; only with a password.
-        #expect(try await Self.run(port, ["--name", "dave", "history", "direct:bob carl", "10"], status: 7) == [
-            "logged in dave stored=true", "error badRequest direct:bob carl is not a conversation of dave",
-        ])
+        #expect(
+            try await Self.run(port, ["--name", "dave", "history", "direct:bob carl", "10"], status: 7) == [
+                "logged in dave stored=true", "error badRequest direct:bob carl is not a conversation of dave"
+            ])
         let live = try ChildProcess("/usr/bin/env", ["python3", Self.script, "--port", port, "--name", "eve", "history", "room", "10"])
         defer { live.stop() }
         #expect(try await live.exitStatus(within: Self.limit) == 7)
-        #expect(live.lines.all == [
-            "logged in eve stored=false", "error historyUnavailable history is kept only for names claimed with a password",
-        ])
+        #expect(
+            live.lines.all == [
+                "logged in eve stored=false", "error historyUnavailable history is kept only for names claimed with a password"
+            ])
     }
 
     @Test func cutConnectionsLoseAndDuplicateNothing() async throws {
         let (server, port) = try await Self.startServer()
         defer { server.stop() }
         try await Self.withStateDirectory { directory in
-            let bob = try Self.python(port, ["--name", "bob", "--state", directory.appendingPathComponent("bob.json").path,
-                                             "--drop-after", "20", "receive", "--count", "50"])
+            let bob = try Self.python(
+                port,
+                [
+                    "--name", "bob", "--state", directory.appendingPathComponent("bob.json").path,
+                    "--drop-after", "20", "receive", "--count", "50"
+                ])
             defer { bob.stop() }
             #expect(try await bob.lines.next(within: Self.limit) == "logged in bob stored=true")
             // carl's connection is cut (RST) right after the 10th `stored`: the `stored` answers still on the
             // way are lost, so ids 11…50 are resent after the new login, and stored once.
-            let carl = try Self.python(port, ["--name", "carl", "--state", directory.appendingPathComponent("carl.json").path,
-                                              "--drop-after", "10", "send", "bob", "1..50"])
+            let carl = try Self.python(
+                port,
+                [
+                    "--name", "carl", "--state", directory.appendingPathComponent("carl.json").path,
+                    "--drop-after", "10", "send", "bob", "1..50"
+                ])
             defer { carl.stop() }
             #expect(try await carl.exitStatus(within: Self.limit) == 0)
             let carlLines = carl.lines.all
@@ -131,8 +143,12 @@ import TestSupport
             #expect(!(carlLines + bobLines).contains { $0.hasPrefix("gap ") || $0.hasPrefix("error ") })
 
             // Stored once each: the conversation holds exactly 1…50.
-            let history = try await Self.run(port, ["--name", "bob", "--state", directory.appendingPathComponent("bob.json").path,
-                                                    "history", "direct:bob carl", "100"])
+            let history = try await Self.run(
+                port,
+                [
+                    "--name", "bob", "--state", directory.appendingPathComponent("bob.json").path,
+                    "history", "direct:bob carl", "100"
+                ])
             #expect(history == ["logged in bob stored=true"] + (1...50).map { "message \($0) carl message \($0)" } + ["history 50"])
         }
     }
@@ -144,7 +160,9 @@ import TestSupport
         let sent = try await Self.run(port, ["--name", "carl", "send", "bob", "1..50"])
         #expect(sent.filter { $0.hasPrefix("stored ") } == Self.stored(1...50))
         // A new client instance with no state: everything bob never acknowledged.
-        #expect(try await Self.run(port, ["--name", "bob", "receive", "--count", "50"]) == ["logged in bob stored=true"] + Self.deliveries(1...50))
+        #expect(
+            try await Self.run(port, ["--name", "bob", "receive", "--count", "50"]) == ["logged in bob stored=true"]
+                + Self.deliveries(1...50))
     }
 
     @Test func killedClientsResendAndDeduplicateFromTheirStateFiles() async throws {
@@ -153,15 +171,19 @@ import TestSupport
         try await Self.withStateDirectory { directory in
             let bobState = directory.appendingPathComponent("bob.json").path
             let carlState = directory.appendingPathComponent("carl.json").path
-            #expect(try await Self.run(port, ["--name", "bob", "--state", bobState, "receive", "--count", "0"]) == ["logged in bob stored=true"])
+            #expect(
+                try await Self.run(port, ["--name", "bob", "--state", bobState, "receive", "--count", "0"]) == ["logged in bob stored=true"]
+            )
             // carl is killed (no goodbye) right after the 10th `stored`; the rest waits in his outbox on disk.
-            let first = try await Self.run(port, ["--name", "carl", "--state", carlState, "--crash-after", "10", "send", "bob", "1..50"], status: 70)
+            let first = try await Self.run(
+                port, ["--name", "carl", "--state", carlState, "--crash-after", "10", "send", "bob", "1..50"], status: 70)
             #expect(first.filter { $0.hasPrefix("stored ") } == Self.stored(1...10))
             let second = try await Self.run(port, ["--name", "carl", "--state", carlState, "resume"])
             #expect(second.filter { $0.hasPrefix("stored ") } == Self.stored(11...50))
 
             // bob is killed right after showing the 20th; started again, he shows only the rest.
-            let shown = try await Self.run(port, ["--name", "bob", "--state", bobState, "--crash-after", "20", "receive", "--count", "50"], status: 70)
+            let shown = try await Self.run(
+                port, ["--name", "bob", "--state", bobState, "--crash-after", "20", "receive", "--count", "50"], status: 70)
             #expect(shown == ["logged in bob stored=true"] + Self.deliveries(1...20))
             let rest = try await Self.run(port, ["--name", "bob", "--state", bobState, "receive", "--count", "30"])
             #expect(rest == ["logged in bob stored=true"] + Self.deliveries(21...50))

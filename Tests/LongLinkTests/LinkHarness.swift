@@ -52,7 +52,9 @@ final class LinkHarness: Sendable {
 
     /// A client of `port`. Its reconnect jitter always draws 0, so delays are the exact base delays
     /// (0 s, 2 s, 4 s) unless `configure` sets another ``ReconnectSchedule/random``.
-    func makeClient(port: UInt16, configure: (inout LongLinkClient<TextCodec>.Configuration) -> Void = { _ in }) -> LongLinkClient<TextCodec> {
+    func makeClient(
+        port: UInt16, configure: (inout LongLinkClient<TextCodec>.Configuration) -> Void = { _ in }
+    ) -> LongLinkClient<TextCodec> {
         var configuration = LongLinkClient<TextCodec>.Configuration(host: "127.0.0.1", port: port)
         configuration.reconnectSchedule.random = { 0 }
         configure(&configuration)

@@ -23,8 +23,9 @@ import TestSupport
     @Test func heartbeatGoesOutAtTheIntervalOnlyWhileConnected() async throws {
         let harness = LinkHarness()
         // A plain socket server on real time, to see the heartbeat frames themselves.
-        let peer = RecordingDelegate(onAccept: { $0.readData(toLength: 8, withTimeout: -1, tag: 0) },
-                                     onRead: { socket, _, _ in socket.readData(toLength: 8, withTimeout: -1, tag: 0) })
+        let peer = RecordingDelegate(
+            onAccept: { $0.readData(toLength: 8, withTimeout: -1, tag: 0) },
+            onRead: { socket, _, _ in socket.readData(toLength: 8, withTimeout: -1, tag: 0) })
         let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = harness.makeClient(port: listener.localPort) { $0.heartbeatAckTimeout = .seconds(1000) }
@@ -60,11 +61,12 @@ import TestSupport
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.clock.advance(by: .milliseconds(1))  // no acknowledgement for 2 s
-        #expect(try await harness.clientEvents.next(3) == [
-            "disconnected (heartbeat timeout)",
-            "reconnect attempt 1 in 0 s",
-            "connected to 127.0.0.1:\(listener.localPort)",
-        ])
+        #expect(
+            try await harness.clientEvents.next(3) == [
+                "disconnected (heartbeat timeout)",
+                "reconnect attempt 1 in 0 s",
+                "connected to 127.0.0.1:\(listener.localPort)"
+            ])
     }
 
     /// Regression: only the acknowledgement counted, so a node answering a failed-over client's resent
@@ -74,13 +76,16 @@ import TestSupport
         let harness = LinkHarness()
         // The peer answers the first heartbeat with another message, and nothing after that.
         let reads = LockedValue(0)
-        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
-                                     onRead: { socket, _, _ in
-                                         if reads.withLock({ $0 += 1; return $0 }) == 1 {
-                                             socket.write(TextCodec.frame("still working"), withTimeout: -1, tag: 0)
-                                         }
-                                         socket.readData(withTimeout: -1, tag: 0)
-                                     })
+        let peer = RecordingDelegate(
+            onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+            onRead: { socket, _, _ in
+                if reads.withLock({
+                    $0 += 1; return $0
+                }) == 1 {
+                    socket.write(TextCodec.frame("still working"), withTimeout: -1, tag: 0)
+                }
+                socket.readData(withTimeout: -1, tag: 0)
+            })
         let listener = try listen(peer)
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = try await connectedClient(harness, to: listener)
@@ -148,12 +153,13 @@ import TestSupport
         first.stop()
         // Taken first, so a failure shows what arrived (an awaited expression's value is not printed).
         let afterStop = try await harness.clientEvents.next(4)
-        #expect(afterStop == [
-            "disconnected (by server)",
-            "reconnect attempt 1 in 0 s",
-            "connect failed: connect: Connection refused (errno 111)",
-            "reconnect attempt 2 in 2 s",
-        ])
+        #expect(
+            afterStop == [
+                "disconnected (by server)",
+                "reconnect attempt 1 in 0 s",
+                "connect failed: connect: Connection refused (errno 111)",
+                "reconnect attempt 2 in 2 s"
+            ])
         let second = try harness.makeServer(port: port)
         defer { second.stop() }
         await harness.clock.advance(by: .seconds(2))
@@ -172,9 +178,10 @@ import TestSupport
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
         server.stop()
         let refused = "connect failed: connect: Connection refused (errno 111)"
-        #expect(try await harness.clientEvents.next(4) == [
-            "disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s",
-        ])
+        #expect(
+            try await harness.clientEvents.next(4) == [
+                "disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"
+            ])
         await harness.clock.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
@@ -243,35 +250,39 @@ import TestSupport
         let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
         defer { client.disconnect() }
         client.connect()
-        #expect(try await harness.clientEvents.next(3) == [
-            "connected to 127.0.0.1:\(listener.localPort)",
-            "disconnected (protocol error: frame of 1073741828 bytes exceeds the maximum frame length of 65536 bytes)",
-            "server unavailable",
-        ])
+        #expect(
+            try await harness.clientEvents.next(3) == [
+                "connected to 127.0.0.1:\(listener.localPort)",
+                "disconnected (protocol error: frame of 1073741828 bytes exceeds the maximum frame length of 65536 bytes)",
+                "server unavailable"
+            ])
     }
 
     @Test func resetByThePeerIsReportedAsANetworkDrop() async throws {
         let harness = LinkHarness()
         // A peer that resets each connection once the client's first bytes arrive (so the client is
         // surely connected): SO_LINGER with a zero timeout turns close into RST.
-        let peer = RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) }, onRead: { socket, _, _ in
-            socket.perform { fd in
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-            }
-            socket.disconnect()
-        })
+        let peer = RecordingDelegate(
+            onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+            onRead: { socket, _, _ in
+                socket.perform { fd in
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
+                socket.disconnect()
+            })
         let listener = try listen(peer)
         defer { listener.disconnect() }
         let client = harness.makeClient(port: listener.localPort) { $0.reconnectDelays = [] }
         defer { client.disconnect() }
         client.greeting = "knock knock"
         client.connect()
-        #expect(try await harness.clientEvents.next(3) == [
-            "connected to 127.0.0.1:\(listener.localPort)",
-            "disconnected (by network: read: Connection reset by peer (errno 104))",
-            "server unavailable",
-        ])
+        #expect(
+            try await harness.clientEvents.next(3) == [
+                "connected to 127.0.0.1:\(listener.localPort)",
+                "disconnected (by network: read: Connection reset by peer (errno 104))",
+                "server unavailable"
+            ])
     }
 
     // Issue 9: a server that accepts, sends one valid message and closes drove ~20,000 connects in 2 s,
@@ -291,9 +302,11 @@ import TestSupport
         client.connect()
         let visit = ["connected to 127.0.0.1:\(port)", "received welcome", "disconnected (by server)"]
         #expect(try await harness.clientEvents.next(4) == visit + ["reconnect attempt 1 in 0.5 s"])
-        for (waited, next) in [(Duration.milliseconds(500), "reconnect attempt 2 in 2.25 s"),
-                               (.milliseconds(2250), "reconnect attempt 3 in 4.75 s"),
-                               (.milliseconds(4750), "server unavailable")] {
+        for (waited, next) in [
+            (Duration.milliseconds(500), "reconnect attempt 2 in 2.25 s"),
+            (.milliseconds(2250), "reconnect attempt 3 in 4.75 s"),
+            (.milliseconds(4750), "server unavailable")
+        ] {
             await harness.clock.advance(by: waited - .milliseconds(1))
             harness.drainEventQueues()
             #expect(harness.clientEvents.pending == [])
@@ -373,8 +386,9 @@ import TestSupport
 
 /// A peer that accepts and reads everything and never answers.
 private func silentPeer() -> RecordingDelegate {
-    RecordingDelegate(onAccept: { $0.readData(withTimeout: -1, tag: 0) },
-                      onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
+    RecordingDelegate(
+        onAccept: { $0.readData(withTimeout: -1, tag: 0) },
+        onRead: { socket, _, _ in socket.readData(withTimeout: -1, tag: 0) })
 }
 
 /// A plain socket server on a free loopback port, its events going to `peer` on a queue of its own.

@@ -40,11 +40,12 @@ import TestSupport
         first.stop()
         // Taken first, so a failure shows what arrived (an awaited expression's value is not printed).
         let failover = try await harness.clientEvents.next(3)
-        #expect(failover == [
-            "disconnected (by server)",
-            "reconnect attempt 1 to 127.0.0.1:\(second.port) in 0 s",
-            "connected to 127.0.0.1:\(second.port)",
-        ])
+        #expect(
+            failover == [
+                "disconnected (by server)",
+                "reconnect attempt 1 to 127.0.0.1:\(second.port) in 0 s",
+                "connected to 127.0.0.1:\(second.port)"
+            ])
         client.send("on the second")
         #expect(try await harness.clientEvents.next(2) == ["received echo: hello", "received echo: on the second"])
     }
@@ -60,8 +61,11 @@ import TestSupport
         defer { client.disconnect() }
         client.connect()
         let start = try await harness.clientEvents.next(4)
-        #expect(start == [refused, "reconnect attempt 1 to 127.0.0.1:\(ports[1]) in 0 s", refused,
-                          "reconnect attempt 2 to 127.0.0.1:\(ports[2]) in 2 s"])
+        #expect(
+            start == [
+                refused, "reconnect attempt 1 to 127.0.0.1:\(ports[1]) in 0 s", refused,
+                "reconnect attempt 2 to 127.0.0.1:\(ports[2]) in 2 s"
+            ])
         // The schedule's delays are as with one server: nothing before the 2 s are up.
         await harness.clock.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
@@ -121,7 +125,8 @@ import TestSupport
         #expect("\(Endpoint(host: "chat.example", port: 7000))" == "chat.example:7000")
         #expect("\(Endpoint(host: "::1", port: 7000))" == "[::1]:7000")
         #expect("\(Event.connected(host: "::1", port: 7000))" == "connected to [::1]:7000")
-        #expect("\(Event.reconnecting(attempt: 2, delay: .milliseconds(2318), endpoint: Endpoint(host: "::1", port: 7001)))"
+        #expect(
+            "\(Event.reconnecting(attempt: 2, delay: .milliseconds(2318), endpoint: Endpoint(host: "::1", port: 7001)))"
                 == "reconnect attempt 2 to [::1]:7001 in 2.318 s")
         #expect("\(Event.reconnecting(attempt: 2, delay: .milliseconds(2318)))" == "reconnect attempt 2 in 2.318 s")
     }
@@ -133,7 +138,9 @@ import TestSupport
         let files = try await TestCertificates.shared()
         let harness = LinkHarness()
         let serverTLS = TLSConfiguration.server(certificateChain: .file(files.serverCertificate), privateKey: .file(files.serverKey))
-        let first = try harness.makeServer { $0.host = "127.0.0.2"; $0.tls = serverTLS }
+        let first = try harness.makeServer {
+            $0.host = "127.0.0.2"; $0.tls = serverTLS
+        }
         defer { first.stop() }
         let second = try harness.makeServer { $0.tls = serverTLS }
         defer { second.stop() }
@@ -148,13 +155,14 @@ import TestSupport
         client.connect()
         let mismatch = LongLinkClient<TextCodec>.DisconnectReason.network(.tls(.hostnameMismatch(expected: "127.0.0.2")))
         let events = try await harness.clientEvents.next(5)
-        #expect(events == [
-            "connected to 127.0.0.2:\(first.port)",
-            "disconnected (\(mismatch))",
-            "reconnect attempt 1 to 127.0.0.1:\(second.port) in 0 s",
-            "connected to 127.0.0.1:\(second.port)",
-            "secured with TLSv1.3",
-        ])
+        #expect(
+            events == [
+                "connected to 127.0.0.2:\(first.port)",
+                "disconnected (\(mismatch))",
+                "reconnect attempt 1 to 127.0.0.1:\(second.port) in 0 s",
+                "connected to 127.0.0.1:\(second.port)",
+                "secured with TLSv1.3"
+            ])
         client.send("verified")
         #expect(try await harness.clientEvents.next() == "received echo: verified")
     }

@@ -190,11 +190,12 @@ final class RawTextPeer: @unchecked Sendable {
         session.send("unencodable one")
         server.broadcast("unencodable all")
         server.send("unencodable none", to: [])
-        #expect(try await harness.serverEvents.next(3) == [
-            "send failed to [1]: unencodable one (cannot encode: not UTF-8 text)",
-            "send failed to [1]: unencodable all (cannot encode: not UTF-8 text)",
-            "send failed to []: unencodable none (cannot encode: not UTF-8 text)",
-        ])
+        #expect(
+            try await harness.serverEvents.next(3) == [
+                "send failed to [1]: unencodable one (cannot encode: not UTF-8 text)",
+                "send failed to [1]: unencodable all (cannot encode: not UTF-8 text)",
+                "send failed to []: unencodable none (cannot encode: not UTF-8 text)"
+            ])
         session.send("fine")
         #expect(try await peer.next() == "fine")
     }
@@ -248,9 +249,10 @@ final class RawTextPeer: @unchecked Sendable {
         server.shutDown { told.record($0) }
         #expect(try await told.next() == 1)
         // Told the server is going away: attempt 1 again, at once.
-        #expect(try await harness.clientEvents.next(3) == [
-            "received BYE: server shutting down", "disconnected (by server)", "reconnect attempt 1 in 0 s",
-        ])
+        #expect(
+            try await harness.clientEvents.next(3) == [
+                "received BYE: server shutting down", "disconnected (by server)", "reconnect attempt 1 in 0 s"
+            ])
         // Nothing listens now: that attempt fails, and the schedule goes on from there.
         let failed = try await harness.clientEvents.next(2)
         #expect(failed.first?.hasPrefix("connect failed: ") == true)

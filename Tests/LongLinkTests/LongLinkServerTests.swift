@@ -83,10 +83,11 @@ import TestSupport
         var bytes = TextCodec.frame("fine")
         bytes.append(contentsOf: [0x80, 0, 0, 0])
         socket.write(bytes, withTimeout: -1, tag: 0)
-        #expect(try await harness.serverEvents.next(4) == [
-            "opened", "opened", "received fine",
-            "closed (protocol error: frame of 2147483652 bytes exceeds the maximum frame length of 65536 bytes)",
-        ])
+        #expect(
+            try await harness.serverEvents.next(4) == [
+                "opened", "opened", "received fine",
+                "closed (protocol error: frame of 2147483652 bytes exceeds the maximum frame length of 65536 bytes)"
+            ])
         good.send("still here")
         #expect(try await harness.clientEvents.next() == "received echo: still here")
     }

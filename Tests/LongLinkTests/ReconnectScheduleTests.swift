@@ -32,8 +32,9 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
     }
 
     @Test func jitterStaysBelowTheSpreadEvenWhenTheRandomSourceMisbehaves() {
-        var schedule = ReconnectSchedule(delays: [.seconds(2), .seconds(2), .seconds(2)], jitter: .seconds(1),
-                                         random: fixedRandom([1.0, -3, .nan]))
+        var schedule = ReconnectSchedule(
+            delays: [.seconds(2), .seconds(2), .seconds(2)], jitter: .seconds(1),
+            random: fixedRandom([1.0, -3, .nan]))
         #expect(schedule.next()! == (1, .seconds(3) - .nanoseconds(1)))
         #expect(schedule.next()! == (2, .seconds(2)))
         #expect(schedule.next()! == (3, .seconds(2)))
@@ -51,7 +52,11 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
     }
 
     @Test func zeroJitterGivesTheExactDelaysWithoutDrawing() {
-        var schedule = ReconnectSchedule(delays: [.milliseconds(10)], jitter: .zero, random: { Issue.record("drew"); return 0.5 })
+        var schedule = ReconnectSchedule(
+            delays: [.milliseconds(10)], jitter: .zero,
+            random: {
+                Issue.record("drew"); return 0.5
+            })
         #expect(schedule.next()! == (1, .milliseconds(10)))
         #expect(schedule.next() == nil)
     }
@@ -75,8 +80,9 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
     }
 
     @Test func exponentialGrowsByTheFactorUpToTheCap() {
-        var schedule = ReconnectSchedule.exponential(base: .seconds(1), factor: 2, cap: .seconds(30), attempts: 7,
-                                                     jitter: .zero)
+        var schedule = ReconnectSchedule.exponential(
+            base: .seconds(1), factor: 2, cap: .seconds(30), attempts: 7,
+            jitter: .zero)
         #expect(schedule.delays == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
         for (index, seconds) in [1, 2, 4, 8, 16, 30, 30].enumerated() {
             #expect(schedule.next()! == (index + 1, .seconds(seconds)))
@@ -85,11 +91,12 @@ func fixedRandom(_ values: [Double]) -> @Sendable () -> Double {
     }
 
     @Test func exponentialWithFractionalFactorAndJitter() {
-        var schedule = ReconnectSchedule.exponential(base: .milliseconds(100), factor: 1.5, cap: .seconds(1), attempts: 4,
-                                                     jitter: .milliseconds(100), random: fixedRandom([0, 0.5, 0.1, 0.9]))
+        var schedule = ReconnectSchedule.exponential(
+            base: .milliseconds(100), factor: 1.5, cap: .seconds(1), attempts: 4,
+            jitter: .milliseconds(100), random: fixedRandom([0, 0.5, 0.1, 0.9]))
         #expect(schedule.next()! == (1, .milliseconds(100)))
-        #expect(schedule.next()! == (2, .milliseconds(200)))   // 150 + 50
-        #expect(schedule.next()! == (3, .milliseconds(235)))   // 225 + 10
+        #expect(schedule.next()! == (2, .milliseconds(200)))  // 150 + 50
+        #expect(schedule.next()! == (3, .milliseconds(235)))  // 225 + 10
         #expect(schedule.next()! == (4, .microseconds(427_500)))  // 337.5 + 90
         #expect(schedule.next() == nil)
     }

@@ -15,7 +15,10 @@ import TestSupport
             try connection.publish("other.alice", Data(text: "not for us"))
 
             let first = try await received.next(within: waitLimit)
-            #expect(first == NATSMessage(subject: "greet.alice", reply: nil, data: Data(text: "hello"), headers: ["X-Trace": "t-1", "Lang": "en"]))
+            #expect(
+                first
+                    == NATSMessage(subject: "greet.alice", reply: nil, data: Data(text: "hello"), headers: ["X-Trace": "t-1", "Lang": "en"])
+            )
             let second = try await received.next(within: waitLimit)
             #expect(second == NATSMessage(subject: "greet.bob", reply: nil, data: Data(), headers: [:]))
             #expect(connection.isConnected)
@@ -25,8 +28,12 @@ import TestSupport
     @Test func aQueueGroupDeliversEachMessageToOneMember() async throws {
         try await withNATS { _, connection in
             let received = EventRecorder<String>()
-            let first = try connection.subscribe("jobs", queueGroup: "workers") { received.record(String(decoding: $0.data, as: UTF8.self)) }
-            let second = try connection.subscribe("jobs", queueGroup: "workers") { received.record(String(decoding: $0.data, as: UTF8.self)) }
+            let first = try connection.subscribe("jobs", queueGroup: "workers") {
+                received.record(String(decoding: $0.data, as: UTF8.self))
+            }
+            let second = try connection.subscribe("jobs", queueGroup: "workers") {
+                received.record(String(decoding: $0.data, as: UTF8.self))
+            }
             defer { first.unsubscribe(); second.unsubscribe() }
             try connection.flush()
             for index in 0..<20 { try connection.publish("jobs", Data(text: "\(index)")) }

@@ -12,8 +12,12 @@ import TestSupport
             try jetStream.addOrUpdateStream(Self.orders)
             #expect(try jetStream.publish("orders.1", Data(text: "a")) == .init(stream: "ORDERS", sequence: 1, duplicate: false))
             #expect(try jetStream.publish("orders.2", Data(text: "b")) == .init(stream: "ORDERS", sequence: 2, duplicate: false))
-            #expect(try jetStream.publish("orders.3", Data(text: "c"), messageID: "m-1") == .init(stream: "ORDERS", sequence: 3, duplicate: false))
-            #expect(try jetStream.publish("orders.3", Data(text: "c again"), messageID: "m-1") == .init(stream: "ORDERS", sequence: 3, duplicate: true))
+            #expect(
+                try jetStream.publish("orders.3", Data(text: "c"), messageID: "m-1")
+                    == .init(stream: "ORDERS", sequence: 3, duplicate: false))
+            #expect(
+                try jetStream.publish("orders.3", Data(text: "c again"), messageID: "m-1")
+                    == .init(stream: "ORDERS", sequence: 3, duplicate: true))
             #expect(try jetStream.message(stream: "ORDERS", sequence: 3)?.data == Data(text: "c"))
             #expect(try jetStream.message(stream: "ORDERS", sequence: 4) == nil)
             // Adding it again with other limits updates it.

@@ -29,12 +29,20 @@ import TestSupport
             #expect(throws: NATSError.wrongLastSequence) { try bucket.update("a", Data(text: "gone"), lastRevision: 3) }
             // A deleted key has no value, so create writes it again (over the delete marker, revision 4).
             #expect(try bucket.create("a", Data(text: "5")) == 5)
-            #expect(try bucket.get("a") == .init(key: "a", value: Data(text: "5"), revision: 5, created: try #require(try bucket.get("a")).created))
+            #expect(
+                try bucket.get("a")
+                    == .init(key: "a", value: Data(text: "5"), revision: 5, created: try #require(try bucket.get("a")).created))
             try bucket.delete("never-there")
 
             let invalid = #expect(throws: NATSError.self) { try bucket.put("has space", Data()) }
-            #expect(invalid == .invalid("KV key \"has space\" must be [-/_=.a-zA-Z0-9]+ without leading, trailing or double dots; see encodeKey(_:)"))
-            #expect(throws: NATSError.invalid("KV key \".leading\" must be [-/_=.a-zA-Z0-9]+ without leading, trailing or double dots; see encodeKey(_:)")) {
+            #expect(
+                invalid
+                    == .invalid(
+                        "KV key \"has space\" must be [-/_=.a-zA-Z0-9]+ without leading, trailing or double dots; see encodeKey(_:)"))
+            #expect(
+                throws: NATSError.invalid(
+                    "KV key \".leading\" must be [-/_=.a-zA-Z0-9]+ without leading, trailing or double dots; see encodeKey(_:)")
+            ) {
                 try bucket.get(".leading")
             }
             #expect(throws: NATSError.invalid("revisions start at 1; create(_:_:) writes a key that has none")) {

@@ -40,7 +40,9 @@ import TestSupport
         defer { connection.close() }
         #expect(!connection.isConnected)
         try await server.restart()
-        #expect(try await events.next(within: waitLimit) == .connected, "events: \(events.all), last error: \(String(describing: connection.lastError))\n\(server.log)")
+        #expect(
+            try await events.next(within: waitLimit) == .connected,
+            "events: \(events.all), last error: \(String(describing: connection.lastError))\n\(server.log)")
         let received = EventRecorder<NATSMessage>()
         let subscription = try connection.subscribe("up") { received.record($0) }
         defer { subscription.unsubscribe() }

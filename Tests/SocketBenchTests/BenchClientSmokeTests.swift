@@ -69,12 +69,15 @@ import TestSupport
     /// every mode clean through TLS.
     @Test func everyModeRunsCleanOverTLS() async throws {
         let files = try await TestCertificates.shared()
-        let server = EchoServer(mode: .lp4, loops: 1, tls: .server(certificateChain: .file(files.serverCertificate), privateKey: .file(files.serverKey)))
+        let server = EchoServer(
+            mode: .lp4, loops: 1, tls: .server(certificateChain: .file(files.serverCertificate), privateKey: .file(files.serverKey)))
         let port = try server.start(host: "127.0.0.1", port: 0)
         defer { server.stop() }
         for mode in ClientOptions.Mode.allCases {
-            var arguments = [mode.rawValue, "--port", "\(port)", "-d", "0.3", "--tls", "--ca", files.caCertificate,
-                             "--cipher", "TLS_AES_128_GCM_SHA256"]
+            var arguments = [
+                mode.rawValue, "--port", "\(port)", "-d", "0.3", "--tls", "--ca", files.caCertificate,
+                "--cipher", "TLS_AES_128_GCM_SHA256"
+            ]
             arguments += mode == .idle ? ["-c", "5", "-H", "0.1"] : ["-w", "0.1"]
             if mode == .pipeline { arguments += ["-c", "10"] }
             let options = try ClientOptions.parse(arguments)

@@ -6,7 +6,7 @@ import Testing
     @Test func parsesEveryOption() throws {
         let options = try ClientOptions.parse([
             "pipeline", "--host", "127.0.0.9", "--port", "9400", "-c", "7", "-s", "128", "-D", "4", "-d", "2.5",
-            "-w", "0.5", "-H", "3", "--loops", "2", "--csv", "/tmp/x.csv", "--label", "ours", "--server-pid", "1234",
+            "-w", "0.5", "-H", "3", "--loops", "2", "--csv", "/tmp/x.csv", "--label", "ours", "--server-pid", "1234"
         ])
         var expected = ClientOptions(mode: .pipeline)
         expected.host = "127.0.0.9"
@@ -26,8 +26,10 @@ import Testing
 
     @Test func longNamesAreTheShortOnes() throws {
         let short = try ClientOptions.parse(["bulk", "-c", "2", "-s", "9", "-D", "3", "-d", "1", "-w", "0", "-H", "4"])
-        let long = try ClientOptions.parse(["bulk", "--connections", "2", "--size", "9", "--depth", "3", "--duration", "1",
-                                            "--warmup", "0", "--heartbeat", "4"])
+        let long = try ClientOptions.parse([
+            "bulk", "--connections", "2", "--size", "9", "--depth", "3", "--duration", "1",
+            "--warmup", "0", "--heartbeat", "4"
+        ])
         #expect(short == long)
     }
 

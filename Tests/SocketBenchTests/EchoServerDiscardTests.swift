@@ -19,8 +19,9 @@ import TestSupport
         defer { server.stop() }
         var clientTLS = TLSConfiguration.client(peerName: "localhost")
         clientTLS.trustRoots = .files([files.caCertificate])
-        let client = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5),
-                                                     tls: overTLS ? clientTLS : nil)
+        let client = try await TCPConnection.connect(
+            toHost: "127.0.0.1", port: port, timeout: .seconds(5),
+            tls: overTLS ? clientTLS : nil)
         let chunk = Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for _ in 0..<128 { try await client.write(chunk, timeout: .seconds(20)) }
         await client.closeWrite()

@@ -10,17 +10,19 @@ import Testing
         options.duration = 2
         var latency = LatencyHistogram()
         for index in 0..<1_000 { latency.record(index < 100 ? 1_000 : 2_000) }
-        return BenchResult(options: options, seconds: 2, messages: 1_000, bytes: 68_000, latency: latency, errors: 1,
-                           mismatches: 0, connected: 100, connectFailures: 0, alive: 99, heartbeatsSent: 0,
-                           heartbeatsEchoed: 0, heartbeatsMissed: 0, serverRSSKilobytes: 5_120)
+        return BenchResult(
+            options: options, seconds: 2, messages: 1_000, bytes: 68_000, latency: latency, errors: 1,
+            mismatches: 0, connected: 100, connectFailures: 0, alive: 99, heartbeatsSent: 0,
+            heartbeatsEchoed: 0, heartbeatsMissed: 0, serverRSSKilobytes: 5_120)
     }
 
     @Test func theResultLineStartsWithLoadgensKeysInOrder() {
         let line = ResultWriter.resultLine(sample())
-        #expect(line.hasPrefix(
-            "RESULT label=ours/pipe mode=pipeline conns=100 size=64 depth=16 secs=2.000 msgs=1000 msgs_per_s=500 "
-                + "mb_per_s=0.03 p50_us=2.0 p99_us=2.0 p999_us=2.0 errors=1 mismatches=0 alive=99 server_rss_kb=5120 loops=1 "
-                + "duration_s=2.000 warmup_s=2.0 bytes_echoed=68000 lat_mean_us=1.9 max_us=2.0 connected=100 connect_fail=0 "))
+        #expect(
+            line.hasPrefix(
+                "RESULT label=ours/pipe mode=pipeline conns=100 size=64 depth=16 secs=2.000 msgs=1000 msgs_per_s=500 "
+                    + "mb_per_s=0.03 p50_us=2.0 p99_us=2.0 p999_us=2.0 errors=1 mismatches=0 alive=99 server_rss_kb=5120 loops=1 "
+                    + "duration_s=2.000 warmup_s=2.0 bytes_echoed=68000 lat_mean_us=1.9 max_us=2.0 connected=100 connect_fail=0 "))
         #expect(line.hasSuffix(" srv_rss_end_kb=5120"))
         #expect(!sample().isClean)
     }

@@ -19,7 +19,9 @@ import TestSupport
         try client.beginReceiving()
         let serverAddress = try #require(SocketAddress(ipAddress: "127.0.0.1", port: port))
         // Loopback keeps order from one sender to one receiver; sizes from empty to the 1,400-byte bench size.
-        let datagrams = [Data("ping".utf8), Data(), Data((0..<1400).map { UInt8(truncatingIfNeeded: $0 &* 7) }), Data(repeating: 0xA5, count: 64)]
+        let datagrams = [
+            Data("ping".utf8), Data(), Data((0..<1400).map { UInt8(truncatingIfNeeded: $0 &* 7) }), Data(repeating: 0xA5, count: 64)
+        ]
         for (tag, datagram) in datagrams.enumerated() {
             client.send(datagram, to: serverAddress, withTimeout: 5, tag: tag)
         }

@@ -11,7 +11,8 @@ import TestSupport
         for _ in 0..<count {
             let line = try await server.lines.next()
             guard let range = line.range(of: #"pid (\d+)"#, options: .regularExpression),
-                  let pid = pid_t(line[range].dropFirst(4)) else {
+                let pid = pid_t(line[range].dropFirst(4))
+            else {
                 throw ChildProcessError("not a listening line: \(line)")
             }
             pids.append(pid)
@@ -26,10 +27,12 @@ import TestSupport
         let port = ReservedLoopbackPort()
         port.release()
         // Started as a shell starts a background job: with SIGINT ignored (inherited across exec).
-        let server = try ChildProcess("/bin/sh", [
-            "-c", #"trap "" INT; exec "$0" "$@""#, ChildProcess.productPath("socket-bench"),
-            "server", "lp4", "--workers", "2", "--port", "\(port.port)",
-        ])
+        let server = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c", #"trap "" INT; exec "$0" "$@""#, ChildProcess.productPath("socket-bench"),
+                "server", "lp4", "--workers", "2", "--port", "\(port.port)"
+            ])
         defer { server.stop() }
         let workers = try await Self.workerPIDs(of: server, count: 2)
         #expect(Set(workers).count == 2)

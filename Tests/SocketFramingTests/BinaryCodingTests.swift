@@ -58,8 +58,9 @@ import Testing
     @Test func the_specification_examples_encode_byte_for_byte() throws {
         #expect(try encode(Self.login, .uint8) == [0x00, 0x01, 0x03, 0x61, 0x6E, 0x6E, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07])
         struct Nested: Codable { var id: UInt64; var from: Login; var tags: [String] }
-        #expect(try encode(Nested(id: 9, from: Self.login, tags: ["a", ""]))
-            == [0, 0, 0, 0, 0, 0, 0, 9] + Self.loginBytes + [0, 0, 0, 2, 0, 0, 0, 1, 0x61, 0, 0, 0, 0])
+        #expect(
+            try encode(Nested(id: 9, from: Self.login, tags: ["a", ""]))
+                == [0, 0, 0, 0, 0, 0, 0, 9] + Self.loginBytes + [0, 0, 0, 2, 0, 0, 0, 1, 0x61, 0, 0, 0, 0])
     }
 
     @Test func every_primitive_is_big_endian_in_its_width() throws {
@@ -68,7 +69,8 @@ import Testing
             u8: 0xAB, u16: 0xABCD, u32: 0xDEAD_BEEF, u64: 0x0102_0304_0506_0708, uint: 6,
             i128: -1, u128: 0x0102,
             float: 1.5, double: -2, bool: true, string: "é", data: Data([1, 2]), bytes: [3])
-        let expected: [UInt8] = [0xFF] + [0xFF, 0xFE] + [0x01, 0x02, 0x03, 0x04]
+        let expected: [UInt8] =
+            [0xFF] + [0xFF, 0xFE] + [0x01, 0x02, 0x03, 0x04]
             + [0xFE, 0xFD, 0xFC, 0xFB, 0xFA, 0xF9, 0xF8, 0xF8] + [0, 0, 0, 0, 0, 0, 0, 5]
             + [0xAB] + [0xAB, 0xCD] + [0xDE, 0xAD, 0xBE, 0xEF] + [1, 2, 3, 4, 5, 6, 7, 8] + [0, 0, 0, 0, 0, 0, 0, 6]
             + [UInt8](repeating: 0xFF, count: 16) + [UInt8](repeating: 0, count: 14) + [0x01, 0x02]
@@ -79,9 +81,11 @@ import Testing
     }
 
     @Test func nested_structs_arrays_optionals_dictionaries_and_raw_enums() throws {
-        let value = Message(id: 9, from: Self.login, kind: .image, tags: ["a", ""], scores: [1, nil], reply: nil,
-                            nested: .some(nil), meta: ["k": -1], matrix: [[1], []])
-        let expected: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 9] + Self.loginBytes + [0x02]
+        let value = Message(
+            id: 9, from: Self.login, kind: .image, tags: ["a", ""], scores: [1, nil], reply: nil,
+            nested: .some(nil), meta: ["k": -1], matrix: [[1], []])
+        let expected: [UInt8] =
+            [0, 0, 0, 0, 0, 0, 0, 9] + Self.loginBytes + [0x02]
             + [0, 0, 0, 2] + [0, 0, 0, 1, 0x61] + [0, 0, 0, 0]
             + [0, 0, 0, 2] + [1, 0, 1] + [0]
             + [0]
@@ -191,23 +195,29 @@ import Testing
 
     @Test func enums_with_associated_values_are_unsupported_on_decoding() throws {
         let bytes = try encode(Shape.circle(radius: 1))
-        #expect(throws: BinaryCodingError.unsupported(offset: 0, reason: "the format has no keys, so keyed containers "
-            + "cannot list them (allKeys); enums with associated values are not supported")) {
+        #expect(
+            throws: BinaryCodingError.unsupported(
+                offset: 0,
+                reason: "the format has no keys, so keyed containers "
+                    + "cannot list them (allKeys); enums with associated values are not supported")
+        ) {
             try decode(Shape.self, bytes)
         }
     }
 
     @Test func errors_describe_themselves_with_the_offset() {
-        #expect(BinaryCodingError.unexpectedEnd(offset: 5, neededBytes: 4).description
-            == "at byte 5: needed 4 more bytes, the input ended")
+        #expect(
+            BinaryCodingError.unexpectedEnd(offset: 5, neededBytes: 4).description
+                == "at byte 5: needed 4 more bytes, the input ended")
         #expect(BinaryCodingError.trailingBytes(offset: 15, count: 2).offset == 15)
     }
 
     static func randomLogin(_ random: inout SplitMix64) -> Login {
-        Login(version: UInt16.random(in: 0...UInt16.max, using: &random),
-              user: String(decoding: random.bytes(count: Int.random(in: 0...20, using: &random), from: utf8("abé😀\0")), as: UTF8.self),
-              admin: Bool.random(using: &random),
-              room: Bool.random(using: &random) ? Int32.random(in: Int32.min...Int32.max, using: &random) : nil)
+        Login(
+            version: UInt16.random(in: 0...UInt16.max, using: &random),
+            user: String(decoding: random.bytes(count: Int.random(in: 0...20, using: &random), from: utf8("abé😀\0")), as: UTF8.self),
+            admin: Bool.random(using: &random),
+            room: Bool.random(using: &random) ? Int32.random(in: Int32.min...Int32.max, using: &random) : nil)
     }
 
     @Test(arguments: BinaryLengthPrefix.allCases)
@@ -235,7 +245,9 @@ import Testing
         let logins = (0..<20).map { _ in Self.randomLogin(&random) }
         let encoder = EightByteHeaderFrameEncoder()
         var stream = Data()
-        for login in logins { try encoder.encode(EightByteHeaderFrame(serviceID: 1, body: try BinaryEncoder().encode(login)), into: &stream) }
+        for login in logins {
+            try encoder.encode(EightByteHeaderFrame(serviceID: 1, body: try BinaryEncoder().encode(login)), into: &stream)
+        }
         var reader = FrameReader(decoder: EightByteHeaderFrameDecoder())
         for byte in stream { reader.append(Data([byte])) }
         var decoded: [Login] = []

@@ -38,18 +38,21 @@ import Testing
     }
 
     @Test func a_closure_transform_is_a_quick_encryption_hook() throws {
-        let reverse = ClosureTransform(encode: { Data($0.reversed()) }, decode: { body throws(FramingError) in
-            guard body.first != 0 else { throw .transformFailed("starts with zero") }
-            return Data(body.reversed())
-        })
+        let reverse = ClosureTransform(
+            encode: { Data($0.reversed()) },
+            decode: { body throws(FramingError) in
+                guard body.first != 0 else { throw .transformFailed("starts with zero") }
+                return Data(body.reversed())
+            })
         #expect(try reverse.encode(Data([1, 2, 3])) == Data([3, 2, 1]))
         #expect(try reverse.decode(Data([3, 2, 1])) == Data([1, 2, 3]))
         #expect(throws: FramingError.transformFailed("starts with zero")) { try reverse.decode(Data([0])) }
     }
 
     @Test func the_transforming_decoder_documentation_example_decodes_as_drawn() throws {
-        var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1024)
-            .transformed(by: CompressionTransform()))
+        var reader = FrameReader(
+            decoder: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1024)
+                .transformed(by: CompressionTransform()))
         reader.append(Data([0x00, 0x00, 0x00, 0x0D, 0x78, 0x9C, 0xCB, 0x48]))
         #expect(try drain(&reader) == [])
         reader.append(Data([0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x06, 0x2C, 0x02, 0x15]))
@@ -69,8 +72,9 @@ import Testing
     }
 
     @Test func a_transform_error_surfaces_from_the_reader_after_the_frames_before_it() throws {
-        var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 64)
-            .transformed(by: TestCipher(key: 0)))
+        var reader = FrameReader(
+            decoder: LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 64)
+                .transformed(by: TestCipher(key: 0)))
         reader.append(Data([0, 0, 0, 2, 0x61, 0x9E, 0, 0, 0, 1, 0x00]))
         #expect(try reader.nextFrame() == Data(utf8("a")))
         #expect(throws: FramingError.transformFailed("checksum 0x00, expected 0xFF")) { try reader.nextFrame() }

@@ -45,7 +45,9 @@ import Testing
             for _ in 0..<50 {
                 group.addTask {
                     await gate.run {
-                        running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                        running.withLock {
+                            $0.now += 1; $0.most = max($0.most, $0.now)
+                        }
                         await Task.yield()  // a suspension inside the body does not let another in
                         running.withLock { $0.now -= 1 }
                     }

@@ -45,19 +45,23 @@ import Testing
         var maximumFrameLength: Int { 3 }
         mutating func decode(_ buffer: inout FrameBuffer) throws(FramingError) -> Data? {
             guard let length = buffer.getInteger(at: 0, as: UInt8.self),
-                  buffer.readableBytes >= 1 + Int(length) else { return nil }
+                buffer.readableBytes >= 1 + Int(length)
+            else { return nil }
             buffer.moveReaderIndex(forwardBy: 1)
             return buffer.readData(count: Int(length))
         }
     }
 
     @Test func a_decoder_that_waits_past_its_maximum_frame_length_is_caught() {
-        #expect(DecoderVerifier.run(UnderstatedMaximumDecoder(), bytes: [3, 0x61, 0x62, 0x63], chunkSizes: [3, 1],
-                                    expecting: [Data(utf8("abc"))])
-            == "decode returned nil with 3 bytes readable, not under maximumFrameLength 3, after 3 bytes")
+        #expect(
+            DecoderVerifier.run(
+                UnderstatedMaximumDecoder(), bytes: [3, 0x61, 0x62, 0x63], chunkSizes: [3, 1],
+                expecting: [Data(utf8("abc"))])
+                == "decode returned nil with 3 bytes readable, not under maximumFrameLength 3, after 3 bytes")
         withKnownIssue {
-            DecoderVerifier.verify({ UnderstatedMaximumDecoder() }, bytes: [3, 0x61, 0x62, 0x63],
-                                   expecting: [Data(utf8("abc"))])
+            DecoderVerifier.verify(
+                { UnderstatedMaximumDecoder() }, bytes: [3, 0x61, 0x62, 0x63],
+                expecting: [Data(utf8("abc"))])
         }
     }
 
@@ -66,12 +70,15 @@ import Testing
     }
 
     @Test func run_reports_what_went_wrong() {
-        #expect(DecoderVerifier.run(ForgetfulDecoder(), bytes: [2, 0x61, 0x62], chunkSizes: [1, 2], expecting: [Data(utf8("ab"))])
-            == "decode returned nil but changed the readable bytes from 1 to 0 after 1 bytes")
-        #expect(DecoderVerifier.run(WholeReadDecoder(), bytes: [1, 2], chunkSizes: [1, 1], expecting: [Data([1, 2])])
-            == "decoded 2 frames [1 bytes, 1 bytes], expected 1 frames [2 bytes]")
-        #expect(DecoderVerifier.run(ForgetfulDecoder(), bytes: [1, 0x61, 5], chunkSizes: [3], expecting: [Data(utf8("a"))])
-            == "decode returned nil but changed the readable bytes from 1 to 0 after 3 bytes")
+        #expect(
+            DecoderVerifier.run(ForgetfulDecoder(), bytes: [2, 0x61, 0x62], chunkSizes: [1, 2], expecting: [Data(utf8("ab"))])
+                == "decode returned nil but changed the readable bytes from 1 to 0 after 1 bytes")
+        #expect(
+            DecoderVerifier.run(WholeReadDecoder(), bytes: [1, 2], chunkSizes: [1, 1], expecting: [Data([1, 2])])
+                == "decoded 2 frames [1 bytes, 1 bytes], expected 1 frames [2 bytes]")
+        #expect(
+            DecoderVerifier.run(ForgetfulDecoder(), bytes: [1, 0x61, 5], chunkSizes: [3], expecting: [Data(utf8("a"))])
+                == "decode returned nil but changed the readable bytes from 1 to 0 after 3 bytes")
     }
 
     @Test func random_chunk_sizes_add_up_and_repeat_for_a_seed() {
@@ -88,7 +95,8 @@ import Testing
 
     @Test func splitmix64_matches_the_reference_implementation() {
         var random = SplitMix64(seed: 0)
-        #expect([random.next(), random.next(), random.next()]
-            == [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
+        #expect(
+            [random.next(), random.next(), random.next()]
+                == [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
     }
 }

@@ -23,37 +23,46 @@ import Testing
     }
 
     @Test func crlf_frames_under_every_cutting() {
-        DecoderVerifier.verify({ crlfDecoder() }, bytes: utf8("hi\r\n\r\nok\r\nbye\r\n"),
-                               expecting: [Data(utf8("hi")), Data(), Data(utf8("ok")), Data(utf8("bye"))])
+        DecoderVerifier.verify(
+            { crlfDecoder() }, bytes: utf8("hi\r\n\r\nok\r\nbye\r\n"),
+            expecting: [Data(utf8("hi")), Data(), Data(utf8("ok")), Data(utf8("bye"))])
     }
 
     @Test func lines_end_at_crlf_or_a_lone_lf() {
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder.lines(maxFrameLength: 64) }, bytes: utf8("a\r\nb\nc\r\n\n\r"
-            + "\n"), expecting: [Data(utf8("a")), Data(utf8("b")), Data(utf8("c")), Data(), Data()])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder.lines(maxFrameLength: 64) },
+            bytes: utf8(
+                "a\r\nb\nc\r\n\n\r"
+                    + "\n"), expecting: [Data(utf8("a")), Data(utf8("b")), Data(utf8("c")), Data(), Data()])
     }
 
     @Test func lines_keeping_the_delimiter_keep_whichever_ended_the_line() {
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder.lines(maxFrameLength: 64, stripDelimiter: false) },
-                               bytes: utf8("a\r\nb\n"), expecting: [Data(utf8("a\r\n")), Data(utf8("b\n"))])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder.lines(maxFrameLength: 64, stripDelimiter: false) },
+            bytes: utf8("a\r\nb\n"), expecting: [Data(utf8("a\r\n")), Data(utf8("b\n"))])
     }
 
     @Test func any_byte_sequence_can_be_the_delimiter() {
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiter: [0xFF, 0x00, 0xFF]) },
-                               bytes: [1, 0xFF, 0x00, 0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF, 0x00, 0xFF],
-                               expecting: [Data([1]), Data(), Data([0xFF])])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiter: [0xFF, 0x00, 0xFF]) },
+            bytes: [1, 0xFF, 0x00, 0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF, 0x00, 0xFF],
+            expecting: [Data([1]), Data(), Data([0xFF])])
     }
 
     @Test func the_delimiter_that_starts_earliest_wins_whatever_the_list_order() {
         // "\n" is listed first but "\r\n" starts one byte earlier: the shorter frame wins, as in Netty.
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [[0x0A], Self.crlf]) },
-                               bytes: utf8("a\r\nb\n"), expecting: [Data(utf8("a")), Data(utf8("b"))])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [[0x0A], Self.crlf]) },
+            bytes: utf8("a\r\nb\n"), expecting: [Data(utf8("a")), Data(utf8("b"))])
     }
 
     @Test func delimiters_starting_at_the_same_byte_go_by_list_order() {
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [utf8("ab"), utf8("abc")]) },
-                               bytes: utf8("xabcyab"), expecting: [Data(utf8("x")), Data(utf8("cy"))])
-        DecoderVerifier.verify({ DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [utf8("abc"), utf8("ab")]) },
-                               bytes: utf8("xabcyab"), expecting: [Data(utf8("x")), Data(utf8("y"))])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [utf8("ab"), utf8("abc")]) },
+            bytes: utf8("xabcyab"), expecting: [Data(utf8("x")), Data(utf8("cy"))])
+        DecoderVerifier.verify(
+            { DelimiterBasedFrameDecoder(maxFrameLength: 64, delimiters: [utf8("abc"), utf8("ab")]) },
+            bytes: utf8("xabcyab"), expecting: [Data(utf8("x")), Data(utf8("y"))])
     }
 
     @Test func a_shorter_delimiter_waits_while_a_longer_one_listed_first_may_still_complete() throws {
@@ -188,7 +197,7 @@ import Testing
     @Test func overlapping_delimiters_cut_random_streams_as_netty_cuts_them_whole() {
         let delimiterSets: [[[UInt8]]] = [
             [utf8("abc"), utf8("ab")], [utf8("ab"), utf8("abc")], [utf8("ba"), utf8("aab"), utf8("c")],
-            [utf8("aaa"), utf8("aa")], [utf8("abab")],
+            [utf8("aaa"), utf8("aa")], [utf8("abab")]
         ]
         var random = SplitMix64(seed: 0x0DE1)
         for (setIndex, delimiters) in delimiterSets.enumerated() {
@@ -200,9 +209,10 @@ import Testing
                 }
                 let reference = Self.referenceFrames(stream, delimiters: delimiters)
                 #expect(reference.rest == 0)
-                DecoderVerifier.verify({ DelimiterBasedFrameDecoder(maxFrameLength: 200, delimiters: delimiters) },
-                                       bytes: stream, expecting: reference.frames, randomCuttings: 30,
-                                       seed: UInt64(setIndex * 100 + round))
+                DecoderVerifier.verify(
+                    { DelimiterBasedFrameDecoder(maxFrameLength: 200, delimiters: delimiters) },
+                    bytes: stream, expecting: reference.frames, randomCuttings: 30,
+                    seed: UInt64(setIndex * 100 + round))
             }
         }
     }

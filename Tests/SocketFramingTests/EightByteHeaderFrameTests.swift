@@ -84,18 +84,22 @@ import Testing
     @Test func random_frames_round_trip_plain_compressed_and_encrypted_under_random_cuts() {
         let transforms: [any BodyTransform] = [
             IdentityTransform(), CompressionTransform(format: .rawDeflate),
-            CompressionTransform(format: .zlib).then(TestCipher(key: 0xA5)),
+            CompressionTransform(format: .zlib).then(TestCipher(key: 0xA5))
         ]
         for (index, transform) in transforms.enumerated() {
             var random = SplitMix64(seed: UInt64(index))
             let messages = (0..<25).map { _ in
-                EightByteHeaderFrame(serviceID: UInt32.random(in: 0...UInt32.max, using: &random),
-                                     body: Data(random.bytes(count: Int.random(in: 0...200, using: &random),
-                                                             from: [0, 1, 0x61, 0xFF])))
+                EightByteHeaderFrame(
+                    serviceID: UInt32.random(in: 0...UInt32.max, using: &random),
+                    body: Data(
+                        random.bytes(
+                            count: Int.random(in: 0...200, using: &random),
+                            from: [0, 1, 0x61, 0xFF])))
             }
-            DecoderVerifier.verifyRoundTrip(encoder: EightByteHeaderFrameEncoder(transform: transform),
-                                            { EightByteHeaderFrameDecoder(transform: transform) },
-                                            messages: messages, randomCuttings: 40, seed: UInt64(index))
+            DecoderVerifier.verifyRoundTrip(
+                encoder: EightByteHeaderFrameEncoder(transform: transform),
+                { EightByteHeaderFrameDecoder(transform: transform) },
+                messages: messages, randomCuttings: 40, seed: UInt64(index))
         }
     }
 }

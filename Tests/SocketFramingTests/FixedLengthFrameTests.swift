@@ -34,8 +34,9 @@ import Testing
     func random_messages_round_trip_under_random_cuts(frameLength: Int) {
         var random = SplitMix64(seed: UInt64(frameLength))
         let messages = (0..<40).map { _ in Data(random.bytes(count: frameLength)) }
-        DecoderVerifier.verifyRoundTrip(encoder: FixedLengthFrameEncoder(frameLength: frameLength),
-                                        { FixedLengthFrameDecoder(frameLength: frameLength) }, messages: messages,
-                                        randomCuttings: 50)
+        DecoderVerifier.verifyRoundTrip(
+            encoder: FixedLengthFrameEncoder(frameLength: frameLength),
+            { FixedLengthFrameDecoder(frameLength: frameLength) }, messages: messages,
+            randomCuttings: 50)
     }
 }

@@ -35,16 +35,20 @@ import Testing
     }
 
     @Test func errors_describe_themselves_with_their_numbers() {
-        #expect(FramingError.frameTooLong(length: 15, maxFrameLength: 14).description
-            == "frame of 15 bytes exceeds the maximum frame length of 14 bytes")
+        #expect(
+            FramingError.frameTooLong(length: 15, maxFrameLength: 14).description
+                == "frame of 15 bytes exceeds the maximum frame length of 14 bytes")
         #expect(FramingError.invalidLengthField(-1).description == "invalid length field value -1")
         #expect(FramingError.malformedHeader("x").description == "malformed header: x")
         #expect(FramingError.decompressionFailed("y").description == "decompression failed: y")
-        #expect(FramingError.decompressedTooLarge(maxBytes: 8).description
-            == "decompressed data exceeds the maximum of 8 bytes")
-        #expect(FramingError.truncatedFrame(bufferedBytes: 6).description
-            == "stream ended in the middle of a frame, 6 bytes of it buffered")
-        #expect(FramingError.messageTooLong(length: 256, maxLength: 255).description
-            == "message length 256 exceeds the length field's maximum of 255")
+        #expect(
+            FramingError.decompressedTooLarge(maxBytes: 8).description
+                == "decompressed data exceeds the maximum of 8 bytes")
+        #expect(
+            FramingError.truncatedFrame(bufferedBytes: 6).description
+                == "stream ended in the middle of a frame, 6 bytes of it buffered")
+        #expect(
+            FramingError.messageTooLong(length: 256, maxLength: 255).description
+                == "message length 256 exceeds the length field's maximum of 255")
     }
 }

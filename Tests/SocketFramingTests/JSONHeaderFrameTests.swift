@@ -18,8 +18,11 @@ import Testing
         reader.append(Data(utf8("\":2,\"to\":\"bob\"}\r\nh")))
         #expect(try drain(&reader) == [])
         reader.append(Data(utf8("i{\"size\":\"0\"}\r\n")))
-        #expect(try drain(&reader) == [JSONHeaderFrame(fields: ["to": .string("bob")], body: Data(utf8("hi"))),
-                                       JSONHeaderFrame(body: Data())])
+        #expect(
+            try drain(&reader) == [
+                JSONHeaderFrame(fields: ["to": .string("bob")], body: Data(utf8("hi"))),
+                JSONHeaderFrame(body: Data())
+            ])
         #expect(try reader.finish() == nil)
     }
 
@@ -31,27 +34,35 @@ import Testing
 
     @Test func every_other_key_is_handed_to_the_application() throws {
         let header = #"{"size":1,"s":"x","n":-2.5,"i":7,"t":true,"f":false,"z":null,"a":[1,"b"],"o":{"k":{}}}"#
-        #expect(try frames(header + "\r\n!") == [JSONHeaderFrame(fields: [
-            "s": .string("x"), "n": .number(-2.5), "i": .number(7), "t": .bool(true), "f": .bool(false), "z": .null,
-            "a": .array([.number(1), .string("b")]), "o": .object(["k": .object([:])]),
-        ], body: Data(utf8("!")))])
+        #expect(
+            try frames(header + "\r\n!") == [
+                JSONHeaderFrame(
+                    fields: [
+                        "s": .string("x"), "n": .number(-2.5), "i": .number(7), "t": .bool(true), "f": .bool(false), "z": .null,
+                        "a": .array([.number(1), .string("b")]), "o": .object(["k": .object([:])])
+                    ], body: Data(utf8("!")))
+            ])
     }
 
     @Test func the_encoder_documentation_example_encodes_as_drawn() throws {
         let message = JSONHeaderFrame(fields: ["to": .string("bob")], body: Data(utf8("hi")))
         #expect(try JSONHeaderFrameEncoder().encode(message) == Data(utf8("{\"size\":2,\"to\":\"bob\"}\r\nhi")))
-        #expect(try JSONHeaderFrameEncoder(sizeStyle: .string).encode(message)
-            == Data(utf8("{\"size\":\"2\",\"to\":\"bob\"}\r\nhi")))
+        #expect(
+            try JSONHeaderFrameEncoder(sizeStyle: .string).encode(message)
+                == Data(utf8("{\"size\":\"2\",\"to\":\"bob\"}\r\nhi")))
         #expect(try JSONHeaderFrameEncoder().encode(JSONHeaderFrame(body: Data())) == Data(utf8("{\"size\":0}\r\n")))
-        #expect(try JSONHeaderFrameEncoder(sizeStyle: .string).encode(JSONHeaderFrame(body: Data()))
-            == Data(utf8("{\"size\":\"0\"}\r\n")))
+        #expect(
+            try JSONHeaderFrameEncoder(sizeStyle: .string).encode(JSONHeaderFrame(body: Data()))
+                == Data(utf8("{\"size\":\"0\"}\r\n")))
     }
 
     @Test func the_encoder_sorts_keys_escapes_control_characters_and_replaces_a_size_field() throws {
-        let message = JSONHeaderFrame(fields: ["size": .number(99), "b": .string("a\r\nb/c"), "a": .bool(true)],
-                                      body: Data(utf8("xyz")))
-        #expect(try JSONHeaderFrameEncoder().encode(message)
-            == Data(utf8(#"{"size":3,"a":true,"b":"a\r\nb/c"}"# + "\r\nxyz")))
+        let message = JSONHeaderFrame(
+            fields: ["size": .number(99), "b": .string("a\r\nb/c"), "a": .bool(true)],
+            body: Data(utf8("xyz")))
+        #expect(
+            try JSONHeaderFrameEncoder().encode(message)
+                == Data(utf8(#"{"size":3,"a":true,"b":"a\r\nb/c"}"# + "\r\nxyz")))
     }
 
     @Test func the_encoder_refuses_a_number_json_cannot_write() {
@@ -73,7 +84,7 @@ import Testing
         ("{\"size\":\"\"}\r\n", "\"size\" is not a non-negative integer"),
         ("{\"size\":\"-1\"}\r\n", "\"size\" is not a non-negative integer"),
         ("{\"size\":true}\r\n", "\"size\" is not a non-negative integer"),
-        ("{\"size\":null}\r\n", "\"size\" is not a non-negative integer"),
+        ("{\"size\":null}\r\n", "\"size\" is not a non-negative integer")
     ])
     func a_malformed_header_is_a_typed_error(wire: String, reason: String) {
         #expect(throws: FramingError.malformedHeader(reason)) { try frames(wire) }
@@ -108,9 +119,11 @@ import Testing
 
     @Test func a_header_and_body_cut_anywhere_decode_the_same() {
         let wire = utf8("{\n  \"size\" : \"3\"\n}\r\nabc{\"size\":0,\"k\":[true]}\r\n")
-        DecoderVerifier.verify({ JSONHeaderFrameDecoder() }, bytes: wire, expecting: [
-            JSONHeaderFrame(body: Data(utf8("abc"))), JSONHeaderFrame(fields: ["k": .array([.bool(true)])], body: Data()),
-        ])
+        DecoderVerifier.verify(
+            { JSONHeaderFrameDecoder() }, bytes: wire,
+            expecting: [
+                JSONHeaderFrame(body: Data(utf8("abc"))), JSONHeaderFrame(fields: ["k": .array([.bool(true)])], body: Data())
+            ])
     }
 
     @Test func finishing_inside_a_header_or_a_body_is_a_truncated_frame() throws {
@@ -151,19 +164,22 @@ import Testing
         #"{"size":1.}"#, #"{"size":.5}"#, #"{"size":1e}"#, #"{"size":-}"#, #"{"size":+1}"#,
         #"{"size":0,}"#, #"{"size":0 "a":1}"#, #"{"size":0}x"#, #"{size:0}"#, #"{'size':0}"#,
         #"{"size":0,"a":[1,]}"#, #"{"size":0,"a":tru}"#, #"{"size":0,"a":nul}"#, #"{"size":0,"n":1e999}"#,
-        #"{"size":0,"s":"open}"#,
+        #"{"size":0,"s":"open}"#
     ])
     func invalid_json_is_a_malformed_header(header: String) {
         #expect(throws: FramingError.malformedHeader("header is not valid JSON")) { try frames(header + "\r\n") }
     }
 
     @Test func whitespace_around_tokens_and_exponents_are_json() throws {
-        #expect(try frames(" {\t\"size\" :\n 1E0 , \"x\" : [ -0.5e+1 , { } ] }\r\nz")
-            == [JSONHeaderFrame(fields: ["x": .array([.number(-5), .object([:])])], body: Data(utf8("z")))])
+        #expect(
+            try frames(" {\t\"size\" :\n 1E0 , \"x\" : [ -0.5e+1 , { } ] }\r\nz")
+                == [JSONHeaderFrame(fields: ["x": .array([.number(-5), .object([:])])], body: Data(utf8("z")))])
     }
 
     @Test func a_duplicate_key_keeps_its_last_value() throws {
-        #expect(try frames(#"{"size":5,"size":1,"k":1,"k":2}"# + "\r\nz") == [JSONHeaderFrame(fields: ["k": .number(2)], body: Data(utf8("z")))])
+        #expect(
+            try frames(#"{"size":5,"size":1,"k":1,"k":2}"# + "\r\nz") == [JSONHeaderFrame(fields: ["k": .number(2)], body: Data(utf8("z")))]
+        )
     }
 
     @Test func a_compressed_body_carries_the_compressed_size() throws {
@@ -181,13 +197,19 @@ import Testing
         case 0: return .null
         case 1: return .bool(Bool.random(using: &random))
         case 2: return .number(Double(Int.random(in: -1_000_000...1_000_000, using: &random)) / 8)
-        case 3, 4: return .string(String(decoding: random.bytes(count: Int.random(in: 0...12, using: &random),
-                                                                from: utf8("ab\r\n\"\\/é{}")), as: UTF8.self))
+        case 3, 4:
+            return .string(
+                String(
+                    decoding: random.bytes(
+                        count: Int.random(in: 0...12, using: &random),
+                        from: utf8("ab\r\n\"\\/é{}")), as: UTF8.self))
         case 5: return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in randomValue(&random, depth: depth + 1) })
         default:
-            return .object(Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0...3, using: &random)).map { index in
-                ("k\(index)", randomValue(&random, depth: depth + 1))
-            }))
+            return .object(
+                Dictionary(
+                    uniqueKeysWithValues: (0..<Int.random(in: 0...3, using: &random)).map { index in
+                        ("k\(index)", randomValue(&random, depth: depth + 1))
+                    }))
         }
     }
 
@@ -196,12 +218,14 @@ import Testing
         var random = SplitMix64(seed: sizeStyle == .number ? 1 : 2)
         let messages = (0..<12).map { _ in
             JSONHeaderFrame(
-                fields: Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0...4, using: &random)).map { index in
-                    ("f\(index)", Self.randomValue(&random))
-                }),
+                fields: Dictionary(
+                    uniqueKeysWithValues: (0..<Int.random(in: 0...4, using: &random)).map { index in
+                        ("f\(index)", Self.randomValue(&random))
+                    }),
                 body: Data(random.bytes(count: Int.random(in: 0...60, using: &random), from: utf8("{}\r\n\"x"))))
         }
-        DecoderVerifier.verifyRoundTrip(encoder: JSONHeaderFrameEncoder(sizeStyle: sizeStyle), { JSONHeaderFrameDecoder() },
-                                        messages: messages, randomCuttings: 40)
+        DecoderVerifier.verifyRoundTrip(
+            encoder: JSONHeaderFrameEncoder(sizeStyle: sizeStyle), { JSONHeaderFrameDecoder() },
+            messages: messages, randomCuttings: 40)
     }
 }

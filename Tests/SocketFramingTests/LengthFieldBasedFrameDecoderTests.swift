@@ -12,47 +12,57 @@ import Testing
     }
 
     @Test func one_byte_length_field() {
-        DecoderVerifier.verify({ LengthFieldBasedFrameDecoder(maxFrameLength: 256, lengthFieldLength: 1, initialBytesToStrip: 1) },
-                               bytes: [3, 0x61, 0x62, 0x63, 0, 1, 0xFF],
-                               expecting: [Data(utf8("abc")), Data(), Data([0xFF])])
+        DecoderVerifier.verify(
+            { LengthFieldBasedFrameDecoder(maxFrameLength: 256, lengthFieldLength: 1, initialBytesToStrip: 1) },
+            bytes: [3, 0x61, 0x62, 0x63, 0, 1, 0xFF],
+            expecting: [Data(utf8("abc")), Data(), Data([0xFF])])
     }
 
     @Test func two_byte_little_endian_length_field() {
-        DecoderVerifier.verify({
-            LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldLength: 2, byteOrder: .littleEndian,
-                                         initialBytesToStrip: 2)
-        }, bytes: [0x03, 0x00, 0x61, 0x62, 0x63, 0x01, 0x00, 0x64], expecting: [Data(utf8("abc")), Data(utf8("d"))])
+        DecoderVerifier.verify(
+            {
+                LengthFieldBasedFrameDecoder(
+                    maxFrameLength: 1024, lengthFieldLength: 2, byteOrder: .littleEndian,
+                    initialBytesToStrip: 2)
+            }, bytes: [0x03, 0x00, 0x61, 0x62, 0x63, 0x01, 0x00, 0x64], expecting: [Data(utf8("abc")), Data(utf8("d"))])
     }
 
     @Test func four_byte_little_endian_length_prefix_as_some_articles_use() {
-        DecoderVerifier.verify({
-            LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldLength: 4, byteOrder: .littleEndian,
-                                         initialBytesToStrip: 4)
-        }, bytes: [0x02, 0, 0, 0, 0x68, 0x69, 0, 0, 0, 0], expecting: [Data(utf8("hi")), Data()])
+        DecoderVerifier.verify(
+            {
+                LengthFieldBasedFrameDecoder(
+                    maxFrameLength: 1024, lengthFieldLength: 4, byteOrder: .littleEndian,
+                    initialBytesToStrip: 4)
+            }, bytes: [0x02, 0, 0, 0, 0x68, 0x69, 0, 0, 0, 0], expecting: [Data(utf8("hi")), Data()])
     }
 
     @Test func eight_byte_length_field_counting_the_whole_frame() {
-        DecoderVerifier.verify({
-            LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldLength: 8, lengthAdjustment: -8,
-                                         initialBytesToStrip: 8)
-        }, bytes: [0, 0, 0, 0, 0, 0, 0, 10, 0x68, 0x69, 0, 0, 0, 0, 0, 0, 0, 8],
-           expecting: [Data(utf8("hi")), Data()])
+        DecoderVerifier.verify(
+            {
+                LengthFieldBasedFrameDecoder(
+                    maxFrameLength: 1024, lengthFieldLength: 8, lengthAdjustment: -8,
+                    initialBytesToStrip: 8)
+            }, bytes: [0, 0, 0, 0, 0, 0, 0, 10, 0x68, 0x69, 0, 0, 0, 0, 0, 0, 0, 8],
+            expecting: [Data(utf8("hi")), Data()])
     }
 
     @Test func eight_byte_service_id_and_length_header_kept_in_the_frame() {
         // MISSION M3.5: service id (4 bytes) + body length (4 bytes), big-endian.
         let wire: [UInt8] = [0, 0, 0x27, 0x11, 0, 0, 0, 2, 0x68, 0x69]
-        DecoderVerifier.verify({ LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldOffset: 4, lengthFieldLength: 4) },
-                               bytes: wire + wire, expecting: [Data(wire), Data(wire)])
+        DecoderVerifier.verify(
+            { LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldOffset: 4, lengthFieldLength: 4) },
+            bytes: wire + wire, expecting: [Data(wire), Data(wire)])
     }
 
     @Test func length_field_at_offset_3_with_header_after_it_stripped_partly() {
         // 3-byte magic, 3-byte length of the body, 1-byte type, body; strip the magic only.
         let wire: [UInt8] = [0xAA, 0xBB, 0xCC, 0x00, 0x00, 0x02, 0x07, 0x68, 0x69]
-        DecoderVerifier.verify({
-            LengthFieldBasedFrameDecoder(maxFrameLength: 1024, lengthFieldOffset: 3, lengthFieldLength: 3,
-                                         lengthAdjustment: 1, initialBytesToStrip: 3)
-        }, bytes: wire + wire, expecting: [Data(wire[3...]), Data(wire[3...])])
+        DecoderVerifier.verify(
+            {
+                LengthFieldBasedFrameDecoder(
+                    maxFrameLength: 1024, lengthFieldOffset: 3, lengthFieldLength: 3,
+                    lengthAdjustment: 1, initialBytesToStrip: 3)
+            }, bytes: wire + wire, expecting: [Data(wire[3...]), Data(wire[3...])])
     }
 
     @Test func length_negative_after_adjustment_is_an_invalid_length_field() {
@@ -115,8 +125,9 @@ import Testing
     }
 
     @Test func without_fail_fast_the_error_comes_once_the_too_long_frame_is_discarded_then_decoding_resumes() throws {
-        var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder(
-            maxFrameLength: 8, lengthFieldLength: 4, initialBytesToStrip: 4, failFast: false))
+        var reader = FrameReader(
+            decoder: LengthFieldBasedFrameDecoder(
+                maxFrameLength: 8, lengthFieldLength: 4, initialBytesToStrip: 4, failFast: false))
         reader.append(Data([0, 0, 0, 10, 1, 2, 3, 4, 5]))
         #expect(try reader.nextFrame() == nil)
         #expect(reader.bufferedBytes == 0)
@@ -128,16 +139,18 @@ import Testing
     }
 
     @Test func without_fail_fast_a_too_long_frame_already_buffered_throws_at_once() {
-        var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder(
-            maxFrameLength: 5, lengthFieldLength: 1, failFast: false))
+        var reader = FrameReader(
+            decoder: LengthFieldBasedFrameDecoder(
+                maxFrameLength: 5, lengthFieldLength: 1, failFast: false))
         reader.append(Data([5, 1, 2, 3, 4, 5, 0]))
         #expect(throws: FramingError.frameTooLong(length: 6, maxFrameLength: 5)) { try reader.nextFrame() }
         #expect(reader.bufferedBytes == 1)
     }
 
     @Test func without_fail_fast_a_stream_ending_inside_a_too_long_frame_throws_frame_too_long() throws {
-        var reader = FrameReader(decoder: LengthFieldBasedFrameDecoder(
-            maxFrameLength: 8, lengthFieldLength: 4, initialBytesToStrip: 4, failFast: false))
+        var reader = FrameReader(
+            decoder: LengthFieldBasedFrameDecoder(
+                maxFrameLength: 8, lengthFieldLength: 4, initialBytesToStrip: 4, failFast: false))
         reader.append(Data([0, 0, 0, 10, 1, 2]))
         #expect(try reader.nextFrame() == nil)
         #expect(throws: FramingError.frameTooLong(length: 14, maxFrameLength: 8)) { try reader.finish() }
@@ -154,10 +167,11 @@ import Testing
         let decoders = [
             LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 300),
             LengthFieldBasedFrameDecoder(maxFrameLength: 300, lengthFieldLength: 1, lengthAdjustment: -1),
-            LengthFieldBasedFrameDecoder(maxFrameLength: 300, lengthFieldOffset: 1, lengthFieldLength: 3,
-                                         byteOrder: .littleEndian, lengthAdjustment: 1, initialBytesToStrip: 2,
-                                         failFast: false),
-            LengthFieldBasedFrameDecoder(maxFrameLength: 300, lengthFieldLength: 8, lengthAdjustment: -100),
+            LengthFieldBasedFrameDecoder(
+                maxFrameLength: 300, lengthFieldOffset: 1, lengthFieldLength: 3,
+                byteOrder: .littleEndian, lengthAdjustment: 1, initialBytesToStrip: 2,
+                failFast: false),
+            LengthFieldBasedFrameDecoder(maxFrameLength: 300, lengthFieldLength: 8, lengthAdjustment: -100)
         ]
         var random = SplitMix64(seed: 7)
         for (index, decoder) in decoders.enumerated() {

@@ -65,8 +65,9 @@ import Testing
     }
 
     @Test func all_at_once_one_byte_at_a_time_every_cut_and_random_cuts_give_the_same_frames() {
-        DecoderVerifier.verify(Self.makeDecoder, bytes: Self.hello + Self.empty + Self.hi + Self.empty,
-                               expecting: [Data(utf8("hello")), Data(), Data(utf8("hi")), Data()])
+        DecoderVerifier.verify(
+            Self.makeDecoder, bytes: Self.hello + Self.empty + Self.hi + Self.empty,
+            expecting: [Data(utf8("hello")), Data(), Data(utf8("hi")), Data()])
     }
 
     @Test func many_frames_of_many_sizes_decode_under_random_cuts() {

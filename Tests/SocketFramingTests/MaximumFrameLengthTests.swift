@@ -62,7 +62,8 @@ func segmentings(_ bytes: [UInt8], oneByteAtATime: Bool = true) -> [(name: Strin
 
 /// Feeds `bytes` one at a time; returns the error and after how many bytes it came (nil if none), the
 /// frames before it, and the readable bytes left.
-func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: FramingError?, after: Int, frames: [D.Frame], readable: Int) {
+func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: FramingError?, after: Int, frames: [D.Frame], readable: Int)
+{
     var decoder = decoder
     var buffer = FrameBuffer()
     var frames: [D.Frame] = []
@@ -119,8 +120,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
         // What the issue saw: the socket's 1 MiB read limit (or the decoder's maxBodyLength passed as the
         // limit) holds no whole frame of 1 MiB + 8 bytes.
         let frame = Self.eightByteFrame(serviceID: 7, bodyLength: 1_048_576)
-        let outcome = readBounded(EightByteHeaderFrameDecoder(), segments: [Array(frame.dropLast(8)), Array(frame.suffix(8))],
-                                  limit: 1_048_576)
+        let outcome = readBounded(
+            EightByteHeaderFrameDecoder(), segments: [Array(frame.dropLast(8)), Array(frame.suffix(8))],
+            limit: 1_048_576)
         #expect(outcome == BoundedReadOutcome(frames: [], error: .readMaxedOut(limit: 1_048_576)))
     }
 
@@ -129,9 +131,10 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
         #expect(decoder.maximumFrameLength == 308)
         let frame = Self.eightByteFrame(serviceID: 0x0102_0304, bodyLength: 300)
         expectMaximumFrameDecodes(decoder, frame, EightByteHeaderFrame(serviceID: 0x0102_0304, body: Data(frame.dropFirst(8))))
-        DecoderVerifier.verify({ decoder }, bytes: frame + frame,
-                               expecting: Array(repeating: EightByteHeaderFrame(serviceID: 0x0102_0304, body: Data(frame.dropFirst(8))), count: 2),
-                               randomCuttings: 20)
+        DecoderVerifier.verify(
+            { decoder }, bytes: frame + frame,
+            expecting: Array(repeating: EightByteHeaderFrame(serviceID: 0x0102_0304, body: Data(frame.dropFirst(8))), count: 2),
+            randomCuttings: 20)
     }
 
     @Test func eight_byte_frame_one_byte_over_the_maximum_fails_once_its_header_is_in() {
@@ -159,8 +162,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
         let body = (0..<1_048_576).map { UInt8(truncatingIfNeeded: $0 * 7) }
         let frame = utf8(#"{"size":1048576}"#) + [0x0D, 0x0A] + body
         for (name, segments) in segmentings(frame, oneByteAtATime: false) {
-            #expect(readBounded(decoder, segments: segments, limit: decoder.maximumFrameLength)
-                == BoundedReadOutcome(frames: [JSONHeaderFrame(fields: [:], body: Data(body))], error: nil), "\(name)")
+            #expect(
+                readBounded(decoder, segments: segments, limit: decoder.maximumFrameLength)
+                    == BoundedReadOutcome(frames: [JSONHeaderFrame(fields: [:], body: Data(body))], error: nil), "\(name)")
         }
     }
 
@@ -169,8 +173,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
         let header = utf8(#"{"size":300,"p":"x"}"#)
         #expect(header.count == 20)
         let body = [UInt8](repeating: 0x62, count: 300)
-        expectMaximumFrameDecodes(decoder, header + [0x0D, 0x0A] + body,
-                                  JSONHeaderFrame(fields: ["p": .string("x")], body: Data(body)))
+        expectMaximumFrameDecodes(
+            decoder, header + [0x0D, 0x0A] + body,
+            JSONHeaderFrame(fields: ["p": .string("x")], body: Data(body)))
     }
 
     @Test func json_header_frame_one_byte_over_the_maximum_fails_once_its_header_is_in() {
@@ -195,8 +200,11 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
 
     @Test func length_field_maximum_is_nettys_max_frame_length() {
         #expect(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 20).maximumFrameLength == 1_048_576)
-        #expect(LengthFieldBasedFrameDecoder(maxFrameLength: 20, lengthFieldOffset: 1, lengthFieldLength: 2,
-                                             lengthAdjustment: 1, initialBytesToStrip: 3).maximumFrameLength == 20)
+        #expect(
+            LengthFieldBasedFrameDecoder(
+                maxFrameLength: 20, lengthFieldOffset: 1, lengthFieldLength: 2,
+                lengthAdjustment: 1, initialBytesToStrip: 3
+            ).maximumFrameLength == 20)
     }
 
     @Test func length_prefixed_maximum_frame_decodes_whole_byte_by_byte_and_split() {
@@ -206,8 +214,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
     }
 
     @Test func length_prefixed_frame_one_byte_over_the_maximum_fails_once_its_length_field_is_in() {
-        let result = feedByteByByte(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 260),
-                                    Self.lengthPrefixedFrame(bodyLength: 257))
+        let result = feedByteByByte(
+            LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 260),
+            Self.lengthPrefixedFrame(bodyLength: 257))
         #expect(result.error == .frameTooLong(length: 261, maxFrameLength: 260))
         #expect(result.after == 4)
         #expect(result.frames.isEmpty)
@@ -216,8 +225,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
     @Test func netty_sixth_example_header_at_the_maximum_decodes_and_one_byte_more_fails() {
         // HDR1 (1 byte), length (2 bytes, counting the bytes after HDR2), HDR2 (1 byte), content:
         // 1 + 2 + (value + 1) bytes in all; a maximum of 20 allows a value of 16.
-        let decoder = LengthFieldBasedFrameDecoder(maxFrameLength: 20, lengthFieldOffset: 1, lengthFieldLength: 2,
-                                                   lengthAdjustment: 1, initialBytesToStrip: 3)
+        let decoder = LengthFieldBasedFrameDecoder(
+            maxFrameLength: 20, lengthFieldOffset: 1, lengthFieldLength: 2,
+            lengthAdjustment: 1, initialBytesToStrip: 3)
         let content = [UInt8](repeating: 0x43, count: 16)
         let frame: [UInt8] = [0xCA, 0x00, 0x10, 0xFE] + content
         expectMaximumFrameDecodes(decoder, frame, Data([0xFE] + content))
@@ -237,8 +247,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
 
     @Test func delimiter_maximum_frame_decodes_whole_byte_by_byte_and_split() {
         let content = [UInt8](repeating: 0x61, count: 300)
-        expectMaximumFrameDecodes(DelimiterBasedFrameDecoder(maxFrameLength: 300, delimiter: DelimiterBasedFrameDecoder.crlf),
-                                  content + [0x0D, 0x0A], Data(content))
+        expectMaximumFrameDecodes(
+            DelimiterBasedFrameDecoder(maxFrameLength: 300, delimiter: DelimiterBasedFrameDecoder.crlf),
+            content + [0x0D, 0x0A], Data(content))
         expectMaximumFrameDecodes(DelimiterBasedFrameDecoder.lines(maxFrameLength: 300), content + [0x0D, 0x0A], Data(content))
         expectMaximumFrameDecodes(
             DelimiterBasedFrameDecoder(maxFrameLength: 300, delimiter: DelimiterBasedFrameDecoder.crlf, stripDelimiter: false),
@@ -252,8 +263,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
         // 302 bytes: the first 301 cannot be part of a CR LF still arriving, so the frame is too long.
         #expect(result.error == .frameTooLong(length: 301, maxFrameLength: 300))
         #expect(result.after == 302)
-        #expect(readBounded(decoder, segments: [wire], limit: 302)
-            == BoundedReadOutcome(frames: [], error: .framing(.frameTooLong(length: 301, maxFrameLength: 300))))
+        #expect(
+            readBounded(decoder, segments: [wire], limit: 302)
+                == BoundedReadOutcome(frames: [], error: .framing(.frameTooLong(length: 301, maxFrameLength: 300))))
     }
 
     // MARK: - Fixed length, seven-byte header, transforms
@@ -278,8 +290,9 @@ func feedByteByByte<D: FrameDecoder>(_ decoder: D, _ bytes: [UInt8]) -> (error: 
     @Test func a_transformed_decoder_keeps_its_base_wire_maximum() throws {
         let decoder = LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 260).transformed(by: TestCipher(key: 0x21))
         #expect(decoder.maximumFrameLength == 260)
-        #expect(LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 20).transformed(by: CompressionTransform())
-            .maximumFrameLength == 1_048_576)
+        #expect(
+            LengthFieldBasedFrameDecoder.lengthPrefixed(maxFrameLength: 1 << 20).transformed(by: CompressionTransform())
+                .maximumFrameLength == 1_048_576)
         let plain = Data((0..<255).map { UInt8(truncatingIfNeeded: $0 &* 5) })
         let cipherBody = try TestCipher(key: 0x21).encode(plain)
         #expect(cipherBody.count == 256)

@@ -13,7 +13,7 @@ import Testing
     static let compressedJSON: [UInt8] = [
         0x78, 0x9C, 0xAB, 0x56, 0x4A, 0x2B, 0xCA, 0xCF, 0x55, 0xB2, 0x52, 0x4A, 0xCC, 0xC9, 0x4C, 0x4E, 0x55, 0xD2,
         0x51, 0x2A, 0xC9, 0x07, 0x72, 0x92, 0xF2, 0x93, 0x40, 0xCC, 0xD4, 0x8A, 0x12, 0x20, 0x27, 0x23, 0x53, 0x01,
-        0xC8, 0xD7, 0x51, 0x40, 0xA5, 0x95, 0x6A, 0x01, 0x21, 0x21, 0x12, 0x28,
+        0xC8, 0xD7, 0x51, 0x40, 0xA5, 0x95, 0x6A, 0x01, 0x21, 0x21, 0x12, 0x28
     ]
     /// Version 2, function code 0x0102, compressed, 48 bytes of body.
     static let compressedWire: [UInt8] = [0x00, 0x02, 0x01, 0x02, 0x01, 0x00, 0x30] + compressedJSON
@@ -25,7 +25,9 @@ import Testing
     static let emptyWire: [UInt8] = [0x00, 0x01, 0x00, 0x0B, 0x00, 0x00, 0x00]
     static let emptyFrame = SevenByteHeaderFrame(version: 1, functionCode: 11, body: Data())
 
-    func decodeAll(_ bytes: [UInt8], _ decoder: SevenByteHeaderFrameDecoder = makeDecoder())
+    func decodeAll(
+        _ bytes: [UInt8], _ decoder: SevenByteHeaderFrameDecoder = makeDecoder()
+    )
         throws(FramingError) -> [SevenByteHeaderFrame]
     {
         var reader = FrameReader(decoder: decoder)
@@ -39,8 +41,9 @@ import Testing
 
     @Test func a_plain_frame_decodes_with_every_header_field_big_endian() throws {
         let wire: [UInt8] = [0x12, 0x34, 0xAB, 0xCD, 0x00, 0x00, 0x03, 0x61, 0x62, 0x63]
-        #expect(try decodeAll(wire, SevenByteHeaderFrameDecoder(acceptedVersions: [0x1234]))
-            == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
+        #expect(
+            try decodeAll(wire, SevenByteHeaderFrameDecoder(acceptedVersions: [0x1234]))
+                == [SevenByteHeaderFrame(version: 0x1234, functionCode: 0xABCD, body: Data(utf8("abc")))])
     }
 
     @Test func a_compressed_frame_decodes_to_the_plain_body() throws {
@@ -86,9 +89,10 @@ import Testing
     }
 
     @Test func plain_compressed_and_empty_frames_mixed_decode_under_every_cutting() {
-        DecoderVerifier.verify(Self.makeDecoder,
-                               bytes: Self.plainWire + Self.compressedWire + Self.emptyWire + Self.compressedWire + Self.plainWire,
-                               expecting: [Self.plainFrame, Self.compressedFrame, Self.emptyFrame, Self.compressedFrame, Self.plainFrame])
+        DecoderVerifier.verify(
+            Self.makeDecoder,
+            bytes: Self.plainWire + Self.compressedWire + Self.emptyWire + Self.compressedWire + Self.plainWire,
+            expecting: [Self.plainFrame, Self.compressedFrame, Self.emptyFrame, Self.compressedFrame, Self.plainFrame])
     }
 
     @Test func many_random_frames_round_trip_through_encoder_and_decoder_under_random_cuts() throws {
@@ -96,14 +100,17 @@ import Testing
         var frames: [SevenByteHeaderFrame] = []
         for _ in 0..<100 {
             let text = String(repeating: "ab", count: Int.random(in: 0...100, using: &random))
-            frames.append(SevenByteHeaderFrame(version: UInt16.random(in: 0...UInt16.max, using: &random),
-                                               functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
-                                               isCompressed: Bool.random(using: &random), body: Data(utf8(text))))
+            frames.append(
+                SevenByteHeaderFrame(
+                    version: UInt16.random(in: 0...UInt16.max, using: &random),
+                    functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
+                    isCompressed: Bool.random(using: &random), body: Data(utf8(text))))
         }
         var wire = Data()
         for frame in frames { try SevenByteHeaderFrameEncoder().encode(frame, into: &wire) }
-        DecoderVerifier.verify({ SevenByteHeaderFrameDecoder(acceptedVersions: nil) }, bytes: Array(wire), expecting: frames,
-                               randomCuttings: 50)
+        DecoderVerifier.verify(
+            { SevenByteHeaderFrameDecoder(acceptedVersions: nil) }, bytes: Array(wire), expecting: frames,
+            randomCuttings: 50)
     }
 
     @Test func a_body_of_65535_bytes_fits_the_length_field() throws {
@@ -161,8 +168,12 @@ import Testing
         var out = Data()
         try encoder.encode(Self.plainFrame, into: &out)
         try encoder.encode(SevenByteHeaderFrame(version: 1, functionCode: 10, body: Data()), into: &out)
-        #expect(out == Data([0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x02, 0x68, 0x69,
-                             0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x00]))
+        #expect(
+            out
+                == Data([
+                    0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x02, 0x68, 0x69,
+                    0x00, 0x01, 0x00, 0x0A, 0x00, 0x00, 0x00
+                ]))
     }
 
     @Test func the_encoder_compresses_and_writes_the_compressed_length() throws {
@@ -224,16 +235,18 @@ import Testing
     @Test func random_frames_round_trip_with_a_cipher_under_random_cuts() {
         var random = SplitMix64(seed: 0x7B)
         let messages = (0..<25).map { _ in
-            SevenByteHeaderFrame(version: UInt16.random(in: 0...3, using: &random),
-                                 functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
-                                 isCompressed: Bool.random(using: &random),
-                                 body: Data(random.bytes(count: Int.random(in: 0...150, using: &random), from: [0x7B, 0x22, 0x61])))
+            SevenByteHeaderFrame(
+                version: UInt16.random(in: 0...3, using: &random),
+                functionCode: UInt16.random(in: 0...UInt16.max, using: &random),
+                isCompressed: Bool.random(using: &random),
+                body: Data(random.bytes(count: Int.random(in: 0...150, using: &random), from: [0x7B, 0x22, 0x61])))
         }
         let cipher = TestCipher(key: 0xC3)
-        DecoderVerifier.verifyRoundTrip(encoder: SevenByteHeaderFrameEncoder(transform: cipher),
-                                        { SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [0, 1, 2, 3]) },
-                                        messages: messages,
-                                        randomCuttings: 40)
+        DecoderVerifier.verifyRoundTrip(
+            encoder: SevenByteHeaderFrameEncoder(transform: cipher),
+            { SevenByteHeaderFrameDecoder(transform: cipher, acceptedVersions: [0, 1, 2, 3]) },
+            messages: messages,
+            randomCuttings: 40)
     }
 
     // MARK: - Header validation (issue 9: a desynchronised stream)
@@ -273,8 +286,9 @@ import Testing
         reader.append(Data([0x11, 0x12] + Self.functionCode2Wire))
         #expect(try reader.nextFrame() == nil)
         reader.append(Data(count: 512 - 4))
-        #expect(try reader.nextFrame()
-            == SevenByteHeaderFrame(version: 0x1112, functionCode: 0x0001, body: Data([0x00, 0x02, 0x7B, 0x7D]) + Data(count: 508)))
+        #expect(
+            try reader.nextFrame()
+                == SevenByteHeaderFrame(version: 0x1112, functionCode: 0x0001, body: Data([0x00, 0x02, 0x7B, 0x7D]) + Data(count: 508)))
     }
 
     @Test func an_unknown_function_code_fails_as_soon_as_the_header_is_in_before_its_body() {
@@ -299,9 +313,11 @@ import Testing
 
     @Test func a_function_code_known_only_in_another_version_fails_as_soon_as_the_header_is_in() throws {
         // Code 20 exists in version 2 only (as the chat's 0x0014 to 0x001B do).
-        let decoder = SevenByteHeaderFrameDecoder(acceptedVersions: [1, 2], isKnownFunctionCode: { code, version in
-            code == 10 || (code == 20 && version == 2)
-        })
+        let decoder = SevenByteHeaderFrameDecoder(
+            acceptedVersions: [1, 2],
+            isKnownFunctionCode: { code, version in
+                code == 10 || (code == 20 && version == 2)
+            })
         var reader = FrameReader(decoder: decoder)
         reader.append(Data([0x00, 0x01, 0x00, 0x14, 0x00, 0x10, 0x00]))  // 4,096 bytes of body announced, none sent
         #expect(throws: FramingError.unknownFunctionCode(20)) { try reader.nextFrame() }

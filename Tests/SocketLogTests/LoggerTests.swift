@@ -50,8 +50,9 @@ import TestSupport
 
     @Test func aStreamLineHasTheUTCTimeTheLevelTheTextAndSortedMetadata() {
         // 1_700_000_000 s = 2023-11-14 22:13:20 UTC.
-        let line = StreamLogHandler.line(level: .notice, message: "refused login bob", metadata: ["reason": "wrong password", "a": "1"],
-                                         seconds: 1_700_000_000, milliseconds: 7)
+        let line = StreamLogHandler.line(
+            level: .notice, message: "refused login bob", metadata: ["reason": "wrong password", "a": "1"],
+            seconds: 1_700_000_000, milliseconds: 7)
         #expect(line == #"2023-11-14T22:13:20.007Z notice refused login bob a=1 reason="wrong password""#)
         #expect(StreamLogHandler.timestamp(seconds: 0, milliseconds: 0) == "1970-01-01T00:00:00.000Z")
         #expect(StreamLogHandler.timestamp(seconds: 951_782_400 + 86_399, milliseconds: 999) == "2000-02-29T23:59:59.999Z")
@@ -68,7 +69,8 @@ import TestSupport
     @Test func controlCharactersAndBidiOverridesAreEscaped() {
         let text = StreamLogHandler.text(of: "refused login \u{1B}[2Jbob\u{7F}\u{85}", metadata: ["name": "\u{202E}nb\u{2066}a"])
         #expect(text == #"refused login \u{1B}[2Jbob\u{7F}\u{85} name=\u{202E}nb\u{2066}a"#)
-        #expect(StreamLogHandler.text(of: "refused login \u{3164} (invalid name)", metadata: [:]) == "refused login \u{3164} (invalid name)")
+        #expect(
+            StreamLogHandler.text(of: "refused login \u{3164} (invalid name)", metadata: [:]) == "refused login \u{3164} (invalid name)")
     }
 
     @Test func aStreamHandlerWritesWholeLinesToItsDescriptor() throws {
@@ -89,11 +91,12 @@ import TestSupport
             guard count > 0 else { break }
             bytes += buffer[..<count]
         }
-        #expect(String(decoding: bytes, as: UTF8.self) == """
-            2023-11-14T22:13:20.123Z info login ann from 127.0.0.1:51340 node=a
-            2023-11-14T22:13:20.123Z warning drop 127.0.0.1:1 (protocol error) node=a
+        #expect(
+            String(decoding: bytes, as: UTF8.self) == """
+                2023-11-14T22:13:20.123Z info login ann from 127.0.0.1:51340 node=a
+                2023-11-14T22:13:20.123Z warning drop 127.0.0.1:1 (protocol error) node=a
 
-            """)
+                """)
     }
 
     @Test func logTextReadsTheTextBackOutOfAStreamLine() {

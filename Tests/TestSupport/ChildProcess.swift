@@ -165,7 +165,8 @@ extension ChildProcess {
         var directory = binary.deletingLastPathComponent()
         // The test binary may sit inside a bundle (…/X.xctest/Contents/MacOS on Apple platforms).
         while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path),
-              directory.pathComponents.count > 1 {
+            directory.pathComponents.count > 1
+        {
             directory.deleteLastPathComponent()
         }
         return directory.appendingPathComponent(name).path

@@ -74,8 +74,9 @@ public enum DecoderVerifier {
                 return
             }
         }
-        verify(makeDecoder, bytes: [UInt8](stream), expecting: frames, randomCuttings: randomCuttings, seed: seed,
-               sourceLocation: sourceLocation)
+        verify(
+            makeDecoder, bytes: [UInt8](stream), expecting: frames, randomCuttings: randomCuttings, seed: seed,
+            sourceLocation: sourceLocation)
     }
 
     /// `verifyRoundTrip` for codecs whose decoded frames are the messages themselves.
@@ -87,8 +88,9 @@ public enum DecoderVerifier {
         seed: UInt64 = 0x5EED_F4A3_1CE5_0001,
         sourceLocation: SourceLocation = #_sourceLocation
     ) where D.Frame == E.Message, D.Frame: Equatable {
-        verifyRoundTrip(encoder: encoder, makeDecoder, messages: messages, expecting: messages,
-                        randomCuttings: randomCuttings, seed: seed, sourceLocation: sourceLocation)
+        verifyRoundTrip(
+            encoder: encoder, makeDecoder, messages: messages, expecting: messages,
+            randomCuttings: randomCuttings, seed: seed, sourceLocation: sourceLocation)
     }
 
     /// Chunk sizes adding up to `total`: each at most a maximum drawn once per cutting, so that some

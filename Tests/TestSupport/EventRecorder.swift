@@ -161,7 +161,8 @@ public final class ReservedLoopbackPort: Sendable {
 /// (`/proc/sys/net/ipv4/ip_local_port_range`), so listeners other tests open on port 0 (which get
 /// ephemeral ports) cannot take it meanwhile and receive connections meant for that server.
 public func unusedLoopbackPort() -> UInt16 {
-    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+    let range =
+        (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
         .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
     let ephemeralLow = range.first ?? 32768
     return unusedLoopbackPort(in: 20_000..<max(20_001, ephemeralLow))

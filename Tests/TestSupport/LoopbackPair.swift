@@ -55,4 +55,3 @@ public struct LoopbackPair: Sendable {
         for socket in serverDelegate.accepted { socket.disconnect() }
     }
 }
-

@@ -17,4 +17,3 @@ extension ServerProcess {
     /// The server's client URL.
     public var natsURL: String { "nats://127.0.0.1:\(port)" }
 }
-

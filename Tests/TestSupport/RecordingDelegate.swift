@@ -32,7 +32,8 @@ public enum SocketEvent: Sendable, Equatable, CustomStringConvertible {
         case .wrotePartial(let length, let tag): return "wrotePartial(\(length), tag: \(tag))"
         case .readStreamClosed: return "readStreamClosed"
         case .secured: return "secured"
-        case .receivedTrust(let trust): return "receivedTrust(\(trust.certificateChain.count) certificates, \(trust.verificationError.map { "\($0)" } ?? "verified"))"
+        case .receivedTrust(let trust):
+            return "receivedTrust(\(trust.certificateChain.count) certificates, \(trust.verificationError.map { "\($0)" } ?? "verified"))"
         case .rejectedRead(let tag, let error): return "rejectedRead(tag: \(tag), \(error))"
         case .rejectedWrite(let tag, let error): return "rejectedWrite(tag: \(tag), \(error))"
         case .willDisconnect(let unread, let tags):
@@ -130,11 +131,13 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
         let filter = acceptFilter.withLock { $0 }
-        let admitted = (filter?(newSocket) ?? true) && acceptedSockets.withLock { sockets -> Bool in
-            guard sockets.count < acceptLimit else { return false }
-            sockets.append(newSocket)
-            return true
-        }
+        let admitted =
+            (filter?(newSocket) ?? true)
+            && acceptedSockets.withLock { sockets -> Bool in
+                guard sockets.count < acceptLimit else { return false }
+                sockets.append(newSocket)
+                return true
+            }
         guard admitted else {
             newSocket.setDelegate(nil, delegateQueue: nil)
             newSocket.disconnect()
@@ -196,7 +199,8 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
         events.record(.willDisconnect(unread: unreadData, unsentTags: unsentWriteTags))
     }
 
-    public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
+    public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval
+    {
         timeoutAnswers.withLock { answers in
             answers.asked.append("read tag \(tag) elapsed \(elapsed) bytesDone \(length)")
             timeoutQuestionEvents.record("read tag \(tag)")
@@ -204,7 +208,8 @@ public final class RecordingDelegate: TCPSocketDelegate, Sendable {
         }
     }
 
-    public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval {
+    public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval
+    {
         timeoutAnswers.withLock { answers in
             answers.asked.append("write tag \(tag) elapsed \(elapsed) bytesDone \(length)")
             timeoutQuestionEvents.record("write tag \(tag)")

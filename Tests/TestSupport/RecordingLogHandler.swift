@@ -15,8 +15,10 @@ public struct RecordingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
+    public func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
         record(level, StreamLogHandler.text(of: message, metadata: self.metadata.merging(metadata ?? [:]) { $1 }))
     }
 }

@@ -46,27 +46,38 @@ public struct TestCertificates: Sendable {
             let process = try ChildProcess("openssl", arguments)
             defer { process.stop() }
             guard try await process.exitStatus(within: .seconds(30)) == 0 else {
-                throw ChildProcessError("openssl \(arguments.joined(separator: " ")): \(String(decoding: process.allOutput, as: UTF8.self))")
+                throw ChildProcessError(
+                    "openssl \(arguments.joined(separator: " ")): \(String(decoding: process.allOutput, as: UTF8.self))")
             }
         }
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try await openssl(["req", "-x509"] + key + ["-keyout", "\(directory)/ca.key", "-out", certificates.caCertificate, "-days", "2",
-                           "-subj", "/CN=swift-async-socket test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-                           "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        try await openssl(
+            ["req", "-x509"] + key + [
+                "-keyout", "\(directory)/ca.key", "-out", certificates.caCertificate, "-days", "2",
+                "-subj", "/CN=swift-async-socket test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign"
+            ])
         let serverExtensions = "\(directory)/server.ext"
-        try "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n".write(toFile: serverExtensions, atomically: true, encoding: .utf8)
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n".write(
+            toFile: serverExtensions, atomically: true, encoding: .utf8)
         let clientExtensions = "\(directory)/client.ext"
         try "extendedKeyUsage=clientAuth\n".write(toFile: clientExtensions, atomically: true, encoding: .utf8)
         try await openssl(["req"] + key + ["-keyout", certificates.serverKey, "-out", "\(directory)/server.csr", "-subj", "/CN=localhost"])
         func sign(_ request: String, _ output: String, days: String, extensions: String) async throws {
-            try await openssl(["x509", "-req", "-in", request, "-CA", certificates.caCertificate, "-CAkey", "\(directory)/ca.key",
-                               "-CAcreateserial", "-out", output, "-days", days, "-extfile", extensions])
+            try await openssl([
+                "x509", "-req", "-in", request, "-CA", certificates.caCertificate, "-CAkey", "\(directory)/ca.key",
+                "-CAcreateserial", "-out", output, "-days", days, "-extfile", extensions
+            ])
         }
         try await sign("\(directory)/server.csr", certificates.serverCertificate, days: "2", extensions: serverExtensions)
         try await sign("\(directory)/server.csr", certificates.expiredCertificate, days: "-1", extensions: serverExtensions)
-        try await openssl(["req", "-x509"] + key + ["-keyout", certificates.selfSignedKey, "-out", certificates.selfSignedCertificate,
-                           "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-        try await openssl(["req"] + key + ["-keyout", certificates.clientKey, "-out", "\(directory)/client.csr", "-subj", "/CN=test client"])
+        try await openssl(
+            ["req", "-x509"] + key + [
+                "-keyout", certificates.selfSignedKey, "-out", certificates.selfSignedCertificate,
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"
+            ])
+        try await openssl(
+            ["req"] + key + ["-keyout", certificates.clientKey, "-out", "\(directory)/client.csr", "-subj", "/CN=test client"])
         try await sign("\(directory)/client.csr", certificates.clientCertificate, days: "2", extensions: clientExtensions)
         try await openssl(["pkey", "-in", certificates.serverKey, "-pubout", "-outform", "DER", "-out", "\(directory)/server.spki"])
         try await openssl(["dgst", "-sha256", "-binary", "-out", "\(directory)/server.pin", "\(directory)/server.spki"])

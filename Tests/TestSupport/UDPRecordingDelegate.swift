@@ -57,7 +57,9 @@ public final class UDPRecordingDelegate: UDPSocketDelegate, Sendable {
         events.record(.notSent(tag: tag, error))
     }
 
-    public func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+    public func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {
         events.record(.received(data, from: address, context: filterContext as? String))
     }
 

@@ -123,7 +123,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// Starts the connect with `start` and waits for its outcome. Cancellation abandons the connect
     /// (``TCPSocket/disconnect()``) and throws `CancellationError`.
     func connect(_ start: (TCPSocket) throws(SocketError) -> Void) async throws -> ConnectedAddresses {
-        try await state.awaitConnect(\.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.disconnect() })
+        try await state.awaitConnect(
+            \.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.disconnect() })
     }
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
@@ -165,8 +166,10 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
                         read.resume(with: .failure(CancellationError()))
                         return
                     }
-                    socket.read(kind, timeout: asyncSeconds(timeout), tag: number, token: read.token,
-                                readsLeftover: true) { [self] result in
+                    socket.read(
+                        kind, timeout: asyncSeconds(timeout), tag: number, token: read.token,
+                        readsLeftover: true
+                    ) { [self] result in
                         read.resume(with: result.mapError { self.readError($0) })
                     }
                 }
@@ -204,8 +207,10 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// Waits in `waiters` until `done` holds (checked first, then on each resume), unless the
     /// connection has ended or close() was called: then it throws that (``SocketError/connectionClosed``
     /// after close()). Cancellation throws `CancellationError` and leaves the connection as it is.
-    func waitUntil(_ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]> & Sendable,
-                   _ done: @escaping (State) -> Bool) async throws {
+    func waitUntil(
+        _ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]> & Sendable,
+        _ done: @escaping (State) -> Bool
+    ) async throws {
         try Task.checkCancellation()
         let waiter = AsyncWaiter<Void>()
         try await withTaskCancellationHandler {
@@ -233,8 +238,10 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     }
 
     /// Resumes every call waiting in `waiters`, normally (or with `error`), and empties the list.
-    static func resumeAll(_ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]>, throwing error: SocketError? = nil,
-                          _ state: inout State, _ effects: inout AsyncEffects) {
+    static func resumeAll(
+        _ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]>, throwing error: SocketError? = nil,
+        _ state: inout State, _ effects: inout AsyncEffects
+    ) {
         for waiter in state[keyPath: waiters] {
             guard let continuation = waiter.take() else { continue }
             if let error {

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension TCPConnection {
@@ -29,9 +29,10 @@ extension TCPConnection {
 
         /// As ``TCPSocket/keepAlive`` takes it: whole seconds, each at least 1.
         var socketValue: TCPKeepAlive {
-            TCPKeepAlive(idle: Int32(clamping: wholeSeconds(idle, minimum: 1)),
-                         interval: Int32(clamping: wholeSeconds(interval, minimum: 1)),
-                         count: Int32(clamping: max(1, count)))
+            TCPKeepAlive(
+                idle: Int32(clamping: wholeSeconds(idle, minimum: 1)),
+                interval: Int32(clamping: wholeSeconds(interval, minimum: 1)),
+                count: Int32(clamping: max(1, count)))
         }
 
         /// From ``TCPSocket/keepAlive``.

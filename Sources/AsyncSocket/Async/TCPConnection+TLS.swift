@@ -17,7 +17,9 @@ extension TCPConnection {
     ///   ``SocketError/badConfig(_:)`` when TLS was started on this connection before; the connection's
     ///   end; `CancellationError` when the task is cancelled (the handshake cannot be taken back: it
     ///   goes on, and later calls wait for it).
-    public func startTLS(_ settings: TLSConfiguration, evaluatingTrust evaluator: (@Sendable (TLSPeerTrust) async -> Bool)? = nil) async throws {
+    public func startTLS(
+        _ settings: TLSConfiguration, evaluatingTrust evaluator: (@Sendable (TLSPeerTrust) async -> Bool)? = nil
+    ) async throws {
         try await bridge.startTLS(settings, evaluatingTrust: evaluator)
     }
 

@@ -101,8 +101,9 @@ public final class TCPConnection: Sendable {
         group: EventLoopGroup = .shared
     ) async throws -> TCPConnection {
         let connection = try await connect(options: options, group: group) { socket throws(SocketError) in
-            try socket.connect(toHost: host, onPort: port, viaInterface: options.localInterface,
-                               withTimeout: asyncSeconds(timeout))
+            try socket.connect(
+                toHost: host, onPort: port, viaInterface: options.localInterface,
+                withTimeout: asyncSeconds(timeout))
         }
         return try await connection.securedIfAsked(tls, peerName: host)
     }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A listening socket whose accepted connections arrive as an `AsyncSequence` of ``TCPConnection``s.
@@ -124,8 +124,9 @@ public final class TCPListener: AsyncSequence, Sendable {
 
         /// The options the deprecated `bind` parameters gave.
         init(_ backlog: Int32, _ maxPendingConnections: Int, _ allowRemoteHalfClosure: Bool) {
-            self.init(backlog: Int(backlog), maxPendingConnections: maxPendingConnections,
-                      connectionOptions: TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure))
+            self.init(
+                backlog: Int(backlog), maxPendingConnections: maxPendingConnections,
+                connectionOptions: TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure))
         }
 
         /// Sets these options on the listening `socket`; its accepted sockets inherit them.
@@ -188,8 +189,9 @@ public final class TCPListener: AsyncSequence, Sendable {
         allowRemoteHalfClosure: Bool = false,
         group: EventLoopGroup = .shared
     ) async throws -> TCPListener {
-        try await bind(host: host, port: port,
-                       options: Options(backlog, maxPendingConnections, allowRemoteHalfClosure), group: group)
+        try await bind(
+            host: host, port: port,
+            options: Options(backlog, maxPendingConnections, allowRemoteHalfClosure), group: group)
     }
 
     /// Listens on the Unix-domain socket at `url`, with the options as separate parameters.
@@ -314,8 +316,9 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
         // socket can reach the listener's bridge.
         let bridge = AsyncConnectionBridge(socket: newSocket)
         newSocket.setDelegate(bridge, delegateQueue: nil)
-        let connection = TCPConnection(socket: newSocket, bridge: bridge,
-                                       localAddress: newSocket.localAddress, remoteAddress: newSocket.connectedAddress)
+        let connection = TCPConnection(
+            socket: newSocket, bridge: bridge,
+            localAddress: newSocket.localAddress, remoteAddress: newSocket.connectedAddress)
         if let tls { newSocket.startTLS(tls) }
         locked { state, effects in
             while let waiter = state.waiters.first {

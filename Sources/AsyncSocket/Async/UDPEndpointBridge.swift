@@ -119,7 +119,8 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
     /// Starts the connect with `start` and waits for its outcome. Cancellation closes the socket
     /// (abandoning the connect) and throws `CancellationError`.
     func connect(_ start: (UDPSocket) throws(SocketError) -> Void) async throws -> SocketAddress {
-        try await state.awaitConnect(\.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.close() })
+        try await state.awaitConnect(
+            \.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.close() })
     }
 
     func udpSocket(_ sock: UDPSocket, didConnectToAddress address: SocketAddress) {
@@ -151,7 +152,9 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
 
     // MARK: Receiving
 
-    func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+    func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {
         let datagram = UDPEndpoint.Datagram(data: data, sender: address)
         // On the loop thread, inline: the buffer grows only here, so the room computed now is a lower
         // bound until the next callback.

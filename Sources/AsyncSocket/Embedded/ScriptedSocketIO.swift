@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Scripted system calls for an embedded ``EventLoop`` (tokio's mock I/O, SwiftNIO's `EmbeddedChannel`

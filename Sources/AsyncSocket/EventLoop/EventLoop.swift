@@ -2,9 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One thread that waits for readiness of many descriptors (epoll on Linux, kqueue on Apple platforms),

@@ -1,8 +1,8 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A fixed set of ``EventLoop``s, one thread each; ``next()`` hands them out in turn so sockets spread

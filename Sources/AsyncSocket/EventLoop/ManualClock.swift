@@ -1,4 +1,3 @@
-
 /// Virtual time for tests: loops created with this clock fire their timers only when ``advance(by:)``
 /// moves the clock past the deadlines, never because real time passed ("advance 49 ms: nothing; 1 ms
 /// more: the event", as SwiftNIO's embedded-loop tests do).

@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Dispatch
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Host name resolution with `getaddrinfo(3)`. Numeric addresses are parsed on the calling thread;
@@ -22,9 +22,9 @@ public enum Resolver {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -35,8 +35,9 @@ public enum Resolver {
         var cursor = list
         while let entry = cursor {
             if let socketAddress = entry.pointee.ai_addr,
-               let address = SocketAddress(socketAddress, length: entry.pointee.ai_addrlen),
-               !addresses.contains(address) {
+                let address = SocketAddress(socketAddress, length: entry.pointee.ai_addrlen),
+                !addresses.contains(address)
+            {
                 addresses.append(address)
             }
             cursor = entry.pointee.ai_next

@@ -1,9 +1,9 @@
 import Foundation
 import CAsyncSocketShims
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A socket address as the kernel takes it: IPv4 or IPv6 host and port (`sockaddr_in` /
@@ -182,8 +182,12 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         var copy = self
         withUnsafeMutableBytes(of: &copy.storage) { raw in
             switch family {
-            case .inet: raw.storeBytes(of: port.bigEndian, toByteOffset: MemoryLayout<sockaddr_in>.offset(of: \sockaddr_in.sin_port) ?? 2, as: UInt16.self)
-            case .inet6: raw.storeBytes(of: port.bigEndian, toByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \sockaddr_in6.sin6_port) ?? 2, as: UInt16.self)
+            case .inet:
+                raw.storeBytes(
+                    of: port.bigEndian, toByteOffset: MemoryLayout<sockaddr_in>.offset(of: \sockaddr_in.sin_port) ?? 2, as: UInt16.self)
+            case .inet6:
+                raw.storeBytes(
+                    of: port.bigEndian, toByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \sockaddr_in6.sin6_port) ?? 2, as: UInt16.self)
             case .unix: break
             }
         }

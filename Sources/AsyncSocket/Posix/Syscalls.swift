@@ -1,8 +1,8 @@
 import CAsyncSocketShims
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Thin wrappers over the system calls the sockets use. Each retries on `EINTR` and turns a `-1`
@@ -41,9 +41,9 @@ enum Posix {
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> IOResult {
         try checkIO("read") {
             #if canImport(Glibc)
-            Glibc.read(fd, buffer.baseAddress, buffer.count)
+                Glibc.read(fd, buffer.baseAddress, buffer.count)
             #else
-            Darwin.read(fd, buffer.baseAddress, buffer.count)
+                Darwin.read(fd, buffer.baseAddress, buffer.count)
             #endif
         }
     }
@@ -59,9 +59,9 @@ enum Posix {
         var message = msghdr()
         message.msg_iov = iovecs.baseAddress
         #if canImport(Glibc)
-        message.msg_iovlen = iovecs.count
+            message.msg_iovlen = iovecs.count
         #else
-        message.msg_iovlen = Int32(iovecs.count)
+            message.msg_iovlen = Int32(iovecs.count)
         #endif
         return try checkIO("sendmsg") { sendmsg(fd, &message, cass_msg_nosignal()) }
     }
@@ -72,9 +72,9 @@ enum Posix {
     /// `close(2)`. Errors are ignored: the descriptor is released either way (see close(2), NOTES).
     static func close(_ fd: Int32) {
         #if canImport(Glibc)
-        _ = Glibc.close(fd)
+            _ = Glibc.close(fd)
         #else
-        _ = Darwin.close(fd)
+            _ = Darwin.close(fd)
         #endif
     }
 

@@ -1,8 +1,8 @@
 import CAsyncSocketShims
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The system calls a ``TCPSocket`` makes on a connected or listening descriptor, in the C library's
@@ -59,9 +59,9 @@ struct SocketIO {
     func shutdown(_ fd: Int32, _ how: Int32) {
         guard let replacement else {
             #if canImport(Glibc)
-            _ = Glibc.shutdown(fd, how)
+                _ = Glibc.shutdown(fd, how)
             #else
-            _ = Darwin.shutdown(fd, how)
+                _ = Darwin.shutdown(fd, how)
             #endif
             return
         }

@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension TCPSocket {
@@ -120,7 +120,7 @@ extension TCPSocket {
         let descriptor = try Posix.check("socket") { socket(address.domain, cass_sock_stream_nonblock(), 0) }
         do {
             #if !os(Linux)
-            try Posix.setNonBlocking(descriptor)
+                try Posix.setNonBlocking(descriptor)
             #endif
             if address.family != .unix {
                 try Posix.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
@@ -202,7 +202,8 @@ final class Acceptor: @unchecked Sendable {
                 eventLoop.io.close(accepted)
                 continue
             }
-            let socket = TCPSocket(connected: accepted, local: local, remote: remote, on: owner.group.next(), group: owner.group, like: template)
+            let socket = TCPSocket(
+                connected: accepted, local: local, remote: remote, on: owner.group.next(), group: owner.group, like: template)
             // The new socket starts reading only after the delegate has seen it, so no event for it can
             // reach a delegate that has not set it up (user data, its own delegate) yet.
             guard let delegate = template.delegate else {

@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension TCPSocket {
@@ -25,7 +25,9 @@ extension TCPSocket {
     /// - Throws: ``SocketError/badConfig(_:)`` when the socket is already connecting, connected or
     ///   listening, has no delegate, or has both IPv4 and IPv6 disabled;
     ///   ``SocketError/badParam(_:)`` for an unknown interface.
-    public func connect(toHost host: String, onPort port: UInt16, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+    public func connect(
+        toHost host: String, onPort port: UInt16, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1
+    ) throws(SocketError) {
         let local = try localAddresses(for: interface)
         try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
@@ -49,7 +51,9 @@ extension TCPSocket {
     ///   - interface: as in ``connect(toHost:onPort:viaInterface:withTimeout:)``.
     ///   - timeout: seconds; negative means none.
     /// - Throws: as ``connect(toHost:onPort:viaInterface:withTimeout:)``.
-    public func connect(to address: SocketAddress, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1) throws(SocketError) {
+    public func connect(
+        to address: SocketAddress, viaInterface interface: String? = nil, withTimeout timeout: TimeInterval = -1
+    ) throws(SocketError) {
         let local = try localAddresses(for: interface)
         try claim(for: .connecting, verb: "connect")
         onLoop { [self] in
@@ -140,7 +144,10 @@ extension TCPSocket {
             $0.family == .unix || ($0.family == .inet ? options.isIPv4Enabled : options.isIPv6Enabled)
         }
         guard !usable.isEmpty else {
-            close(error: .badConfig("no address of an enabled family (IPv4 \(options.isIPv4Enabled ? "on" : "off"), IPv6 \(options.isIPv6Enabled ? "on" : "off"))"))
+            close(
+                error: .badConfig(
+                    "no address of an enabled family (IPv4 \(options.isIPv4Enabled ? "on" : "off"), IPv6 \(options.isIPv6Enabled ? "on" : "off"))"
+                ))
             return
         }
         let ordered = ConnectionAttempts.interleave(usable, preferring: options.isIPv4PreferredOverIPv6 ? .inet : .inet6)
@@ -304,7 +311,8 @@ final class ConnectionAttempts: @unchecked Sendable {
     /// server is there, so it is reported as refused, as Go's `net` package does (`selfConnect`).
     private static func isConnectedToItself(_ fd: Int32) -> Bool {
         guard let local = SocketAddress.read(fd, getsockname), local.family != .unix,
-              let remote = SocketAddress.read(fd, getpeername) else { return false }
+            let remote = SocketAddress.read(fd, getpeername)
+        else { return false }
         return local == remote
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension TCPSocket {
@@ -68,11 +68,12 @@ extension TCPSocket {
         guard let connection = lifecycle.connection, connection.endAfterReads || connection.endAfterWrites else { return }
         let readsDone = connection.readQueue.isEmpty
         let writesDone = connection.writeQueue.isEmpty && (connection.tls?.stage?.pendingCiphertext.isEmpty ?? true)
-        let finished = switch (connection.endAfterReads, connection.endAfterWrites) {
-        case (true, true): readsDone && writesDone
-        case (true, false): readsDone
-        default: writesDone
-        }
+        let finished =
+            switch (connection.endAfterReads, connection.endAfterWrites) {
+            case (true, true): readsDone && writesDone
+            case (true, false): readsDone
+            default: writesDone
+            }
         if finished { close(error: nil) }
     }
 

@@ -2,9 +2,9 @@ import CAsyncSocketShims
 import Dispatch
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// TCP keep-alive probing (tcp(7): `SO_KEEPALIVE`, `TCP_KEEPIDLE`, `TCP_KEEPINTVL`, `TCP_KEEPCNT`): the
@@ -180,16 +180,16 @@ extension TCPSocket {
             }
         }
         #if canImport(Darwin)
-        try Posix.setOption(fd, level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
+            try Posix.setOption(fd, level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
         #endif
         guard !isUnixDomain else { return }
         try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: options.isNoDelayEnabled ? 1 : 0)
         if let keepAlive = options.keepAlive {
             try Posix.setOption(fd, level: SOL_SOCKET, name: SO_KEEPALIVE, value: 1)
             #if canImport(Glibc)
-            try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE, value: keepAlive.idle)
+                try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE, value: keepAlive.idle)
             #else
-            try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPALIVE, value: keepAlive.idle)
+                try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPALIVE, value: keepAlive.idle)
             #endif
             try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPINTVL, value: keepAlive.interval)
             try Posix.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPCNT, value: keepAlive.count)
@@ -202,7 +202,7 @@ extension TCPSocket {
         let socketFD = try Posix.check("socket") { socket(domain, cass_sock_stream_nonblock(), 0) }
         do {
             #if !os(Linux)
-            try Posix.setNonBlocking(socketFD)
+                try Posix.setNonBlocking(socketFD)
             #endif
             try applyOptions(to: socketFD, isUnixDomain: family == .unix)
         } catch {

@@ -89,7 +89,8 @@ extension TCPSocket {
             // A zero-length read at the head completes with nothing buffered too (else it would wait
             // for bytes it does not need, or fail at the peer's FIN).
             if failure == nil, let isEmptyRead = connection.readQueue.withFirst({ $0.isEmptyRead }),
-               !connection.buffer.isEmpty || isEmptyRead {
+                !connection.buffer.isEmpty || isEmptyRead
+            {
                 let consumed = connection.buffer.withUnsafeReadableBytes {
                     satisfyReads(connection, from: $0, into: &completed, failure: &failure)
                 }
@@ -143,8 +144,10 @@ extension TCPSocket {
     /// disconnects), so the head's matcher is a copy (keeping a consumer alive while it runs) and the
     /// queue is checked again after each match. The request itself is not copied: it is taken off the
     /// queue once complete.
-    private func satisfyReads(_ connection: ConnectionState, from unread: UnsafeRawBufferPointer,
-                              into completed: inout [DelegateEvent], failure: inout SocketError?) -> Int {
+    private func satisfyReads(
+        _ connection: ConnectionState, from unread: UnsafeRawBufferPointer,
+        into completed: inout [DelegateEvent], failure: inout SocketError?
+    ) -> Int {
         var consumed = 0
         while isCurrent(connection), let (id, matcher) = connection.readQueue.withFirst({ ($0.id, $0.matcher) }) {
             // Queued after startTLS: waits for the handshake (the bytes before it may be TLS's).
@@ -166,7 +169,8 @@ extension TCPSocket {
             switch match {
             case .complete(let length):
                 let head = connection.readQueue.removeFirst()
-                eventLoop.spareEventArrays.append(completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])), to: &completed)
+                eventLoop.spareEventArrays.append(
+                    completion(of: head, bytes: UnsafeRawBufferPointer(rebasing: rest[..<length])), to: &completed)
                 consumed += length
             case .consumed(let length):
                 consumed += length
@@ -229,9 +233,11 @@ extension TCPSocket {
     /// Handler reads (``TCPConnection``, FramedSocket) report none: their owner is not the delegate.
     private func reportReadProgress(_ connection: ConnectionState) {
         let unread = connection.buffer.count
-        guard let (isHandlerRead, done, reported, tag) = connection.readQueue.withFirst({
-            ($0.isHandlerRead, $0.bytesDone(unread: unread), $0.reportedBytes, $0.tag)
-        }), !isHandlerRead, done > reported else { return }
+        guard
+            let (isHandlerRead, done, reported, tag) = connection.readQueue.withFirst({
+                ($0.isHandlerRead, $0.bytesDone(unread: unread), $0.reportedBytes, $0.tag)
+            }), !isHandlerRead, done > reported
+        else { return }
         let delta = UInt(done - reported)
         connection.readQueue.updateFirst { $0.reportedBytes = done }
         emit(.readPartial(delta, tag: tag))

@@ -60,7 +60,9 @@ extension TCPSocket {
 
     /// Reads up to and including the delimiter `data` into `buffer` at `bufferOffset`, with an
     /// optional `maxLength` (see ``readData(to:withTimeout:maxLength:tag:)``).
-    public func readData(to data: Data, withTimeout timeout: TimeInterval, buffer: NSMutableData?, bufferOffset: UInt, maxLength: UInt = 0, tag: Int) {
+    public func readData(
+        to data: Data, withTimeout timeout: TimeInterval, buffer: NSMutableData?, bufferOffset: UInt, maxLength: UInt = 0, tag: Int
+    ) {
         guard !data.isEmpty else {
             rejectRead(tag: tag, .badParam("a read to a delimiter needs a delimiter of at least one byte"))
             return
@@ -69,8 +71,9 @@ extension TCPSocket {
             rejectRead(tag: tag, .badParam("maxLength \(maxLength) is shorter than the delimiter"))
             return
         }
-        enqueueRead(.toData(delimiter: [UInt8](data), maxLength: Int(clamping: maxLength)),
-                    timeout: timeout, tag: tag, buffer: buffer, offset: bufferOffset)
+        enqueueRead(
+            .toData(delimiter: [UInt8](data), maxLength: Int(clamping: maxLength)),
+            timeout: timeout, tag: tag, buffer: buffer, offset: bufferOffset)
     }
 
     /// Carriage return and line feed, `"\r\n"` (GCDAsyncSocket's `CRLFData`).
@@ -101,9 +104,11 @@ extension TCPSocket {
     /// with ``SocketError/notConnected`` as a delegate read does (its delegate got those bytes from
     /// `socketWillDisconnect`). `timeout` in seconds, negative for none; `tag` is the tag of
     /// ``SocketError/readTimeout(tag:)``.
-    package func read(_ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken? = nil,
-                      readsLeftover: Bool = false,
-                      handler: @escaping @Sendable (Result<Data, SocketError>) -> Void) {
+    package func read(
+        _ kind: ReadRequest.Kind, timeout: TimeInterval, tag: Int, token: ReadToken? = nil,
+        readsLeftover: Bool = false,
+        handler: @escaping @Sendable (Result<Data, SocketError>) -> Void
+    ) {
         var request = ReadRequest(kind: kind, timeout: timeout, tag: tag, completion: .handler(token, handler))
         request.readsLeftover = readsLeftover
         submit(request)
@@ -115,7 +120,8 @@ extension TCPSocket {
     package func withdrawRead(_ token: ReadToken) -> Bool {
         eventLoop.assertInEventLoop()
         guard let connection = lifecycle.connection,
-              let index = connection.readQueue.firstIndex(where: { $0.token === token }) else { return false }
+            let index = connection.readQueue.firstIndex(where: { $0.token === token })
+        else { return false }
         connection.readQueue.remove(at: index)
         // The next read becomes the current one: it may be met by the bytes already buffered.
         if index == 0 && isCurrent(connection) { processReads(connection) }

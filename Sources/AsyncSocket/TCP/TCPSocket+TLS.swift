@@ -173,8 +173,9 @@ extension TCPSocket {
             close(error: .tls(mismatch))
             return
         }
-        let summary = TLSSummary(protocolVersion: stage.protocolVersion, cipherSuite: stage.cipherSuite,
-                                 applicationProtocol: stage.negotiatedApplicationProtocol, isSessionReused: stage.isSessionReused)
+        let summary = TLSSummary(
+            protocolVersion: stage.protocolVersion, cipherSuite: stage.cipherSuite,
+            applicationProtocol: stage.negotiatedApplicationProtocol, isSessionReused: stage.isSessionReused)
         shared.withLock {
             $0.isSecure = true
             $0.tlsSummary = summary
@@ -193,13 +194,16 @@ extension TCPSocket {
         tls.handshakeTimer?.cancel()
         tls.handshakeTimer = nil
         updateInterest(connection)
-        emit(.receivedTrust(trust, { [weak self] trusted in
-            self?.onLoop { [weak self] in
-                guard let self, self.isCurrent(connection), let stage = tls.stage, stage.decideTrust(trusted) else { return }
-                self.scheduleHandshakeTimeout(connection, tls)
-                self.continueHandshake(connection)
-            }
-        }))
+        emit(
+            .receivedTrust(
+                trust,
+                { [weak self] trusted in
+                    self?.onLoop { [weak self] in
+                        guard let self, self.isCurrent(connection), let stage = tls.stage, stage.decideTrust(trusted) else { return }
+                        self.scheduleHandshakeTimeout(connection, tls)
+                        self.continueHandshake(connection)
+                    }
+                }))
     }
 
     /// Ciphertext just read from the kernel into the stage's ``TLSStage/incomingCiphertext``, or the
@@ -214,7 +218,10 @@ extension TCPSocket {
             return
         }
         if stage.isAwaitingTrust, stage.unprocessedCiphertext > maxCiphertextWhileAwaitingTrust {
-            close(error: .tls(.handshakeFailed("the peer sent more than \(maxCiphertextWhileAwaitingTrust) bytes while the app evaluated its certificate")))
+            close(
+                error: .tls(
+                    .handshakeFailed(
+                        "the peer sent more than \(maxCiphertextWhileAwaitingTrust) bytes while the app evaluated its certificate")))
             return
         }
         if tls.isHandshaking {
@@ -280,7 +287,9 @@ extension TCPSocket {
             let outcome = stage.pendingCiphertext.withUnsafeReadableBytes { raw -> Result<Posix.IOResult, SocketError> in
                 var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
                 return withUnsafeMutablePointer(to: &vector) { pointer in
-                    Result { () throws(SocketError) in try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(start: pointer, count: 1)) }
+                    Result { () throws(SocketError) in
+                        try eventLoop.io.writev(connection.fd, UnsafeMutableBufferPointer(start: pointer, count: 1))
+                    }
                 }
             }
             let result = try outcome.get()
@@ -299,7 +308,9 @@ extension TCPSocket {
     /// the ciphertext; the count returned is of plaintext bytes taken (encrypted, maybe not all sent
     /// yet: what the kernel did not take waits in the stage, and nothing more is encrypted until it has
     /// gone).
-    func writeThroughTLS(_ connection: ConnectionState, _ stage: TLSStage, _ iovecs: UnsafeMutableBufferPointer<iovec>) throws(SocketError) -> Posix.IOResult {
+    func writeThroughTLS(
+        _ connection: ConnectionState, _ stage: TLSStage, _ iovecs: UnsafeMutableBufferPointer<iovec>
+    ) throws(SocketError) -> Posix.IOResult {
         guard try writePendingCiphertext(connection) else { return .wouldBlock }
         var taken = 0
         for vector in iovecs {

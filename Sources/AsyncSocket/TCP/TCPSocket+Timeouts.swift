@@ -10,7 +10,9 @@ extension TCPSocket {
     func armReadTimer(_ connection: ConnectionState) {
         // A read queued after startTLS is not current before the handshake is done (GCDAsyncSocket's
         // TLS packet holds the queue): its time starts then.
-        let head = connection.readQueue.withFirst { (id: $0.id, timeout: $0.timeout) }.flatMap { waitsForTLS(connection, id: $0.id) ? nil : $0 }
+        let head = connection.readQueue.withFirst { (id: $0.id, timeout: $0.timeout) }.flatMap {
+            waitsForTLS(connection, id: $0.id) ? nil : $0
+        }
         connection.readTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (readTimer(at: deadline, id: head?.id ?? 0), deadline)
@@ -42,7 +44,9 @@ extension TCPSocket {
 
     /// Starts the timeout of the current write if it has one and it is not running yet.
     func armWriteTimer(_ connection: ConnectionState) {
-        let head = connection.writeQueue.withFirst { (id: $0.id, timeout: $0.timeout) }.flatMap { waitsForTLS(connection, id: $0.id) ? nil : $0 }
+        let head = connection.writeQueue.withFirst { (id: $0.id, timeout: $0.timeout) }.flatMap {
+            waitsForTLS(connection, id: $0.id) ? nil : $0
+        }
         connection.writeTimeout.follow(head?.id, timeout: head?.timeout ?? -1) {
             let deadline = eventLoop.now() &+ Duration.seconds(head?.timeout ?? 0).nanosecondsClamped
             return (writeTimer(at: deadline, id: head?.id ?? 0), deadline)

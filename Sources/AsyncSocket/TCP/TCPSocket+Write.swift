@@ -212,8 +212,10 @@ extension TCPSocket {
     /// number of buffers filled and their total byte count while every buffer is still pinned. Staged
     /// writes next to each other share one buffer. Reads the queue in place (a copy of a request
     /// retains and releases its bytes).
-    private func gather<R>(_ connection: ConnectionState, _ iovecs: UnsafeMutableBufferPointer<iovec>,
-                           _ body: (_ buffers: Int, _ total: Int) -> R) -> R {
+    private func gather<R>(
+        _ connection: ConnectionState, _ iovecs: UnsafeMutableBufferPointer<iovec>,
+        _ body: (_ buffers: Int, _ total: Int) -> R
+    ) -> R {
         connection.stagedWrites.withUnsafeReadableBytes { staged in
             gather(connection, request: 0, into: iovecs, filled: 0, stagedOffset: 0, staged: staged, total: 0, body)
         }
@@ -227,7 +229,9 @@ extension TCPSocket {
         let count = connection.writeQueue.count
         // Only a connection whose startTLS has not finished has writes that must wait: plaintext pays one load.
         let tlsPending = connection.tls.map { !$0.isSecured } ?? false
-        func waits(_ index: Int) -> Bool { tlsPending && waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id })) }
+        func waits(_ index: Int) -> Bool {
+            tlsPending && waitsForTLS(connection, id: connection.writeQueue.withElement(at: index, { $0.id }))
+        }
         // Staged writes need no pinning: a loop. A `Data` is pinned for the rest of the gathering: a call.
         while index < count && filled < iovecs.count {
             guard !waits(index) else { return body(filled, total) }
@@ -245,17 +249,21 @@ extension TCPSocket {
             index += 1
         }
         guard index < count, filled < iovecs.count, !waits(index),
-              let (data, sent) = connection.writeQueue.withElement(at: index, { request -> (Data, Int)? in
-            if case .data(let data) = request.bytes { return (data, request.sent) }
-            return nil
-        }) else {
+            let (data, sent) = connection.writeQueue.withElement(
+                at: index,
+                { request -> (Data, Int)? in
+                    if case .data(let data) = request.bytes { return (data, request.sent) }
+                    return nil
+                })
+        else {
             return body(filled, total)
         }
         return data.withUnsafeBytes { raw in
             let base = raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) + sent }
             iovecs[filled] = iovec(iov_base: base, iov_len: raw.count - sent)
-            return gather(connection, request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
-                          staged: staged, total: total + raw.count - sent, body)
+            return gather(
+                connection, request: index + 1, into: iovecs, filled: filled + 1, stagedOffset: stagedOffset,
+                staged: staged, total: total + raw.count - sent, body)
         }
     }
 }

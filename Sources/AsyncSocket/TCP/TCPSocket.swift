@@ -135,7 +135,9 @@ public final class TCPSocket: @unchecked Sendable {
     }
 
     /// A socket for a descriptor that is already connected: one `accept(2)` returned, or one adopted.
-    init(connected fd: Int32, local: SocketAddress?, remote: SocketAddress?, on loop: EventLoop, group: EventLoopGroup, like template: Shared) {
+    init(
+        connected fd: Int32, local: SocketAddress?, remote: SocketAddress?, on loop: EventLoop, group: EventLoopGroup, like template: Shared
+    ) {
         var shared = Shared()
         shared.delegate = template.delegate
         shared.delegateQueue = template.delegateQueue

@@ -111,8 +111,10 @@ extension TCPSocketDelegate {
     public func socket(_ sock: TCPSocket, didReadPartialDataOfLength partialLength: UInt, tag: Int) {}
     public func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) {}
     public func socket(_ sock: TCPSocket, didWritePartialDataOfLength partialLength: UInt, tag: Int) {}
-    public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval { 0 }
-    public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval { 0 }
+    public func socket(_ sock: TCPSocket, shouldTimeoutReadWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval
+    { 0 }
+    public func socket(_ sock: TCPSocket, shouldTimeoutWriteWithTag tag: Int, elapsed: TimeInterval, bytesDone length: UInt) -> TimeInterval
+    { 0 }
     public func socketDidCloseReadStream(_ sock: TCPSocket) {}
     public func socketDidSecure(_ sock: TCPSocket) {}
     /// Does not trust: a delegate that asks for manual trust evaluation must decide (as GCDAsyncSocket

@@ -33,7 +33,8 @@ final class TLSContext: @unchecked Sendable {
     init(_ configuration: TLSConfiguration) throws(TLSError) {
         self.configuration = configuration
         if configuration.role == .client, configuration.certificateVerification == .fullVerification,
-           configuration.peerName?.isEmpty ?? true {
+            configuration.peerName?.isEmpty ?? true
+        {
             throw .badConfiguration("a client that verifies the server needs its name (peerName)")
         }
         if configuration.role == .server, configuration.certificateChain == nil || configuration.privateKey == nil {
@@ -290,7 +291,8 @@ private func tlsSelectApplicationProtocol(
 /// stand alone, RFC 8446 §4.6.1). Returns 0: the connection keeps its own reference.
 private func tlsNewClientSession(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
     guard let ssl, let session, let stage = TLSStage.stage(of: ssl), let key = stage.sessionKey,
-          let copy = SSL_SESSION_dup(session) else { return 0 }
+        let copy = SSL_SESSION_dup(session)
+    else { return 0 }
     stage.context.storeSession(copy, for: key)
     return 0
 }

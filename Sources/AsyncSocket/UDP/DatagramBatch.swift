@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The headers of one `recvmmsg(2)` / `sendmmsg(2)` call, kept once per ``EventLoop`` and shared by its

@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension UDPSocket {
@@ -133,7 +133,7 @@ extension UDPSocket {
         let fd = try Posix.check("socket") { socket(domain, cass_sock_dgram_nonblock(), 0) }
         do {
             #if !os(Linux)
-            try Posix.setNonBlocking(fd)
+                try Posix.setNonBlocking(fd)
             #endif
             if family == .inet6 { try Posix.setOption(fd, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: 1) }
             try applyOptions(to: fd, family: family)

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One ``UDPSocketDelegate`` callback as a value, delivered inline on the loop thread or on the

@@ -23,8 +23,9 @@ extension UDPSocket {
 
     private func sendContext() -> SendContext {
         shared.withLock { shared in
-            SendContext(options: shared.options, peer: shared.connectStage == .connected ? shared.connectedAddress : nil,
-                        filter: shared.sendFilter)
+            SendContext(
+                options: shared.options, peer: shared.connectStage == .connected ? shared.connectedAddress : nil,
+                filter: shared.sendFilter)
         }
     }
 
@@ -62,21 +63,25 @@ extension UDPSocket {
     private func sendBatch(on channel: DatagramChannel, first destination: SocketAddress?, in context: SendContext) {
         let batch = eventLoop.datagramBatch
         var outgoing: [DatagramBatch.Outgoing] = []
-        let head = sendQueue.withFirst { request -> Data in
-            if case .datagram(let data) = request.kind { return data }
-            return Data()
-        } ?? Data()
+        let head =
+            sendQueue.withFirst { request -> Data in
+                if case .datagram(let data) = request.kind { return data }
+                return Data()
+            } ?? Data()
         batch.spareOutgoing.append((head, destination), to: &outgoing)
         let limit = min(DatagramBatch.capacity, sendQueue.count)
         while outgoing.count < limit {
             let request = sendQueue[outgoing.count]
             guard case .send(let next, let nextDestination) = readiness(of: request, atHead: false, in: context),
-                  next === channel, case .datagram(let data) = request.kind else { break }
+                next === channel, case .datagram(let data) = request.kind
+            else { break }
             batch.spareOutgoing.append((data, nextDestination), to: &outgoing)
         }
         let outcome = batch.send(channel.fd, outgoing)
         batch.spareOutgoing.giveBack(&outgoing)
-        if outcome != .wouldBlock, (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0 {
+        if outcome != .wouldBlock,
+            (channel.family == .inet ? shared.withLock({ $0.localIPv4 }) : shared.withLock({ $0.localIPv6 }))?.port == 0
+        {
             // The first send bound the descriptor to a port of the kernel's choosing.
             refreshLocalAddresses()
         }
@@ -140,15 +145,21 @@ extension UDPSocket {
                 do { try ensureChannels() } catch { return .fail(error) }
             }
             guard let channel = channel(family) else {
-                return atHead ? .fail(.badConfig("the socket has no \(family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)")) : .wait
+                return atHead
+                    ? .fail(
+                        .badConfig(
+                            "the socket has no \(family == .inet ? "IPv4" : "IPv6") descriptor (bound or connected to the other family)"))
+                    : .wait
             }
             return filtered(request, channel: channel, destination: address, filterAddress: address, filter: filter, atHead: atHead)
         }
     }
 
     /// Applies the send filter to a datagram otherwise ready.
-    private func filtered(_ request: UDPSendRequest, channel: DatagramChannel, destination: SocketAddress?,
-                          filterAddress: SocketAddress, filter: SendFilterSetting?, atHead: Bool) -> Readiness {
+    private func filtered(
+        _ request: UDPSendRequest, channel: DatagramChannel, destination: SocketAddress?,
+        filterAddress: SocketAddress, filter: SendFilterSetting?, atHead: Bool
+    ) -> Readiness {
         guard let filter, !request.filterPassed else { return .send(channel, destination) }
         guard atHead, case .datagram(let data) = request.kind else { return .wait }
         let (tag, id) = (request.tag, request.id)

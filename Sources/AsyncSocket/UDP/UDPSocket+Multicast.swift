@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension UDPSocket {
@@ -94,20 +94,25 @@ extension UDPSocket {
                 throw SocketError.badConfig("Must bind a socket before joining a multicast group.")
             }
             guard let channel = channel(groupAddress.family) else {
-                throw SocketError.badConfig("the socket has no \(groupAddress.family == .inet ? "IPv4" : "IPv6") descriptor for group \(group)")
+                throw SocketError.badConfig(
+                    "the socket has no \(groupAddress.family == .inet ? "IPv4" : "IPv6") descriptor for group \(group)")
             }
             let fd = channel.fd
             if groupAddress.family == .inet {
                 var request = ip_mreq(imr_multiaddr: groupAddress.ipv4Address, imr_interface: interfaceIPv4)
                 _ = try Posix.check("setsockopt") {
-                    setsockopt(fd, Int32(IPPROTO_IP), join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP, &request, socklen_t(MemoryLayout<ip_mreq>.size))
+                    setsockopt(
+                        fd, Int32(IPPROTO_IP), join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP, &request,
+                        socklen_t(MemoryLayout<ip_mreq>.size))
                 }
             } else {
                 var request = ipv6_mreq()
                 request.ipv6mr_multiaddr = groupAddress.ipv6Address
                 request.ipv6mr_interface = interfaceIndex
                 _ = try Posix.check("setsockopt") {
-                    setsockopt(fd, Int32(IPPROTO_IPV6), join ? IPV6_ADD_MEMBERSHIP : IPV6_DROP_MEMBERSHIP, &request, socklen_t(MemoryLayout<ipv6_mreq>.size))
+                    setsockopt(
+                        fd, Int32(IPPROTO_IPV6), join ? IPV6_ADD_MEMBERSHIP : IPV6_DROP_MEMBERSHIP, &request,
+                        socklen_t(MemoryLayout<ipv6_mreq>.size))
                 }
             }
         }

@@ -1,9 +1,9 @@
 import CAsyncSocketShims
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension UDPSocket {
@@ -144,7 +144,7 @@ extension UDPSocket {
         try Posix.setOption(fd, level: SOL_SOCKET, name: SO_REUSEADDR, value: options.isReuseAddressEnabled ? 1 : 0)
         try Posix.setOption(fd, level: SOL_SOCKET, name: SO_BROADCAST, value: options.isBroadcastEnabled ? 1 : 0)
         #if canImport(Darwin)
-        try Posix.setOption(fd, level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
+            try Posix.setOption(fd, level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
         #endif
         switch family {
         case .inet:

@@ -70,7 +70,9 @@ extension UDPSocket {
     private func startReceiving(_ mode: ReceiveMode) throws(SocketError) {
         try onLoopAndWait { [self] () throws(SocketError) in
             guard shared.withLock({ $0.isBound }) else {
-                throw SocketError.badConfig("Must bind socket before you can receive data. You can do this explicitly via bind, or implicitly via connect or by sending data.")
+                throw SocketError.badConfig(
+                    "Must bind socket before you can receive data. You can do this explicitly via bind, or implicitly via connect or by sending data."
+                )
             }
             receiveMode = mode
             updateInterest()
@@ -86,18 +88,22 @@ extension UDPSocket {
         let options = shared.withLock { $0.options }
         let batch = eventLoop.datagramBatch
         let scratch = batch.receiveBuffer
-        let maxSize = channel.family == .inet ? Int(options.maxReceiveIPv4BufferSize)
+        let maxSize =
+            channel.family == .inet
+            ? Int(options.maxReceiveIPv4BufferSize)
             : Int(min(options.maxReceiveIPv6BufferSize, UInt32(EventLoop.scratchBytes)))
         var arrivals: [Arrival] = []
         let family = channel.family
         do {
             let received = try batch.receive(
-                channel.fd, count: receiveMode == .once ? 1 : min(max(1, receiveBatchLimit), DatagramBatch.capacity), slotBytes: maxSize, scratch: scratch
+                channel.fd, count: receiveMode == .once ? 1 : min(max(1, receiveBatchLimit), DatagramBatch.capacity), slotBytes: maxSize,
+                scratch: scratch
             ) { bytes, sender, fullLength, truncated in
                 let from = sender ?? .any(family, port: 0)
                 batch.spareArrivals.append(
-                    truncated ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
-                              : Arrival(data: Data(bytes), sender: from, truncatedLength: nil),
+                    truncated
+                        ? Arrival(data: Data(), sender: from, truncatedLength: fullLength)
+                        : Arrival(data: Data(bytes), sender: from, truncatedLength: nil),
                     to: &arrivals)
             }
             guard received != nil else { return }

@@ -47,7 +47,8 @@ extension UDPSocket {
             send(data, to: literal, withTimeout: timeout, tag: tag)
             return
         }
-        enqueue(UDPSendRequest(kind: .datagram(data), destination: .resolving(host: lookup), timeout: timeout, tag: tag), resolvingPort: port)
+        enqueue(
+            UDPSendRequest(kind: .datagram(data), destination: .resolving(host: lookup), timeout: timeout, tag: tag), resolvingPort: port)
     }
 
     /// Queues `data` for `address` (GCDAsyncUdpSocket's `sendData:toAddress:withTimeout:tag:`).
@@ -150,14 +151,18 @@ extension UDPSocket {
     func pick(from addresses: [SocketAddress]) -> Result<SocketAddress, SocketError> {
         let options = shared.withLock { $0.options }
         let usable = addresses.filter { $0.family == .inet ? options.isIPv4Enabled : ($0.family == .inet6 && options.isIPv6Enabled) }
-        let preferred: SocketAddress.Family? = switch options.preference {
-        case .neutral: nil
-        case .ipv4: .inet
-        case .ipv6: .inet6
-        }
+        let preferred: SocketAddress.Family? =
+            switch options.preference {
+            case .neutral: nil
+            case .ipv4: .inet
+            case .ipv6: .inet6
+            }
         if let preferred, let match = usable.first(where: { $0.family == preferred }) { return .success(match) }
         guard let first = usable.first else {
-            return .failure(.badConfig("no address of an enabled family (IPv4 \(options.isIPv4Enabled ? "on" : "off"), IPv6 \(options.isIPv6Enabled ? "on" : "off"))"))
+            return .failure(
+                .badConfig(
+                    "no address of an enabled family (IPv4 \(options.isIPv4Enabled ? "on" : "off"), IPv6 \(options.isIPv6Enabled ? "on" : "off"))"
+                ))
         }
         return .success(first)
     }

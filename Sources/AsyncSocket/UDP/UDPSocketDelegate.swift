@@ -37,7 +37,8 @@ public protocol UDPSocketDelegate: AnyObject {
 
     /// A datagram arrived (and the receive filter, if any, accepted it). `data` is the whole datagram,
     /// possibly empty; `address` the sender; `filterContext` what the receive filter set, else `nil`.
-    func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?)
+    func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?)
 
     /// A datagram could not be received (not in GCDAsyncUdpSocket, which loses these silently or closes
     /// the socket): one longer than the receive size arrived and was discarded
@@ -58,7 +59,9 @@ extension UDPSocketDelegate {
     public func udpSocket(_ sock: UDPSocket, didNotConnect error: SocketError) {}
     public func udpSocket(_ sock: UDPSocket, didSendDataWithTag tag: Int) {}
     public func udpSocket(_ sock: UDPSocket, didNotSendDataWithTag tag: Int, dueToError error: SocketError) {}
-    public func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {}
+    public func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {}
     public func udpSocket(_ sock: UDPSocket, didNotReceiveDataFromAddress address: SocketAddress?, dueToError error: SocketError) {}
     public func udpSocketDidClose(_ sock: UDPSocket, withError error: SocketError?) {}
 }

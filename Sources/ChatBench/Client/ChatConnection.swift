@@ -160,7 +160,9 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
 
     /// Queues a direct message to `recipient` (version 2: numbered `id`; version 1: no id).
     func sendDirect(id: UInt64, to recipient: String, text: String) {
-        send(numbered: login.version == .v2 ? .v2(.directMessage(id: id, to: recipient, text: text)) : .directMessage(to: recipient, text: text), id: id)
+        send(
+            numbered: login.version == .v2
+                ? .v2(.directMessage(id: id, to: recipient, text: text)) : .directMessage(to: recipient, text: text), id: id)
     }
 
     /// Queues a broadcast (version 2: numbered `id`; version 1: no id).
@@ -262,7 +264,10 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
             }
         case .v2(.loginAccepted(_, _, _, let token, let stored)):
             guard stored == (login.password != nil) else {
-                fail(stored ? "logged in stored although no password was given" : "logged in live only (stored: false) although a password was given")
+                fail(
+                    stored
+                        ? "logged in stored although no password was given"
+                        : "logged in live only (stored: false) although a password was given")
                 return
             }
             resumeToken = token
@@ -287,8 +292,11 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         case .v1: send(.login(name: name, resumeToken: nil))
         // As im-client logs in: presence as one presenceChanges per tick rather than single frames.
         case .v2:
-            send(.v2(.login(name: name, password: login.password, resumeToken: resumeToken, clientInstance: clientInstance,
-                            positions: loginPositions, presenceChanges: true)))
+            send(
+                .v2(
+                    .login(
+                        name: name, password: login.password, resumeToken: resumeToken, clientInstance: clientInstance,
+                        positions: loginPositions, presenceChanges: true)))
             // As docs/PROTOCOL.md asks after every reconnect: the outbox in id order, original ids.
             for id in outbox.keys.sorted() { if let frame = outbox[id] { send(encoded: frame) } }
             messagesResent += outbox.count

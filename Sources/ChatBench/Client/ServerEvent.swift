@@ -26,14 +26,15 @@ enum ServerEvent: Equatable, Sendable {
     /// Function codes decoded into an event; every other code is ``ignored(functionCode:)`` undecoded.
     static let decodedCodes: Set<UInt16> = [
         FunctionCode.loginAccepted.rawValue, FunctionCode.delivery.rawValue, FunctionCode.stored.rawValue,
-        FunctionCode.receipt.rawValue, FunctionCode.heartbeatAck.rawValue, FunctionCode.error.rawValue,
+        FunctionCode.receipt.rawValue, FunctionCode.heartbeatAck.rawValue, FunctionCode.error.rawValue
     ]
 
     /// The code, detail and id of an error frame's JSON body read without ``ChatCodec`` (whose
     /// ``ChatErrorCode`` refuses codes it does not know); nil when the body is not such an object.
     static func looseError(body: Data) -> ServerEvent? {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-              let code = object["code"] as? String else { return nil }
+            let code = object["code"] as? String
+        else { return nil }
         let id = (object["id"] as? NSNumber).flatMap { UInt64(exactly: $0.doubleValue) }
         return .error(code: code, detail: object["detail"] as? String ?? "", id: id)
     }
@@ -48,7 +49,8 @@ enum ServerEvent: Equatable, Sendable {
         case .heartbeatAck, .v2(.heartbeatAck): self = .heartbeatAck
         case .presence, .v2(.presence), .v2(.history): self = .ignored(functionCode: message.functionCode.rawValue)
         case .v2(.delivery(let from, let text, let isDirect, let conversation, let sequence, _)):
-            self = .delivery(from: from, text: text, isDirect: isDirect, conversation: sequence == nil ? nil : conversation, sequence: sequence)
+            self = .delivery(
+                from: from, text: text, isDirect: isDirect, conversation: sequence == nil ? nil : conversation, sequence: sequence)
         case .v2(.stored(let id, _, let sequence)): self = .stored(id: id, sequence: sequence)
         case .v2(.receipt): self = .receipt
         default: return nil

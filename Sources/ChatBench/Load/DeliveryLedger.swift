@@ -70,7 +70,8 @@ struct DeliveryLedger: Sendable {
 
     /// Records a message sent now and returns its id.
     mutating func send(_ kind: Kind, from sender: Int, to recipient: Int?, expecting deliveries: Int, at time: UInt64) -> UInt64 {
-        messages.append(Sent(sender: Int32(sender), recipient: Int32(recipient ?? -1), kind: kind, time: time, expected: UInt32(deliveries)))
+        messages.append(
+            Sent(sender: Int32(sender), recipient: Int32(recipient ?? -1), kind: kind, time: time, expected: UInt32(deliveries)))
         expected += deliveries
         return UInt64(messages.count)
     }
@@ -110,7 +111,8 @@ struct DeliveryLedger: Sendable {
             return .echo
         }
         guard Int(sent.sender) == sender, isDirect == (sent.kind != .broadcast),
-              !isDirect || Int(sent.recipient) == receiver else {
+            !isDirect || Int(sent.recipient) == receiver
+        else {
             misdelivered += 1
             return .misdelivered
         }

@@ -101,7 +101,9 @@ public struct LoadResult: Sendable {
 
     /// The result's fields in order, typed for JSON: the RESULT line and `--json` show the same.
     public var fields: [(key: String, value: ResultValue)] {
-        func ms(_ histogram: LatencyHistogram, _ fraction: Double) -> ResultValue { .number(Double(histogram.percentile(fraction)) / 1e6, 3) }
+        func ms(_ histogram: LatencyHistogram, _ fraction: Double) -> ResultValue {
+            .number(Double(histogram.percentile(fraction)) / 1e6, 3)
+        }
         var fields: [(String, ResultValue)] = [
             ("mode", .text(options.modeName)), ("label", .text(options.label.isEmpty ? "-" : options.label)),
             ("servers", .text(options.servers.map(\.description).joined(separator: ","))),
@@ -121,7 +123,10 @@ public struct LoadResult: Sendable {
             ("acknowledged", .integer(acknowledged)), ("unacknowledged", .integer(unacknowledged)),
             ("echoes", .integer(echoes)), ("foreign", .integer(foreign)), ("unexpected", .integer(unexpected)),
             ("ignored_frames", .integer(ignoredFrames)), ("errors", .integer(errorCount)),
-            ("errors_by_code", .text(errors.isEmpty ? "-" : errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))),
+            (
+                "errors_by_code",
+                .text(errors.isEmpty ? "-" : errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))
+            ),
             ("delivery_p50_ms", ms(deliveryLatency, 0.5)), ("delivery_p99_ms", ms(deliveryLatency, 0.99)),
             ("delivery_p999_ms", ms(deliveryLatency, 0.999)), ("delivery_max_ms", .number(Double(deliveryLatency.max) / 1e6, 3)),
             ("direct_p50_ms", ms(directLatency, 0.5)), ("direct_p99_ms", ms(directLatency, 0.99)),
@@ -136,7 +141,7 @@ public struct LoadResult: Sendable {
             ("failover_p50_ms", ms(failoverLatency, 0.5)), ("failover_p99_ms", ms(failoverLatency, 0.99)),
             ("failover_max_ms", .number(Double(failoverLatency.max) / 1e6, 3)), ("heartbeats_lost", .integer(heartbeatsLost)),
             ("messages_resent", .integer(messagesResent)), ("store_refusals", .integer(storeRefusals)),
-            ("client_cpu_s", .number(clientCPUSeconds, 2)),
+            ("client_cpu_s", .number(clientCPUSeconds, 2))
         ]
         if let before = serverRSSBefore { fields.append(("server_rss_before_kib", .integer(before))) }
         if let after = serverRSSAfterLogins { fields.append(("server_rss_after_logins_kib", .integer(after))) }
@@ -168,20 +173,29 @@ public struct LoadResult: Sendable {
             "  sent direct \(sentDirect), broadcast \(sentBroadcast); delivered \(delivered)/\(expected): missing \(missing), duplicates \(duplicates), "
                 + "out of order \(outOfOrder), misdelivered \(misdelivered), refused \(refused), unexpected \(unexpected)",
             "  heartbeats \(heartbeatsSent) sent, \(heartbeatsAnswered) answered, \(heartbeatsMissed) missed; ignored frames \(ignoredFrames); "
-                + "errors \(errorCount)\(errors.isEmpty ? "" : " (" + errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")")",
+                + "errors \(errorCount)\(errors.isEmpty ? "" : " (" + errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")")"
         ]
         if o.probeRate > 0 { lines.insert("  probes: \(probeDelivered)/\(probeExpected) delivered, ms \(ms(probeLatency))", at: 5) }
-        if o.version == .v2 { lines.append("  acknowledged \(acknowledged), unacknowledged \(unacknowledged), echoes \(echoes), gaps \(gaps), resent \(resentDeliveries)") }
-        if let before = serverRSSBefore, let after = serverRSSAfterLogins {
-            lines.append("  server RSS \(before) KiB before the logins, \(after) KiB after (\(Format.decimal(rssPerUserBytes ?? 0, 0)) B per user)"
-                + (serverRSSEnd.map { ", \($0) KiB at the end" } ?? ""))
+        if o.version == .v2 {
+            lines.append(
+                "  acknowledged \(acknowledged), unacknowledged \(unacknowledged), echoes \(echoes), gaps \(gaps), resent \(resentDeliveries)"
+            )
         }
-        lines.append("  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
-            + (serverCPUSeconds.map { " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerDelivery ?? 0, 2)) µs per delivery" } ?? ""))
+        if let before = serverRSSBefore, let after = serverRSSAfterLogins {
+            lines.append(
+                "  server RSS \(before) KiB before the logins, \(after) KiB after (\(Format.decimal(rssPerUserBytes ?? 0, 0)) B per user)"
+                    + (serverRSSEnd.map { ", \($0) KiB at the end" } ?? ""))
+        }
+        lines.append(
+            "  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
+                + (serverCPUSeconds.map {
+                    " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerDelivery ?? 0, 2)) µs per delivery"
+                } ?? ""))
         if o.failover {
-            lines.append("  failover: \(drops) drops, \(reconnectAttempts) reconnect attempts, \(usersAway) users away at the end, "
-                + "\(heartbeatsLost) heartbeats lost with their connections, \(messagesResent) messages resent, "
-                + "\(storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failoverLatency))")
+            lines.append(
+                "  failover: \(drops) drops, \(reconnectAttempts) reconnect attempts, \(usersAway) users away at the end, "
+                    + "\(heartbeatsLost) heartbeats lost with their connections, \(messagesResent) messages resent, "
+                    + "\(storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failoverLatency))")
         }
         if connectionFailures > 0 { lines.append("  connection failures: \(connectionFailures) (first: \(failureReasons.first ?? "?"))") }
         if !drained { lines.append("  NOT DRAINED: something was still outstanding at the end") }

@@ -151,7 +151,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
 
     // MARK: - Phases (loop thread)
 
-    private func server(of index: Int) -> ServerAddress { options.servers[(index + attemptsMade[index, default: 0]) % options.servers.count] }
+    private func server(of index: Int) -> ServerAddress {
+        options.servers[(index + attemptsMade[index, default: 0]) % options.servers.count]
+    }
 
     private func connect(_ index: Int) {
         let connection = connections[index]
@@ -345,7 +347,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         result.heartbeatsAnswered = connections.reduce(0) { $0 + $1.heartbeatsAnswered }
         result.heartbeatsMissed += connections.reduce(0) { $0 + ($1.isLoggedIn ? $1.heartbeatsSent - $1.heartbeatsAnswered : 0) }
         if lastDelivery > trafficStart, trafficStart > 0 { result.deliverySeconds = Double(lastDelivery - trafficStart) / 1e9 }
-        if lastBroadcastDelivery > trafficStart, trafficStart > 0 { result.broadcastSeconds = Double(lastBroadcastDelivery - trafficStart) / 1e9 }
+        if lastBroadcastDelivery > trafficStart, trafficStart > 0 {
+            result.broadcastSeconds = Double(lastBroadcastDelivery - trafficStart) / 1e9
+        }
         result.drained = isComplete
         return result
     }
@@ -396,8 +400,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             attemptsMade[index, default: 0] += 1
             result.reconnectAttempts += 1
             do {
-                try connection.reconnect(to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil,
-                                         positions: positions[index].positions)
+                try connection.reconnect(
+                    to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil,
+                    positions: positions[index].positions)
             } catch {
                 dropped(connection, "\(connection.name): cannot connect to \(server(of: index)): \(error)")
             }
@@ -513,7 +518,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         case .error(let code, let detail, let id):
             result.errors[code, default: 0] += 1
             if let id { ledger.refuse(id) }
-            if result.errorCount <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+            if result.errorCount <= 3 {
+                Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)")
+            }
             checkDrained()
         case .ignored:
             result.ignoredFrames += 1

@@ -84,7 +84,7 @@ public struct LatencyResult: Sendable {
             ("stored_p50_us", us(storedLatency.microseconds(0.5))), ("stored_p90_us", us(storedLatency.microseconds(0.9))),
             ("stored_p99_us", us(storedLatency.microseconds(0.99))), ("stored_max_us", us(Double(storedLatency.max) / 1e3)),
             ("max_send_lateness_us", us(maxLatenessMicroseconds)),
-            ("client_cpu_s", Format.decimal(clientCPUSeconds, 2)),
+            ("client_cpu_s", Format.decimal(clientCPUSeconds, 2))
         ]
         if let server = serverCPUSeconds, let perMessage = serverCPUMicrosecondsPerMessage {
             fields.append(("server_cpu_s", Format.decimal(server, 2)))
@@ -110,9 +110,13 @@ public struct LatencyResult: Sendable {
                 + "stored \(stored), delivered \(delivered), lost \(lost), duplicates \(duplicates), gaps \(gaps), "
                 + "server errors \(serverErrors), unexpected \(unexpected)",
             "  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
-                + (serverCPUSeconds.map { " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerMessage ?? 0, 1)) µs/msg" } ?? ""),
+                + (serverCPUSeconds.map {
+                    " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerMessage ?? 0, 1)) µs/msg"
+                } ?? "")
         ]
-        if !connectionFailures.isEmpty { lines.append("  connection failures: \(connectionFailures.count) (first: \(connectionFailures[0]))") }
+        if !connectionFailures.isEmpty {
+            lines.append("  connection failures: \(connectionFailures.count) (first: \(connectionFailures[0]))")
+        }
         if !finished { lines.append("  NOT FINISHED") }
         return lines.joined(separator: "\n")
     }

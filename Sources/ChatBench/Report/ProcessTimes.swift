@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// CPU time used by a process: this one (`CLOCK_PROCESS_CPUTIME_ID`) or another, read from Linux's

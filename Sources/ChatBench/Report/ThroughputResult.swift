@@ -91,7 +91,7 @@ public struct ThroughputResult: Sendable {
             ("delivered_per_s", Format.decimal(deliveredPerSecond, 0)),
             ("stored_p50_us", Format.decimal(storedLatency.microseconds(0.5), 0)),
             ("stored_p99_us", Format.decimal(storedLatency.microseconds(0.99), 0)),
-            ("client_cpu_s", Format.decimal(clientCPUSeconds, 2)),
+            ("client_cpu_s", Format.decimal(clientCPUSeconds, 2))
         ]
         if let server = serverCPUSeconds, let perMessage = serverCPUMicrosecondsPerMessage {
             fields.append(("server_cpu_s", Format.decimal(server, 2)))
@@ -114,9 +114,13 @@ public struct ThroughputResult: Sendable {
                 + "(duplicates \(deliveredDuplicates), resent \(resentDeliveries), gaps \(gaps)), lost \(lost), "
                 + "echoes \(echoes), receipts \(receipts), server errors \(serverErrors), unexpected \(unexpected)",
             "  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
-                + (serverCPUSeconds.map { " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerMessage ?? 0, 1)) µs/msg" } ?? ""),
+                + (serverCPUSeconds.map {
+                    " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerMessage ?? 0, 1)) µs/msg"
+                } ?? "")
         ]
-        if !connectionFailures.isEmpty { lines.append("  connection failures: \(connectionFailures.count) (first: \(connectionFailures[0]))") }
+        if !connectionFailures.isEmpty {
+            lines.append("  connection failures: \(connectionFailures.count) (first: \(connectionFailures[0]))")
+        }
         if !finished { lines.append("  NOT FINISHED") }
         return lines.joined(separator: "\n")
     }
@@ -148,14 +152,17 @@ enum Format {
     /// The fields as one JSON object on one line, in order; text that reads as a number (from the
     /// older modes' string fields) is written as a number.
     static func jsonObject(_ fields: [(key: String, value: ResultValue)]) -> String {
-        "{" + fields.map { field -> String in
-            var value = field.value
-            if case .text(let text) = value, let number = Double(text), number.isFinite, text.first?.isNumber == true || text.first == "-" {
-                let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
-                value = .number(number, decimals)
-            }
-            if case .text(let text) = value, text == "yes" || text == "no" { value = .flag(text == "yes") }
-            return ResultValue.text(field.key).json + ":" + value.json
-        }.joined(separator: ",") + "}"
+        "{"
+            + fields.map { field -> String in
+                var value = field.value
+                if case .text(let text) = value, let number = Double(text), number.isFinite,
+                    text.first?.isNumber == true || text.first == "-"
+                {
+                    let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 } ?? 0
+                    value = .number(number, decimals)
+                }
+                if case .text(let text) = value, text == "yes" || text == "no" { value = .flag(text == "yes") }
+                return ResultValue.text(field.key).json + ":" + value.json
+            }.joined(separator: ",") + "}"
     }
 }

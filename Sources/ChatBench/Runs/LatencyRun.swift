@@ -105,7 +105,8 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
     private func sendDue(at now: UInt64) {
         let sender = connections[0]
         while sentCount < options.total, now >= dueTime(of: sentCount),
-              sentCount - stored.distinct < options.window, sender.isLoggedIn {
+            sentCount - stored.distinct < options.window, sender.isLoggedIn
+        {
             let id = UInt64(sentCount + 1)
             sender.send(.v2(.directMessage(id: id, to: receiverName, text: MessageText.make(id: id, bytes: options.textBytes))))
             let written = MonotonicClock.now()
@@ -118,7 +119,8 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
 
     private func checkFinished() {
         guard !isFinished, sentCount == options.total, stored.distinct == options.total,
-              delivered.distinct == options.total else { return }
+            delivered.distinct == options.total
+        else { return }
         isFinished = true
         fleet.didFinish()
     }

@@ -86,10 +86,11 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         let count = options.messages
         for sender in senderNames.indices {
             let receiver = receiverNames[options.receivers == .shared ? 0 : sender]
-            frames.append((1...count).compactMap { id in
-                let text = MessageText.make(id: UInt64(id), bytes: options.textBytes)
-                return try? codec.encode(.v2(.directMessage(id: UInt64(id), to: receiver, text: text)))
-            })
+            frames.append(
+                (1...count).compactMap { id in
+                    let text = MessageText.make(id: UInt64(id), bytes: options.textBytes)
+                    return try? codec.encode(.v2(.directMessage(id: UInt64(id), to: receiver, text: text)))
+                })
             sentCount.append(0)
             sendTimes.append([UInt64](repeating: 0, count: count))
             stored.append(MessageLedger(count: count))
@@ -206,7 +207,7 @@ enum RunTag {
 
     /// `cb` and 6 random lowercase hexadecimal digits: `cb3fa91c`.
     static func make() -> String {
-        let hex = String(UInt32.random(in: 0 ..< (1 << 24)), radix: 16)
+        let hex = String(UInt32.random(in: 0..<(1 << 24)), radix: 16)
         return "cb" + String(repeating: "0", count: 6 - hex.count) + hex
     }
 }

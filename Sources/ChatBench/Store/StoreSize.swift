@@ -93,7 +93,7 @@ public struct StoreSize: Sendable, Equatable {
             ("checkpoint_complete", checkpointComplete ? "yes" : "no"),
             ("free_pages", "\(freePages)"), ("page_size", "\(pageSize)"),
             ("bytes_per_1000_before", Format.decimal(bytesPerThousandMessagesBefore, 0)),
-            ("bytes_per_1000", Format.decimal(bytesPerThousandMessages, 0)),
+            ("bytes_per_1000", Format.decimal(bytesPerThousandMessages, 0))
         ]
     }
 

@@ -76,7 +76,8 @@ public final class ChatCluster: Sendable {
         options.name = "im-server \(id)"
         let events = self.events
         connection = try NATSConnection.connect(options) { event in events.withLock { $0 }?(event) }
-        store = try JetStreamMessageStore(connection: connection, prefix: configuration.prefix, replicas: configuration.replicas, origin: id)
+        store = try JetStreamMessageStore(
+            connection: connection, prefix: configuration.prefix, replicas: configuration.replicas, origin: id)
         let jetStream = try connection.jetStream()
         presence = try jetStream.keyValue(bucket: configuration.prefix + "_presence", replicas: configuration.replicas)
         nodes = try jetStream.keyValue(bucket: configuration.prefix + "_nodes", maxAge: Self.nodeLifetime, replicas: configuration.replicas)

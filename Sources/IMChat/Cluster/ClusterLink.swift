@@ -55,17 +55,21 @@ final class ClusterLink: @unchecked Sendable {
         let jetStream = try cluster.connection.jetStream()
         let stored = try jetStream.subscribeNew(filter: "\(prefix).msg.>") { [weak self] message in
             guard let self, let (conversation, sequence) = self.cluster.store.parse(message.subject),
-                  let record = try? JetStreamRecord.Message.decode(message.data), record.o != self.nodeID else { return }
+                let record = try? JetStreamRecord.Message.decode(message.data), record.o != self.nodeID
+            else { return }
             let stored = record.stored(in: conversation, sequence: sequence)
             queue.async { self.router.fanOut(stored) }
         }
         let notices = try cluster.connection.subscribe("\(prefix).node.\(nodeID)") { [weak self] message in
-            guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data), let name = notice.replace else { return }
+            guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data), let name = notice.replace else {
+                return
+            }
             queue.async { self.router.replacedElsewhere(name) }
         }
         let receipts = try cluster.connection.subscribe("\(prefix).receipt") { [weak self] message in
             guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data),
-                  let conversation = notice.conversation, let upTo = notice.upTo, let by = notice.by else { return }
+                let conversation = notice.conversation, let upTo = notice.upTo, let by = notice.by
+            else { return }
             queue.async { self.router.deliverReceipt(conversation, upTo: upTo, by: by) }
         }
         subscriptions.withLock { $0 = [stored, notices, receipts] }
@@ -74,7 +78,8 @@ final class ClusterLink: @unchecked Sendable {
             switch change {
             case .put(let entry):
                 guard let name = KeyValueBucket.decodeKey(entry.key),
-                      let value = try? JSONDecoder().decode(Presence.self, from: entry.value) else { return }
+                    let value = try? JSONDecoder().decode(Presence.self, from: entry.value)
+                else { return }
                 queue.async { self.presenceChanged(name, value) }
             case .delete(let key, _):
                 guard let name = KeyValueBucket.decodeKey(key) else { return }
@@ -96,8 +101,12 @@ final class ClusterLink: @unchecked Sendable {
     /// key from the buckets (a graceful shutdown). Waits for the outbox.
     func stop(removingPresence: Bool, users: [String]) {
         stopped.withLock { $0 = true }
-        timer.withLock { $0?.cancel(); $0 = nil }
-        watch.withLock { $0?.stop(); $0 = nil }
+        timer.withLock {
+            $0?.cancel(); $0 = nil
+        }
+        watch.withLock {
+            $0?.stop(); $0 = nil
+        }
         for subscription in subscriptions.withLock({ $0 }) { subscription.unsubscribe() }
         guard removingPresence else { return }
         outbox.sync {
@@ -175,7 +184,8 @@ final class ClusterLink: @unchecked Sendable {
     private func removePresence(of name: String) throws {
         let key = JetStreamMessageStore.key(name)
         guard let entry = try cluster.presence.get(key),
-              let value = try? JSONDecoder().decode(Presence.self, from: entry.value), value.node == nodeID else { return }
+            let value = try? JSONDecoder().decode(Presence.self, from: entry.value), value.node == nodeID
+        else { return }
         try cluster.presence.delete(key)
     }
 
@@ -212,12 +222,15 @@ final class ClusterLink: @unchecked Sendable {
                 // Not if its node is back meanwhile: after an outage, it writes its key, then its users.
                 guard case .some(.none) = try? cluster.nodes.get(value.node) else { return }
                 let key = JetStreamMessageStore.key(name)
-                if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value), now == value {
+                if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value),
+                    now == value
+                {
                     try? cluster.presence.delete(key)
                 }
             }
         }
-        logger.notice("cluster: \(gone.count) users of nodes gone (\(Set(gone.map(\.value.node)).sorted().joined(separator: ", "))) are offline")
+        logger.notice(
+            "cluster: \(gone.count) users of nodes gone (\(Set(gone.map(\.value.node)).sorted().joined(separator: ", "))) are offline")
     }
 
     // MARK: Sessions and receipts (routing queue)

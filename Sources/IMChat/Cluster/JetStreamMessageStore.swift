@@ -77,8 +77,10 @@ public final class JetStreamMessageStore: MessageStore {
         self.origin = origin
         self.connection = connection
         jetStream = try connection.jetStream()
-        try jetStream.addOrUpdateStream(.init(name: prefix + "_MSGS", subjects: [prefix + ".msg.>"], replicas: replicas,
-                                              duplicateWindow: Self.duplicateWindow))
+        try jetStream.addOrUpdateStream(
+            .init(
+                name: prefix + "_MSGS", subjects: [prefix + ".msg.>"], replicas: replicas,
+                duplicateWindow: Self.duplicateWindow))
         users = try jetStream.keyValue(bucket: prefix + "_users", replicas: replicas)
         heads = try jetStream.keyValue(bucket: prefix + "_heads", replicas: replicas)
         ids = try jetStream.keyValue(bucket: prefix + "_ids", replicas: replicas)
@@ -198,8 +200,9 @@ public final class JetStreamMessageStore: MessageStore {
             let ack: JetStream.PublishAck
             do {
                 // Stored only if nothing holds this sequence yet: JetStream decides between racing nodes.
-                ack = try jetStream.publish(subject(message.conversation, sequence), encoded, messageID: messageID,
-                                            expectedLastSubjectSequence: 0)
+                ack = try jetStream.publish(
+                    subject(message.conversation, sequence), encoded, messageID: messageID,
+                    expectedLastSubjectSequence: 0)
             } catch {
                 guard error == .wrongLastSequence else { throw error }
                 sequence += 1  // taken by another node (or this one, before): the next
@@ -209,7 +212,8 @@ public final class JetStreamMessageStore: MessageStore {
                 // The same id within JetStream's duplicate window: stored before, its id not recorded
                 // (a crash in between), or removed by retention since (then it is stored anew).
                 if let original = try jetStream.message(stream: streamName, sequence: ack.sequence),
-                   let (_, stored) = parse(original.subject) {
+                    let (_, stored) = parse(original.subject)
+                {
                     try recordID(idKey, stored)
                     return .duplicate(sequence: stored)
                 }
@@ -242,7 +246,9 @@ public final class JetStreamMessageStore: MessageStore {
             let value = head.encoded()
             if try Self.wrote({ () throws(NATSError) in
                 if let entry { try heads.update(key, value, lastRevision: entry.revision) } else { try heads.create(key, value) }
-            }) { return }
+            }) {
+                return
+            }
         }
         throw NATSError.wrongLastSequence
     }
@@ -251,7 +257,8 @@ public final class JetStreamMessageStore: MessageStore {
     func parse(_ subject: String) -> (ConversationID, UInt64)? {
         let parts = subject.split(separator: ".")
         guard parts.count == 4, parts[0] == prefix, parts[1] == "msg", let sequence = UInt64(parts[3]),
-              let text = KeyValueBucket.decodeKey(String(parts[2])), let conversation = ConversationID(text) else { return nil }
+            let text = KeyValueBucket.decodeKey(String(parts[2])), let conversation = ConversationID(text)
+        else { return nil }
         return (conversation, sequence)
     }
 
@@ -266,7 +273,9 @@ public final class JetStreamMessageStore: MessageStore {
             let value = try JSONEncoder().encode(list)
             if try Self.wrote({ () throws(NATSError) in
                 if let entry { try directs.update(key, value, lastRevision: entry.revision) } else { try directs.create(key, value) }
-            }) { return }
+            }) {
+                return
+            }
         }
         throw NATSError.wrongLastSequence
     }
@@ -342,7 +351,11 @@ public final class JetStreamMessageStore: MessageStore {
                 let entry = try positions.get(key)
                 if let entry, sequence <= UInt64(String(decoding: entry.value, as: UTF8.self)) ?? 0 { break }
                 written = try Self.wrote({ () throws(NATSError) in
-                    if let entry { try positions.update(key, value, lastRevision: entry.revision) } else { try positions.create(key, value) }
+                    if let entry {
+                        try positions.update(key, value, lastRevision: entry.revision)
+                    } else {
+                        try positions.create(key, value)
+                    }
                 })
             }
         }

@@ -20,15 +20,18 @@ enum JetStreamRecord {
         }
 
         func stored(in conversation: ConversationID, sequence: UInt64) -> StoredMessage {
-            StoredMessage(conversation: conversation, sequence: sequence, sender: s, text: t,
-                          time: Date(millisecondsSince1970: ms), clientInstance: i, clientID: id)
+            StoredMessage(
+                conversation: conversation, sequence: sequence, sender: s, text: t,
+                time: Date(millisecondsSince1970: ms), clientInstance: i, clientID: id)
         }
 
         func encoded() throws -> Data { try JSONEncoder().encode(self) }
 
         /// - Throws: ``StoreError/corrupt(_:)`` for anything but a message record.
         static func decode(_ data: Data) throws -> Message {
-            do { return try JSONDecoder().decode(Message.self, from: data) } catch { throw StoreError.corrupt("a message record: \(error)") }
+            do { return try JSONDecoder().decode(Message.self, from: data) } catch {
+                throw StoreError.corrupt("a message record: \(error)")
+            }
         }
     }
 
@@ -44,7 +47,8 @@ enum JetStreamRecord {
         }
 
         var record: UserRecord {
-            UserRecord(name: name, passwordHash: passwordHash, roomStart: roomStart, created: Date(millisecondsSince1970: createdMilliseconds))
+            UserRecord(
+                name: name, passwordHash: passwordHash, roomStart: roomStart, created: Date(millisecondsSince1970: createdMilliseconds))
         }
 
         func encoded() throws -> Data { try JSONEncoder().encode(self) }

@@ -77,7 +77,8 @@ public enum UserName {
             case .format(let scalar): return "a name cannot contain formatting characters (\(Self.name(scalar)))"
             case .blank(let scalar): return "a name cannot contain characters that look blank (\(Self.name(scalar)))"
             case .notAllowed(let scalar):
-                return "a name cannot contain \(Self.name(scalar)): only letters, marks and digits of scripts in common use, _ and ' - . : ·"
+                return
+                    "a name cannot contain \(Self.name(scalar)): only letters, marks and digits of scripts in common use, _ and ' - . : ·"
             case .mixedScripts(let scripts):
                 return "a name cannot mix \(scripts.joined(separator: " and ")) letters"
             case .mixedDigits: return "a name cannot mix digits of different number systems"

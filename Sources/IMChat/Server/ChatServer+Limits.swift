@@ -61,7 +61,9 @@ extension ChatServer {
         /// shutdown left to their clients" when there were some).
         public var description: String {
             func count(_ number: Int, _ word: String) -> String { "\(number) \(word)\(number == 1 ? "" : "s")" }
-            let late = messagesLeftToClients == 0 ? ""
+            let late =
+                messagesLeftToClients == 0
+                ? ""
                 : ", \(count(messagesLeftToClients, "message")) arriving during the shutdown left to their clients"
             return "shutting down: \(count(sessionsTold, "session")) told, \(count(messagesFlushed, "message")) flushed" + late
         }
@@ -83,8 +85,9 @@ extension ChatServer {
             link.shutDown(timeout: timeout) { told in
                 // The others see this node's users offline now, not when its key expires.
                 router.cluster?.stop(removingPresence: true, users: online)
-                let summary = ShutdownSummary(sessionsTold: told, messagesFlushed: flushed,
-                                              messagesLeftToClients: router.lateMessages)
+                let summary = ShutdownSummary(
+                    sessionsTold: told, messagesFlushed: flushed,
+                    messagesLeftToClients: router.lateMessages)
                 logger.notice("\(summary)")
                 completion(summary)
             }

@@ -98,8 +98,9 @@ public final class ChatServer: Sendable {
         configuration.admissionTimeout = limits.loginTimeout
         configuration.frameTimeout = limits.frameTimeout
         let clock = group.next()
-        let router = Router(store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
-                            queue: queue, limits: limits, clock: { clock.now() }, logger: logger)
+        let router = Router(
+            store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
+            queue: queue, limits: limits, clock: { clock.now() }, logger: logger)
         self.logger = logger
         router.presenceInterval = presenceInterval
         self.router = router
@@ -154,7 +155,8 @@ public final class ChatServer: Sendable {
             retentionTimer.withLock { $0 = timer }
         }
         guard let responder else { return }
-        let (interfaces, advertisedHost) = link.localAddress.map(DiscoveryResponder.interfaces(forListeningOn:))
+        let (interfaces, advertisedHost) =
+            link.localAddress.map(DiscoveryResponder.interfaces(forListeningOn:))
             ?? ([nil, "127.0.0.1"], "")
         do {
             try responder.start(advertisedHost: advertisedHost, tcpPort: link.port, interfaces: interfaces)

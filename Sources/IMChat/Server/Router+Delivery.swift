@@ -24,7 +24,10 @@ extension Router {
     /// The answer to numbered message `id` when the store failed: `storeUnavailable`, resend after
     /// ``storeRetryAfter`` seconds.
     static func storeUnavailable(id: UInt64?) -> ChatMessage {
-        .v2(.error(code: .storeUnavailable, detail: "the message store failed; resent in \(storeRetryAfter) s", id: id, retryAfter: storeRetryAfter))
+        .v2(
+            .error(
+                code: .storeUnavailable, detail: "the message store failed; resent in \(storeRetryAfter) s", id: id,
+                retryAfter: storeRetryAfter))
     }
 
     /// Checks a direct message (`recipient` set) or broadcast and queues it for the next group commit.
@@ -36,16 +39,21 @@ extension Router {
         }
         let textBytes = ChatCodec.jsonTextBytes(text)
         guard textBytes <= ChatCodec.maxTextBytes else {
-            logOnce("message too long: \(sender) sent a text of \(textBytes) bytes (at most \(ChatCodec.maxTextBytes)); refused",
-                    level: .info, source: "session \(session.id)", kind: "too long")
-            session.send(Router.error(.messageTooLong, "the text is \(textBytes) bytes; at most \(ChatCodec.maxTextBytes) "
-                                        + "(UTF-8, as written in JSON)", id: id, version: version))
+            logOnce(
+                "message too long: \(sender) sent a text of \(textBytes) bytes (at most \(ChatCodec.maxTextBytes)); refused",
+                level: .info, source: "session \(session.id)", kind: "too long")
+            session.send(
+                Router.error(
+                    .messageTooLong,
+                    "the text is \(textBytes) bytes; at most \(ChatCodec.maxTextBytes) "
+                        + "(UTF-8, as written in JSON)", id: id, version: version))
             return
         }
         if let recipient {
             let known: Bool
             do {
-                known = try knownUsers.contains(recipient) || Router.couldBeAUser(recipient) && store.user(named: recipient)?.name == recipient
+                known =
+                    try knownUsers.contains(recipient) || Router.couldBeAUser(recipient) && store.user(named: recipient)?.name == recipient
                 if known { knownUsers.insert(recipient) }
             } catch {
                 logger.error("store error reading user \(recipient): \(error)")
@@ -65,8 +73,9 @@ extension Router {
             nextV1MessageID += 1
         }
         let instance = users[sender]?.clientInstance ?? v1Instance
-        let message = NewMessage(conversation: conversation, sender: sender, text: text, time: Date(),
-                                 clientInstance: instance, clientID: clientID)
+        let message = NewMessage(
+            conversation: conversation, sender: sender, text: text, time: Date(),
+            clientInstance: instance, clientID: clientID)
         pendingMessages.append(PendingMessage(message: message, session: session, id: id))
         scheduleFlush()
     }
@@ -116,8 +125,10 @@ extension Router {
             }
             if case .stored(let sequence) = outcome {
                 let message = item.message
-                fanOut(StoredMessage(conversation: conversation, sequence: sequence, sender: message.sender, text: message.text,
-                                     time: message.time, clientInstance: message.clientInstance, clientID: message.clientID))
+                fanOut(
+                    StoredMessage(
+                        conversation: conversation, sequence: sequence, sender: message.sender, text: message.text,
+                        time: message.time, clientInstance: message.clientInstance, clientID: message.clientID))
             }
         }
     }
@@ -149,8 +160,11 @@ extension Router {
             link?.send(.delivery(from: message.sender, text: message.text, isDirect: isDirect), to: liveV1)
         }
         if !liveV2.isEmpty {
-            link?.send(.v2(.delivery(from: message.sender, text: message.text, isDirect: isDirect,
-                                     conversation: message.conversation.description, sequence: nil, time: message.time)), to: liveV2)
+            link?.send(
+                .v2(
+                    .delivery(
+                        from: message.sender, text: message.text, isDirect: isDirect,
+                        conversation: message.conversation.description, sequence: nil, time: message.time)), to: liveV2)
         }
     }
 
@@ -174,8 +188,11 @@ extension Router {
                 }
             }
             for message in page {
-                session.send(.v2(.delivery(from: message.sender, text: message.text, isDirect: message.conversation != .room,
-                                           conversation: fetch.conversation, sequence: message.sequence, time: message.time)))
+                session.send(
+                    .v2(
+                        .delivery(
+                            from: message.sender, text: message.text, isDirect: message.conversation != .room,
+                            conversation: fetch.conversation, sequence: message.sequence, time: message.time)))
             }
             window.sent(fetch)
         }

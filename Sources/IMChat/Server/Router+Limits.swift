@@ -57,19 +57,24 @@ extension Router {
         let limits = self.limits
         if let line = offences.note(
             "rate limit: \(who) sends more than \(Router.decimal(limits.messageRate)) messages/s (burst \(limits.messageBurst)); messages refused",
-            key: .init(source: "session \(session.id)", kind: "rate"), now: now) {
+            key: .init(source: "session \(session.id)", kind: "rate"), now: now)
+        {
             logger.notice("\(line)")
             scheduleOffenceSummaries()
         }
         let id = ChatCodec().id(of: message)
-        session.send(Router.error(.rateLimited, "more than \(Router.decimal(limits.messageRate)) messages a second (burst "
-                                    + "\(limits.messageBurst)); not sent; try again in \(retryAfter) s",
-                                  id: id, version: message.version, retryAfter: retryAfter))
+        session.send(
+            Router.error(
+                .rateLimited,
+                "more than \(Router.decimal(limits.messageRate)) messages a second (burst "
+                    + "\(limits.messageBurst)); not sent; try again in \(retryAfter) s",
+                id: id, version: message.version, retryAfter: retryAfter))
         if pace.refusedInARow > limits.maxRefusedInARow, closing[session.id] == nil {
             let why = "rate limit: more than \(limits.maxRefusedInARow) messages refused in a row"
             closing[session.id] = why
-            let farewell = Router.error(.rateLimited, "closing the connection: \(why)", id: nil, version: message.version,
-                                        retryAfter: retryAfter)
+            let farewell = Router.error(
+                .rateLimited, "closing the connection: \(why)", id: nil, version: message.version,
+                retryAfter: retryAfter)
             // After the group commit already scheduled: what was taken is acknowledged before the close.
             queue.async {
                 session.send(farewell)
@@ -119,8 +124,9 @@ extension Router {
         case .slowConsumer: kind = "slow consumer"
         default: kind = "\(reason)"
         }
-        logOnce("drop \(session.remoteAddress?.description ?? "?") (\(Router.describe(reason)))",
-                level: kind == "protocol error" ? .warning : .info, source: host, kind: kind)
+        logOnce(
+            "drop \(session.remoteAddress?.description ?? "?") (\(Router.describe(reason)))",
+            level: kind == "protocol error" ? .warning : .info, source: host, kind: kind)
     }
 
     /// A close reason in the chat's words: LongLink's "admission timeout" is the chat's login timeout.
@@ -141,8 +147,10 @@ extension Router {
         default: return
         }
         guard let user = users[sender] else { return }
-        user.session.send(Router.error(.badRequest, "your message could not be delivered to \(listed): \(reason)", id: nil,
-                                       version: user.version))
+        user.session.send(
+            Router.error(
+                .badRequest, "your message could not be delivered to \(listed): \(reason)", id: nil,
+                version: user.version))
     }
 
     /// The session's rate state goes; a summary of its refusals, if any were only counted.

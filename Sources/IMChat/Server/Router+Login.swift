@@ -14,14 +14,17 @@ extension Router {
         case failed
     }
 
-    func loginV2(_ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64],
-                 presenceChanges: Bool = false, session: Session) {
+    func loginV2(
+        _ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64],
+        presenceChanges: Bool = false, session: Session
+    ) {
         func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
         }
         guard self.name(of: session) == nil else {
-            refuseLogin(name, session, version: .v2, .alreadyLoggedIn, "this connection is logged in already",
-                        reason: "a second login on one connection")
+            refuseLogin(
+                name, session, version: .v2, .alreadyLoggedIn, "this connection is logged in already",
+                reason: "a second login on one connection")
             return
         }
         if let refusal = Router.invalidNameDetail(name) {
@@ -49,13 +52,16 @@ extension Router {
             }
             // Live only, as in version 1.
             guard createIfNew(name, record: record, hash: nil, session: session) else { return }
-            admit(name, token: token, version: .v2, instance: instance, window: nil, presenceChanges: presenceChanges,
-                  session: session)
+            admit(
+                name, token: token, version: .v2, instance: instance, window: nil, presenceChanges: presenceChanges,
+                session: session)
             return
         }
         if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
             let seconds = UInt64(max(1, (Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-            logger.notice("refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))")
+            logger.notice(
+                "refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))"
+            )
             refuse(.throttled, "too many wrong passwords; try again in \(seconds) s", retryAfter: seconds)
             return
         }
@@ -64,14 +70,17 @@ extension Router {
         hold(session, heartbeats: false)
         session.releaseHeartbeatAcknowledgements()  // those held while the login waited its turn
         session.admit()  // the login deadline waits for the check, which may queue behind others
-        checkPassword(name, password, against: record?.passwordHash, token: token, instance: instance,
-                      positions: positions, presenceChanges: presenceChanges, session: session)
+        checkPassword(
+            name, password, against: record?.passwordHash, token: token, instance: instance,
+            positions: positions, presenceChanges: presenceChanges, session: session)
     }
 
     /// Checks `password` against `existingHash` (or hashes it to claim the name when nil) on a hashing
     /// queue, then finishes the login on the routing queue. `session` is held meanwhile.
-    private func checkPassword(_ name: String, _ password: String, against existingHash: String?, token: String?,
-                               instance: String, positions: [String: UInt64], presenceChanges: Bool, session: Session) {
+    private func checkPassword(
+        _ name: String, _ password: String, against existingHash: String?, token: String?,
+        instance: String, positions: [String: UInt64], presenceChanges: Bool, session: Session
+    ) {
         let hasher = self.hasher
         nextHashing = (nextHashing + 1) % hashing.count
         hashing[nextHashing].async { [self] in
@@ -87,14 +96,17 @@ extension Router {
                 outcome = .failed
             }
             queue.async { [self] in
-                finishLogin(name, password, outcome: outcome, token: token, instance: instance, positions: positions,
-                            presenceChanges: presenceChanges, session: session)
+                finishLogin(
+                    name, password, outcome: outcome, token: token, instance: instance, positions: positions,
+                    presenceChanges: presenceChanges, session: session)
             }
         }
     }
 
-    private func finishLogin(_ name: String, _ password: String, outcome: PasswordOutcome, token: String?, instance: String,
-                             positions: [String: UInt64], presenceChanges: Bool, session: Session) {
+    private func finishLogin(
+        _ name: String, _ password: String, outcome: PasswordOutcome, token: String?, instance: String,
+        positions: [String: UInt64], presenceChanges: Bool, session: Session
+    ) {
         // Gone while its password was checked: nothing to answer.
         guard let waiting = held.removeValue(forKey: session.id) else { return }
         var checkingAgain = false
@@ -129,8 +141,9 @@ extension Router {
                 logger.info("login \(name) from \(address): claimed meanwhile, checking its password against that claim")
                 held[session.id] = waiting
                 checkingAgain = true
-                checkPassword(name, password, against: claimedHash, token: token, instance: instance,
-                              positions: positions, presenceChanges: presenceChanges, session: session)
+                checkPassword(
+                    name, password, against: claimedHash, token: token, instance: instance,
+                    positions: positions, presenceChanges: presenceChanges, session: session)
             }
             do {
                 let record = try store.user(named: name)  // again: see above
@@ -159,8 +172,11 @@ extension Router {
         do {
             guard let record = try store.user(named: name) else { return }
             let window = try deliveryWindow(for: record, positions: positions)
-            guard admit(name, token: token, version: .v2, instance: instance, window: window, presenceChanges: presenceChanges,
-                        session: session) else { return }
+            guard
+                admit(
+                    name, token: token, version: .v2, instance: instance, window: window, presenceChanges: presenceChanges,
+                    session: session)
+            else { return }
             sendReceipts(to: name)
             pump(name)
         } catch {
@@ -177,7 +193,8 @@ extension Router {
             return true
         } catch {
             logger.error("store error creating user \(name): \(error)")
-            session.send(.v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
+            session.send(
+                .v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
             return false
         }
     }
@@ -208,7 +225,8 @@ extension Router {
     /// while this user was away).
     func sendReceipts(to name: String) {
         guard let user = users[name], user.window != nil,
-              let conversations = try? store.directConversations(of: name) else { return }
+            let conversations = try? store.directConversations(of: name)
+        else { return }
         for conversation in conversations {
             guard case .direct(let first, let second) = conversation else { continue }
             let other = first == name ? second : first

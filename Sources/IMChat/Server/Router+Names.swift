@@ -40,7 +40,8 @@ extension Router {
     /// registered names. A store error leaves `recipient` as it is (the delivery's own lookup answers it).
     func registeredName(of recipient: String) -> String {
         guard !knownUsers.contains(recipient), Router.couldBeAUser(recipient),
-              let record = try? store.user(named: recipient) else { return recipient }
+            let record = try? store.user(named: recipient)
+        else { return recipient }
         return record.name
     }
 }

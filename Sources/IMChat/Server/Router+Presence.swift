@@ -48,8 +48,11 @@ extension Router {
             }
         }
         if !batched.isEmpty {
-            link?.send(.v2(.presenceChanges(online: tick.listedOnline, offline: tick.listedOffline, onlineCount: presence.count,
-                                            unlisted: tick.unlisted)), to: batched)
+            link?.send(
+                .v2(
+                    .presenceChanges(
+                        online: tick.listedOnline, offline: tick.listedOffline, onlineCount: presence.count,
+                        unlisted: tick.unlisted)), to: batched)
         }
         for change in tick.legacy {
             let recipients = single.filter { $0.seen < change.event }
@@ -83,13 +86,18 @@ extension Router {
             let changes = reverted.filter { $0.firstEvent <= seen && seen < $0.lastEvent }
             guard !changes.isEmpty else { continue }
             if user.presenceChanges {
-                user.session.send(.v2(.presenceChanges(online: changes.filter(\.online).map(\.name),
-                                                       offline: changes.filter { !$0.online }.map(\.name),
-                                                       onlineCount: presence.count, unlisted: 0)))
+                user.session.send(
+                    .v2(
+                        .presenceChanges(
+                            online: changes.filter(\.online).map(\.name),
+                            offline: changes.filter { !$0.online }.map(\.name),
+                            onlineCount: presence.count, unlisted: 0)))
             } else {
                 for change in changes {
-                    user.session.send(user.version == .v1 ? .presence(name: change.name, online: change.online)
-                                                          : .v2(.presence(name: change.name, online: change.online)))
+                    user.session.send(
+                        user.version == .v1
+                            ? .presence(name: change.name, online: change.online)
+                            : .v2(.presence(name: change.name, online: change.online)))
                 }
             }
         }

@@ -97,9 +97,11 @@ final class Router: @unchecked Sendable {
     /// Most messages kept from a session while its login is being checked; more close the connection.
     static let maxHeldMessages = 1_000
 
-    init(store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
-         limits: ChatServer.Limits = ChatServer.Limits(), clock: @escaping @Sendable () -> UInt64,
-         logger: Logger) {
+    init(
+        store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
+        limits: ChatServer.Limits = ChatServer.Limits(), clock: @escaping @Sendable () -> UInt64,
+        logger: Logger
+    ) {
         self.store = store
         self.hasher = hasher
         self.throttle = throttle
@@ -120,8 +122,10 @@ final class Router: @unchecked Sendable {
 
     /// Answers a refused login with `code` and `detail` in `version` and logs one line with the reason
     /// the operator reads (`refused login NAME from ADDRESS (REASON)`).
-    func refuseLogin(_ name: String, _ session: Session, version: ChatProtocolVersion, _ code: ChatErrorCode, _ detail: String,
-                     reason: String, retryAfter: UInt64? = nil) {
+    func refuseLogin(
+        _ name: String, _ session: Session, version: ChatProtocolVersion, _ code: ChatErrorCode, _ detail: String,
+        reason: String, retryAfter: UInt64? = nil
+    ) {
         logger.notice("refused login \(name) from \(Router.address(of: session)) (\(reason))")
         session.send(Router.error(code, detail, id: nil, version: version, retryAfter: retryAfter))
     }
@@ -185,8 +189,10 @@ final class Router: @unchecked Sendable {
     func handle(_ message: ChatMessage, from session: Session) {
         // One version per connection, the one its login used (heartbeats are answered in their own).
         if let name = name(of: session), let version = users[name]?.version, message.version != version,
-           message != .heartbeat, message != .v2(.heartbeat) {
-            logger.warning("drop \(name) (protocol error: a version \(message.version.rawValue) message on a version \(version.rawValue) connection)")
+            message != .heartbeat, message != .v2(.heartbeat)
+        {
+            logger.warning(
+                "drop \(name) (protocol error: a version \(message.version.rawValue) message on a version \(version.rawValue) connection)")
             session.close()
             return
         }
@@ -212,8 +218,9 @@ final class Router: @unchecked Sendable {
     func handle(_ message: ChatMessageV2, from session: Session) {
         switch message {
         case .login(let name, let password, let token, let instance, let positions, let presenceChanges):
-            loginV2(name, password: password, token: token, instance: instance, positions: positions,
-                    presenceChanges: presenceChanges, session: session)
+            loginV2(
+                name, password: password, token: token, instance: instance, positions: positions,
+                presenceChanges: presenceChanges, session: session)
         case .directMessage(let id, let typed, let text):
             guard let sender = loggedIn(session, version: .v2, id: id) else { return }
             let recipient = registeredName(of: typed)
@@ -245,14 +252,17 @@ final class Router: @unchecked Sendable {
     }
 
     /// An error in `version`; `id` names the numbered message it answers (version 2 only).
-    static func error(_ code: ChatErrorCode, _ detail: String, id: UInt64?, version: ChatProtocolVersion, retryAfter: UInt64? = nil) -> ChatMessage {
+    static func error(
+        _ code: ChatErrorCode, _ detail: String, id: UInt64?, version: ChatProtocolVersion, retryAfter: UInt64? = nil
+    ) -> ChatMessage {
         version == .v1 ? .error(code: code, detail: detail) : .v2(.error(code: code, detail: detail, id: id, retryAfter: retryAfter))
     }
 
     func loginV1(_ name: String, token: String?, session: Session) {
         guard self.name(of: session) == nil else {
-            refuseLogin(name, session, version: .v1, .alreadyLoggedIn, "this connection is logged in already",
-                        reason: "a second login on one connection")
+            refuseLogin(
+                name, session, version: .v1, .alreadyLoggedIn, "this connection is logged in already",
+                reason: "a second login on one connection")
             return
         }
         if let refusal = Router.invalidNameDetail(name) {
@@ -266,9 +276,10 @@ final class Router: @unchecked Sendable {
                 return
             }
             if record?.passwordHash != nil {
-                refuseLogin(name, session, version: .v1, .nameTaken,
-                            "\(name) is claimed with a password (log in with protocol version 2)",
-                            reason: "version 1 login to a name claimed with a password")
+                refuseLogin(
+                    name, session, version: .v1, .nameTaken,
+                    "\(name) is claimed with a password (log in with protocol version 2)",
+                    reason: "version 1 login to a name claimed with a password")
                 return
             }
             // A user exists once it has logged in once: messages to it are kept from then on.
@@ -288,21 +299,25 @@ final class Router: @unchecked Sendable {
     /// `presenceChanges`: the session asked for `presenceChanges` batches. Returns false when the name
     /// is taken (answered `nameTaken`).
     @discardableResult
-    func admit(_ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
-               presenceChanges: Bool = false, session: Session) -> Bool {
+    func admit(
+        _ name: String, token: String?, version: ChatProtocolVersion, instance: String, window: DeliveryWindow?,
+        presenceChanges: Bool = false, session: Session
+    ) -> Bool {
         guard !shuttingDown else { return false }
         let address = Router.address(of: session)
         let key = UserName.Key(name)
         if users[name] == nil, let other = onlineNames.similar(to: key) {
-            refuseLogin(name, session, version: version, .nameTaken, Router.similarOnlineDetail(name, other),
-                        reason: "too similar to \(other), who is logged in")
+            refuseLogin(
+                name, session, version: version, .nameTaken, Router.similarOnlineDetail(name, other),
+                reason: "too similar to \(other), who is logged in")
             return false
         }
         if users[name] == nil, let cluster, let elsewhere = cluster.remote[name] {
             // Online on another node: taken over there exactly as here (resume token or password).
             guard window != nil || token.map(ClusterLink.hash) == elsewhere.token else {
-                refuseLogin(name, session, version: version, .nameTaken, "\(name) is already logged in",
-                            reason: "already logged in on node \(elsewhere.node)")
+                refuseLogin(
+                    name, session, version: version, .nameTaken, "\(name) is already logged in",
+                    reason: "already logged in on node \(elsewhere.node)")
                 return false
             }
             cluster.replace(name, on: elsewhere.node)
@@ -310,8 +325,9 @@ final class Router: @unchecked Sendable {
         } else if let existing = users[name] {
             // The resume token, or the password (a stored session), proves it is the same user.
             guard window != nil || token == existing.resumeToken else {
-                refuseLogin(name, session, version: version, .nameTaken, "\(name) is already logged in",
-                            reason: "already logged in from \(Router.address(of: existing.session))")
+                refuseLogin(
+                    name, session, version: version, .nameTaken, "\(name) is already logged in",
+                    reason: "already logged in from \(Router.address(of: existing.session))")
                 return false
             }
             // The same client again, over a new connection: its old session is stale.
@@ -326,16 +342,20 @@ final class Router: @unchecked Sendable {
         session.context = name
         session.admit()  // the login deadline no longer applies
         let isNew = users[name] == nil && !presence.contains(name)
-        users[name] = User(session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window,
-                           presenceChanges: presenceChanges)
+        users[name] = User(
+            session: session, resumeToken: resumeToken, version: version, clientInstance: instance, window: window,
+            presenceChanges: presenceChanges)
         let listed = presence.first(ChatServer.maxOnlineListed, excluding: name)
         let count = cluster == nil ? users.count - 1 : presence.count - (presence.contains(name) ? 1 : 0)
         switch version {
         case .v1:
             session.send(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken))
         case .v2:
-            session.send(.v2(.loginAccepted(name: name, online: listed, onlineCount: count, resumeToken: resumeToken,
-                                            stored: window != nil)))
+            session.send(
+                .v2(
+                    .loginAccepted(
+                        name: name, online: listed, onlineCount: count, resumeToken: resumeToken,
+                        stored: window != nil)))
         }
         onlineNames.insert(name, key: key)
         if isNew { sendPresence(of: name, online: true) }

@@ -29,8 +29,8 @@ public enum ConversationID: Hashable, Sendable, Comparable {
         guard text.hasPrefix("direct:") else { return nil }
         let names = text.dropFirst("direct:".count).split(separator: " ", omittingEmptySubsequences: false)
         guard names.count == 2,
-              names.allSatisfy({ !$0.isEmpty && !$0.contains(where: \.isWhitespace) }),
-              names[0] <= names[1]
+            names.allSatisfy({ !$0.isEmpty && !$0.contains(where: \.isWhitespace) }),
+            names[0] <= names[1]
         else { return nil }
         self = .direct(String(names[0]), String(names[1]))
     }

@@ -88,9 +88,10 @@ public final class InMemoryMessageStore: MessageStore {
                 // Mutated in place (a copy taken out and put back would copy the whole log each time:
                 // quadratic, as chat-bench found).
                 let sequence = state.conversations[message.conversation, default: Conversation()].appending { head in
-                    StoredMessage(conversation: message.conversation, sequence: head, sender: message.sender,
-                                  text: message.text, time: message.time, clientInstance: message.clientInstance,
-                                  clientID: message.clientID)
+                    StoredMessage(
+                        conversation: message.conversation, sequence: head, sender: message.sender,
+                        text: message.text, time: message.time, clientInstance: message.clientInstance,
+                        clientID: message.clientID)
                 }
                 state.sequences[key] = sequence
                 return .stored(sequence: sequence)
@@ -162,7 +163,8 @@ public final class InMemoryMessageStore: MessageStore {
                 let goneSequences = Set(gone.map(\.sequence))
                 conversation.messages.removeAll { goneSequences.contains($0.sequence) }
                 for message in gone {
-                    state.sequences[ClientKey(sender: message.sender, clientInstance: message.clientInstance, clientID: message.clientID)] = nil
+                    state.sequences[ClientKey(sender: message.sender, clientInstance: message.clientInstance, clientID: message.clientID)] =
+                        nil
                 }
                 removed += before - conversation.messages.count
                 state.conversations[id] = conversation

@@ -154,7 +154,8 @@ final class SQLiteDatabase {
             case .text(let text):
                 // utf8CString has a non-null address even when empty (a null one would bind NULL).
                 result = text.utf8CString.withUnsafeBufferPointer { bytes in
-                    sqlite3_bind_text64(statement, index, bytes.baseAddress, UInt64(bytes.count - 1), csqlite_transient(), UInt8(SQLITE_UTF8))
+                    sqlite3_bind_text64(
+                        statement, index, bytes.baseAddress, UInt64(bytes.count - 1), csqlite_transient(), UInt8(SQLITE_UTF8))
                 }
             case .blob(let data):
                 if data.isEmpty {

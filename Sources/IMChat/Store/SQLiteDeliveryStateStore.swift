@@ -107,9 +107,12 @@ public final class SQLiteDeliveryStateStore: DeliveryStateStore {
                     OutboxEntry(id: try row.unsigned(0, "outbox id"), frame: row.blob(1))
                 }
                 var positions: [String: UInt64] = [:]
-                for (conversation, sequence) in try database.query("SELECT conversation, sequence FROM positions", row: { row in
-                    (row.text(0), try row.unsigned(1, "position of \(row.text(0))"))
-                }) {
+                for (conversation, sequence) in try database.query(
+                    "SELECT conversation, sequence FROM positions",
+                    row: { row in
+                        (row.text(0), try row.unsigned(1, "position of \(row.text(0))"))
+                    })
+                {
                     positions[conversation] = sequence
                 }
                 return DeliveryState(nextID: nextID, outbox: outbox, positions: positions)

@@ -65,15 +65,15 @@ extension SQLiteMessageStore {
     /// the settings table.
     static let migrations: [Int32: String] = [
         1: """
-            ALTER TABLE users ADD COLUMN key_folded TEXT NOT NULL DEFAULT '';
-            ALTER TABLE users ADD COLUMN key_cased TEXT NOT NULL DEFAULT '';
-            CREATE INDEX users_key_folded ON users (key_folded);
-            CREATE INDEX users_key_cased ON users (key_cased);
-            CREATE TABLE settings (
-                name TEXT PRIMARY KEY NOT NULL,
-                value TEXT NOT NULL
-            ) WITHOUT ROWID;
-            """,
+        ALTER TABLE users ADD COLUMN key_folded TEXT NOT NULL DEFAULT '';
+        ALTER TABLE users ADD COLUMN key_cased TEXT NOT NULL DEFAULT '';
+        CREATE INDEX users_key_folded ON users (key_folded);
+        CREATE INDEX users_key_cased ON users (key_cased);
+        CREATE TABLE settings (
+            name TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """
     ]
 
     /// Computes every user's name keys again, in one transaction, unless the `name_keys` setting says
@@ -87,11 +87,13 @@ extension SQLiteMessageStore {
             let users = try database.query("SELECT rowid, name FROM users") { row in (row.integer(0), row.text(1)) }
             for (rowid, name) in users {
                 let key = UserName.Key(name)
-                try database.run("UPDATE users SET key_folded = ?1, key_cased = ?2 WHERE rowid = ?3",
-                                 [.text(key.folded), .text(key.cased), .integer(rowid)])
+                try database.run(
+                    "UPDATE users SET key_folded = ?1, key_cased = ?2 WHERE rowid = ?3",
+                    [.text(key.folded), .text(key.cased), .integer(rowid)])
             }
-            try database.run("INSERT INTO settings (name, value) VALUES ('name_keys', ?1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                             [.text(version)])
+            try database.run(
+                "INSERT INTO settings (name, value) VALUES ('name_keys', ?1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                [.text(version)])
         }
     }
 }

@@ -95,14 +95,18 @@ public final class SQLiteMessageStore: MessageStore {
                 if let existing = try Self.user(named: name, key: key, in: database) {
                     throw StoreError.userExists(existing.name)
                 }
-                let user = UserRecord(name: name, passwordHash: passwordHash, roomStart: try Self.head(of: .room, in: database), created: time)
+                let user = UserRecord(
+                    name: name, passwordHash: passwordHash, roomStart: try Self.head(of: .room, in: database), created: time)
                 try database.run(
                     """
                     INSERT INTO users (name, password_hash, room_start, created_ms, key_folded, key_cased)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                     """,
-                    [.key(name), passwordHash.map(SQLiteValue.text) ?? .null, try .sequence(user.roomStart), .integer(user.created.millisecondsSince1970),
-                     .text(key.folded), .text(key.cased)])
+                    [
+                        .key(name), passwordHash.map(SQLiteValue.text) ?? .null, try .sequence(user.roomStart),
+                        .integer(user.created.millisecondsSince1970),
+                        .text(key.folded), .text(key.cased)
+                    ])
                 return user
             }
         }
@@ -138,7 +142,9 @@ public final class SQLiteMessageStore: MessageStore {
                 outcomes.reserveCapacity(batch.count)
                 for message in batch {
                     try message.check(userExists: userExists)
-                    let clientKey: [SQLiteValue] = [.key(message.sender), .key(message.clientInstance), .integer(Int64(bitPattern: message.clientID))]
+                    let clientKey: [SQLiteValue] = [
+                        .key(message.sender), .key(message.clientInstance), .integer(Int64(bitPattern: message.clientID))
+                    ]
                     let original = try database.query(
                         "SELECT sequence FROM messages WHERE sender = ?1 AND client_instance = ?2 AND client_id = ?3", clientKey
                     ) { row in try row.unsigned(0, "sequence of a message") }.first
@@ -154,12 +160,15 @@ public final class SQLiteMessageStore: MessageStore {
                         INSERT INTO messages (conversation, sequence, sender, text, time_ms, client_instance, client_id)
                         VALUES (?4, ?5, ?1, ?6, ?7, ?2, ?3)
                         """,
-                        clientKey + [.integer(conversation.id), try .sequence(conversation.head), .text(message.text),
-                                     .integer(message.time.millisecondsSince1970)])
+                        clientKey + [
+                            .integer(conversation.id), try .sequence(conversation.head), .text(message.text),
+                            .integer(message.time.millisecondsSince1970)
+                        ])
                     outcomes.append(.stored(sequence: conversation.head))
                 }
                 for conversation in conversations.values {
-                    try database.run("UPDATE conversations SET head = ?1 WHERE id = ?2", [try .sequence(conversation.head), .integer(conversation.id)])
+                    try database.run(
+                        "UPDATE conversations SET head = ?1 WHERE id = ?2", [try .sequence(conversation.head), .integer(conversation.id)])
                 }
                 return outcomes
             }
@@ -169,9 +178,12 @@ public final class SQLiteMessageStore: MessageStore {
     /// The id and head of `conversation`'s row, made (head 0) if missing.
     private static func conversationRow(_ conversation: ConversationID, in database: SQLiteDatabase) throws -> (id: Int64, head: UInt64) {
         let name = SQLiteValue.key(conversation.description)
-        if let row = try database.query("SELECT id, head FROM conversations WHERE name = ?1", [name], row: { row in
-            (id: row.integer(0), head: try row.unsigned(1, "head of \(conversation)"))
-        }).first {
+        if let row = try database.query(
+            "SELECT id, head FROM conversations WHERE name = ?1", [name],
+            row: { row in
+                (id: row.integer(0), head: try row.unsigned(1, "head of \(conversation)"))
+            }
+        ).first {
             return row
         }
         let members = conversation.members
@@ -239,7 +251,9 @@ public final class SQLiteMessageStore: MessageStore {
                 "SELECT name FROM conversations WHERE (member_a = ?1 OR member_b = ?1) AND head > 0", [.key(user)]
             ) { row in
                 let name = row.text(0)
-                guard let conversation = ConversationID(name) else { throw StoreError.corrupt("conversation name \(name.debugDescription)") }
+                guard let conversation = ConversationID(name) else {
+                    throw StoreError.corrupt("conversation name \(name.debugDescription)")
+                }
                 return conversation
             }.sorted()
         }
@@ -270,10 +284,12 @@ public final class SQLiteMessageStore: MessageStore {
         try withDatabase { database in
             try database.transaction {
                 for update in updates {
-                    guard let conversation = try database.query(
-                        "SELECT id, head FROM conversations WHERE name = ?1", [.key(update.conversation.description)],
-                        row: { row in (id: row.integer(0), head: try row.unsigned(1, "head of \(update.conversation)")) }
-                    ).first else { continue }
+                    guard
+                        let conversation = try database.query(
+                            "SELECT id, head FROM conversations WHERE name = ?1", [.key(update.conversation.description)],
+                            row: { row in (id: row.integer(0), head: try row.unsigned(1, "head of \(update.conversation)")) }
+                        ).first
+                    else { continue }
                     let sequence = min(update.sequence, conversation.head)
                     guard sequence > 0 else { continue }
                     try database.run(

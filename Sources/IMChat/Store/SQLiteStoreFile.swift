@@ -42,7 +42,9 @@ extension SQLiteDatabase {
         _ = try database.contents(applicationID: applicationID, schemaVersion: schemaVersion)
         let mode = try database.text("PRAGMA journal_mode = WAL")
         guard mode == "wal" else {
-            throw SQLiteError(extendedCode: SQLITE_ERROR, message: "journal mode is \(mode ?? "unknown"), not wal", operation: "PRAGMA journal_mode = WAL")
+            throw SQLiteError(
+                extendedCode: SQLITE_ERROR, message: "journal mode is \(mode ?? "unknown"), not wal", operation: "PRAGMA journal_mode = WAL"
+            )
         }
         try database.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         try database.transaction {

@@ -59,9 +59,10 @@ public final class SentMessageLog: Sendable {
     public init(path: String, capacity: Int = SentMessageLog.defaultCapacity, synchronous: SQLiteSynchronous = .normal) throws {
         self.path = path
         self.capacity = max(capacity, 1)
-        database = LockedValue(try SQLiteDatabase.openStore(
-            path: path, applicationID: Self.applicationID, schemaVersion: Self.schemaVersion,
-            schema: Self.schema, synchronous: synchronous))
+        database = LockedValue(
+            try SQLiteDatabase.openStore(
+                path: path, applicationID: Self.applicationID, schemaVersion: Self.schemaVersion,
+                schema: Self.schema, synchronous: synchronous))
     }
 
     /// Closes the file; later calls throw ``SQLiteError`` `SQLITE_MISUSE`. Also done when released.
@@ -99,8 +100,10 @@ public final class SentMessageLog: Sendable {
     public func id(conversation: String, sequence: UInt64) throws -> UInt64? {
         guard let sequence = Int64(exactly: sequence) else { return nil }
         return try database.withLock { database in
-            try database.query("SELECT id FROM sent WHERE conversation = ?1 AND sequence = ?2",
-                               [.text(conversation), .integer(sequence)]) { row in
+            try database.query(
+                "SELECT id FROM sent WHERE conversation = ?1 AND sequence = ?2",
+                [.text(conversation), .integer(sequence)]
+            ) { row in
                 try row.unsigned(0, "message id")
             }.first
         }
@@ -118,7 +121,8 @@ public final class SentMessageLog: Sendable {
                 guard case .integer(let limit) = upTo, limit > shown else { return [] }
                 let ids = try database.query(
                     "SELECT id FROM sent WHERE conversation = ?1 AND sequence > ?2 AND sequence <= ?3 ORDER BY sequence",
-                    [.text(conversation), .integer(shown), upTo]) { row in try row.unsigned(0, "message id") }
+                    [.text(conversation), .integer(shown), upTo]
+                ) { row in try row.unsigned(0, "message id") }
                 try database.run(
                     "INSERT INTO receipts (conversation, sequence) VALUES (?1, ?2) ON CONFLICT (conversation) DO UPDATE SET sequence = excluded.sequence",
                     [.text(conversation), upTo])

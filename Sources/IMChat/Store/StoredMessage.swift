@@ -19,7 +19,9 @@ public struct StoredMessage: Sendable, Equatable {
     public var clientID: UInt64
 
     /// A stored message with these values; `time` is rounded to the millisecond.
-    public init(conversation: ConversationID, sequence: UInt64, sender: String, text: String, time: Date, clientInstance: String, clientID: UInt64) {
+    public init(
+        conversation: ConversationID, sequence: UInt64, sender: String, text: String, time: Date, clientInstance: String, clientID: UInt64
+    ) {
         self.conversation = conversation
         self.sequence = sequence
         self.sender = sender

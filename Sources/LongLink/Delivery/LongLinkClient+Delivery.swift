@@ -31,10 +31,12 @@ extension LongLinkClient where Codec: ReliableLinkCodec {
         eventQueue: DispatchQueue?,
         onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
-        let delivery = try ReliableDelivery(codec: codec, store: store, state: try store.load(),
-                                            limit: configuration.outboxLimit, window: configuration.unacknowledgedWindow)
-        self.init(codec: codec, configuration: configuration, delivery: delivery, group: group, eventQueue: eventQueue,
-                  onEvent: onEvent)
+        let delivery = try ReliableDelivery(
+            codec: codec, store: store, state: try store.load(),
+            limit: configuration.outboxLimit, window: configuration.unacknowledgedWindow)
+        self.init(
+            codec: codec, configuration: configuration, delivery: delivery, group: group, eventQueue: eventQueue,
+            onEvent: onEvent)
     }
 
     /// Reliable delivery: builds the message sent first on every connection from the positions (per

@@ -95,7 +95,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     private func sendDue(at now: UInt64) {
         while sent < limit {
             let (data, frames) = loop.pattern.frames(from: sent, count: Int(limit - sent), connection: id)
-            for sequence in sent ..< sent + UInt64(frames) { sendTimes[Int(sequence % UInt64(depth))] = now }
+            for sequence in sent..<sent + UInt64(frames) { sendTimes[Int(sequence % UInt64(depth))] = now }
             sent += UInt64(frames)
             socket.write(data, withTimeout: -1, tag: 0)
         }
@@ -111,7 +111,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
         var offset = 0, completed = 0
         while offset < bytes.count {
             let take = min(frameSize - receivedBytes, bytes.count - offset)
-            let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + take])
+            let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + take])
             guard received < sent, loop.pattern.matches(chunk, sequence: received, connection: id, offset: receivedBytes) else {
                 loop.figures.mismatches += 1
                 throw EchoMismatch(frame: received, offset: receivedBytes)

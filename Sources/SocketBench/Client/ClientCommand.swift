@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `socket-bench client pingpong|pipeline|bulk|idle [options]` (``ClientOptions/usage``): runs one
@@ -52,7 +52,8 @@ enum ClientCommand {
     private static func warnAboutOpenFileLimit(connections: Int) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, UInt64(connections) + 64 > UInt64(limit.rlim_cur) else { return }
-        Output.complain("warning: \(connections) connections need more open files than the limit, \(limit.rlim_cur); "
-            + "run several clients of fewer connections each")
+        Output.complain(
+            "warning: \(connections) connections need more open files than the limit, \(limit.rlim_cur); "
+                + "run several clients of fewer connections each")
     }
 }

@@ -53,7 +53,7 @@ final class FramePattern: Sendable {
     func frames(from first: UInt64, count: Int, connection: Int) -> (data: Data, frames: Int) {
         let start = slot(of: first, connection: connection)
         let frames = min(count, slotCount - start)
-        return (ring[start * frameSize ..< (start + frames) * frameSize], frames)
+        return (ring[start * frameSize..<(start + frames) * frameSize], frames)
     }
 
     /// Whether `bytes` equal frame `sequence` of `connection` from byte `offset` of the frame on

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Nanoseconds on `CLOCK_MONOTONIC` (clock_gettime(2)), the clock every bench time is measured on.

@@ -72,7 +72,7 @@ struct BenchResult: Sendable {
             ("hb_sent", "\(heartbeatsSent)"),
             ("hb_ok", "\(heartbeatsEchoed)"),
             ("hb_missed", "\(heartbeatsMissed)"),
-            ("srv_rss_end_kb", rss),
+            ("srv_rss_end_kb", rss)
         ]
     }
 

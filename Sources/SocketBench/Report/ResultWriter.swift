@@ -15,12 +15,14 @@ enum ResultWriter {
             "\(options.label.isEmpty ? "" : options.label + " ")\(options.mode.rawValue): \(options.connections) conns, "
                 + "S=\(options.size) B, D=\(options.depth), \(options.loops) loop(s), "
                 + String(format: "%.2f s measured (+%.1f s warmup)", result.seconds, options.warmup),
-            String(format: "  %12.0f msgs/s   %10.2f MB/s echoed   %llu msgs", result.messagesPerSecond,
-                   result.megabytesPerSecond, result.messages),
-            String(format: "  latency µs: p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f", result.latencyMicroseconds(0.5),
-                   result.latencyMicroseconds(0.99), result.latencyMicroseconds(0.999), Double(result.latency.max) / 1e3),
+            String(
+                format: "  %12.0f msgs/s   %10.2f MB/s echoed   %llu msgs", result.messagesPerSecond,
+                result.megabytesPerSecond, result.messages),
+            String(
+                format: "  latency µs: p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f", result.latencyMicroseconds(0.5),
+                result.latencyMicroseconds(0.99), result.latencyMicroseconds(0.999), Double(result.latency.max) / 1e3),
             "  connected \(result.connected)/\(options.connections) (failed \(result.connectFailures)), alive \(result.alive), "
-                + "errors \(result.errors), mismatches \(result.mismatches)",
+                + "errors \(result.errors), mismatches \(result.mismatches)"
         ]
         if options.mode == .idle {
             lines.append("  heartbeats sent \(result.heartbeatsSent), echoed \(result.heartbeatsEchoed), missed \(result.heartbeatsMissed)")

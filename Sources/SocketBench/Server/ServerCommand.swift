@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]`: runs an
@@ -96,7 +96,8 @@ enum ServerCommand {
         }
         ResourceLimits.raiseOpenFileLimit()
         if options.workers > 0 {
-            let workerArguments = ["server"] + arguments.filter { $0 != "--reuse-port" }.removingOption("--workers")
+            let workerArguments =
+                ["server"] + arguments.filter { $0 != "--reuse-port" }.removingOption("--workers")
                 + ["--reuse-port"]
             return WorkerProcesses.run(count: options.workers, arguments: workerArguments)
         }
@@ -111,7 +112,9 @@ enum ServerCommand {
         }
         let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
         let tls = options.tlsCertificate == nil ? "" : " over TLS"
-        Output.say("socket-bench \(options.mode.rawValue)\(options.mode == .discard ? "" : " echo")\(tls) listening on \(options.host):\(port) (pid \(getpid()), \(loops))")
+        Output.say(
+            "socket-bench \(options.mode.rawValue)\(options.mode == .discard ? "" : " echo")\(tls) listening on \(options.host):\(port) (pid \(getpid()), \(loops))"
+        )
         while true { pause() }
     }
 }

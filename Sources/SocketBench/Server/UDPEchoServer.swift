@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A UDP echo server on ``UDPSocket``, for benchmarks (`shared/bench/udp-loadgen.c`): every datagram
@@ -53,7 +53,9 @@ public final class UDPEchoServer: UDPSocketDelegate, Sendable {
     // MARK: - UDPSocketDelegate (on the loop thread)
 
     /// Sends `data` back to `address`; no timeout, as a UDP send either goes to the kernel or fails.
-    public func udpSocket(_ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?) {
+    public func udpSocket(
+        _ sock: UDPSocket, didReceive data: Data, fromAddress address: SocketAddress, withFilterContext filterContext: (any Sendable)?
+    ) {
         sock.send(data, to: address, withTimeout: -1, tag: 0)
     }
 }

@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `socket-bench server udp [--host H] [--port P]`: runs a ``UDPEchoServer`` until the process is

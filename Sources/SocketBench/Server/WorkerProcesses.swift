@@ -1,9 +1,9 @@
 import AsyncSocket
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Starts copies of this executable as worker processes and waits for them (`socket-bench server … --workers N`).
@@ -86,7 +86,7 @@ enum WorkerProcesses {
     /// This process's executable (`/proc/self/exe` on Linux, else the path it was started with).
     private static func executablePath() -> String {
         #if os(Linux)
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+            if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
         return CommandLine.arguments[0]
     }

@@ -23,7 +23,8 @@ final class ClientFixture: Sendable {
 
     /// The configuration of a client for `name` with its files in `device` (a subdirectory), lines for
     /// a pipe.
-    func configuration(_ name: String, device: String = "laptop", password: String? = nil, port: UInt16? = nil) -> ChatClient.Configuration {
+    func configuration(_ name: String, device: String = "laptop", password: String? = nil, port: UInt16? = nil) -> ChatClient.Configuration
+    {
         var configuration = ChatClient.Configuration(name: name, host: "127.0.0.1", port: port ?? server.port)
         configuration.password = password ?? "\(name)-password"
         configuration.dataDirectory = directory.appendingPathComponent(device).path
@@ -34,14 +35,17 @@ final class ClientFixture: Sendable {
     /// A started client, its lines (and "finished STATUS") recorded.
     func client(_ configuration: ChatClient.Configuration) throws -> (ChatClient, EventRecorder<String>) {
         let output = EventRecorder<String>()
-        let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
-                                    onFinish: { output.record("finished \($0)") })
+        let client = try ChatClient(
+            configuration: configuration, group: group, output: { output.record($0) },
+            onFinish: { output.record("finished \($0)") })
         client.start()
         return (client, output)
     }
 
     /// A client for `name` (files in `device`) that has logged in; its login lines are consumed.
-    func loggedIn(_ name: String, device: String = "laptop", online: String = "nobody else") async throws -> (ChatClient, EventRecorder<String>) {
+    func loggedIn(
+        _ name: String, device: String = "laptop", online: String = "nobody else"
+    ) async throws -> (ChatClient, EventRecorder<String>) {
         let (client, output) = try client(configuration(name, device: device))
         #expect(try await output.next(2) == ["* connected to 127.0.0.1:\(server.port)", "* logged in as \(name); online: \(online)"])
         return (client, output)
@@ -86,8 +90,11 @@ final class ClientFixture: Sendable {
         ann.handle(line: "/to bob once")
         #expect(try await bobOut.next() == "ann (direct): once")
         // The server sends it again (a resend after a lost acknowledgement, say).
-        chat.server.inject(.v2(.delivery(from: "ann", text: "once", isDirect: true, conversation: "direct:ann bob", sequence: 1,
-                                         time: FakeChatServerV2.time(of: 1))), to: "bob")
+        chat.server.inject(
+            .v2(
+                .delivery(
+                    from: "ann", text: "once", isDirect: true, conversation: "direct:ann bob", sequence: 1,
+                    time: FakeChatServerV2.time(of: 1))), to: "bob")
         _ = try await annOut.next(3)
         ann.handle(line: "/to bob marker")
         #expect(try await bobOut.next() == "ann (direct): marker")
@@ -112,9 +119,10 @@ final class ClientFixture: Sendable {
         let (ann, annOut) = try await chat.loggedIn("ann")
         defer { ann.stop() }
         ann.handle(line: "/to zed are you there")
-        #expect(try await annOut.next(3) == [
-            "accepted #1 to zed: are you there", "! unknownRecipient for #1: nobody is called zed", "refused #1",
-        ])
+        #expect(
+            try await annOut.next(3) == [
+                "accepted #1 to zed: are you there", "! unknownRecipient for #1: nobody is called zed", "refused #1"
+            ])
         #expect(ann.deliveryStatus?.outboxCount == 0)
     }
 
@@ -131,11 +139,12 @@ final class ClientFixture: Sendable {
         bob.handle(line: "/to ann three")
         #expect(try await annOut.next() == "bob (direct): three")
         ann.handle(line: "/history bob 2")
-        #expect(try await annOut.next(3) == [
-            "history direct:ann bob: 2 messages",
-            "history direct:ann bob #2 1700000000002 ann: two",
-            "history direct:ann bob #3 1700000000003 bob: three",
-        ])
+        #expect(
+            try await annOut.next(3) == [
+                "history direct:ann bob: 2 messages",
+                "history direct:ann bob #2 1700000000002 ann: two",
+                "history direct:ann bob #3 1700000000003 bob: three"
+            ])
         ann.handle(line: "/history")
         #expect(try await annOut.next() == "history room: 0 messages")
         #expect(try await chat.server.log.first { $0.hasPrefix("ann: history request") } == "ann: history request direct:ann bob, last 2")
@@ -144,10 +153,11 @@ final class ClientFixture: Sendable {
     @Test func aRefusedPasswordEndsTheSessionWithoutSayingByUser() async throws {
         let chat = try ClientFixture()
         let (_, output) = try chat.client(chat.configuration("ann", password: "guess"))
-        #expect(try await output.next(4) == [
-            "* connected to 127.0.0.1:\(chat.server.port)", "! badPassword: wrong password for ann",
-            "* disconnected (login refused)", "finished loginRefused",
-        ])
+        #expect(
+            try await output.next(4) == [
+                "* connected to 127.0.0.1:\(chat.server.port)", "! badPassword: wrong password for ann",
+                "* disconnected (login refused)", "finished loginRefused"
+            ])
     }
 
     /// A client killed before the server's answers came (they were lost with it): the next client
@@ -168,11 +178,12 @@ final class ClientFixture: Sendable {
         chat.server.echoesToSender = true
         let (second, secondOut) = try chat.client(chat.configuration("ann"))
         defer { second.stop() }
-        #expect(try await secondOut.next(6) == [
-            "* 3 messages from an earlier run in the outbox; sent once logged in",
-            "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as ann; online: nobody else",
-            "stored #1", "stored #2", "stored #3",
-        ])
+        #expect(
+            try await secondOut.next(6) == [
+                "* 3 messages from an earlier run in the outbox; sent once logged in",
+                "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as ann; online: nobody else",
+                "stored #1", "stored #2", "stored #3"
+            ])
         second.handle(line: "/to bob four")
         #expect(try await secondOut.next(2) == ["accepted #4 to bob: four", "stored #4"])
         second.handle(line: "/help")
@@ -255,9 +266,10 @@ final class ClientFixture: Sendable {
         #expect(try await next() == "* reconnect attempt 5 failed: …")
         #expect(try await next() == "* reconnect attempt 6 in 32 s")
         await clock.advance(by: .seconds(14))
-        #expect(try await output.next(2) == [
-            "! server unreachable for 30 s: 1 message still in the outbox, kept for the next start", "finished serverUnavailable",
-        ])
+        #expect(
+            try await output.next(2) == [
+                "! server unreachable for 30 s: 1 message still in the outbox, kept for the next start", "finished serverUnavailable"
+            ])
     }
 
     /// End of input with everything stored: the client says goodbye and finishes with status 0.
@@ -267,9 +279,10 @@ final class ClientFixture: Sendable {
         ann.handle(line: "/to bob last words")
         ann.finishInput()
         ann.handle(line: "/to bob too late")
-        #expect(try await output.next(4) == [
-            "accepted #1 to bob: last words", "stored #1", "* disconnected (by user)", "finished quit",
-        ])
+        #expect(
+            try await output.next(4) == [
+                "accepted #1 to bob: last words", "stored #1", "* disconnected (by user)", "finished quit"
+            ])
         #expect(chat.server.messages(in: "direct:ann bob").map(\.text) == ["last words"])
     }
 

@@ -32,9 +32,11 @@ import TestSupport
         let server = try FakeChatServerV2(users: ["ann": password, "bob": "bob-password"], group: group)
         defer { server.stop() }
         let files = try Files(password: password)
-        let ann = try ChildProcess.startProduct("im-client", [
-            "ann", "--port", "\(server.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile,
-        ])
+        let ann = try ChildProcess.startProduct(
+            "im-client",
+            [
+                "ann", "--port", "\(server.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile
+            ])
         defer { ann.stop() }
         #expect(try await ann.lines.next(2) == ["* connected to 127.0.0.1:\(server.port)", "* logged in as ann; online: nobody else"])
         ann.type("/to bob hi")
@@ -48,15 +50,21 @@ import TestSupport
             Issue.record("login was \(login)")
             return
         }
-        #expect(login == .login(name: "ann", password: password, resumeToken: nil, clientInstance: instance, positions: [:],
-                                presenceChanges: true))
+        #expect(
+            login
+                == .login(
+                    name: "ann", password: password, resumeToken: nil, clientInstance: instance, positions: [:],
+                    presenceChanges: true))
         #expect(instance.count == 32)
         #expect(!String(decoding: ann.allOutput, as: UTF8.self).contains("horse"))
         let mode = try FileManager.default.attributesOfItem(atPath: files.dataDirectory)[.posixPermissions] as? Int
         #expect(mode == 0o700)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: files.dataDirectory).sorted().filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == [
-            "ann@127.0.0.1_\(server.port).lock", "ann@127.0.0.1_\(server.port).sent.sqlite", "ann@127.0.0.1_\(server.port).sqlite",
-        ])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: files.dataDirectory).sorted().filter {
+                !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+            } == [
+                "ann@127.0.0.1_\(server.port).lock", "ann@127.0.0.1_\(server.port).sent.sqlite", "ann@127.0.0.1_\(server.port).sqlite"
+            ])
     }
 
     /// Nothing listens: after the input ends and `--wait` passes, status 1 and the outbox count; the
@@ -65,18 +73,21 @@ import TestSupport
         let port = ReservedLoopbackPort(sharedWithServer: true)
         defer { port.release() }
         let files = try Files(password: "ann-password")
-        let arguments = ["ann", "--port", "\(port.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile,
-                         "--wait", "0.5"]
+        let arguments = [
+            "ann", "--port", "\(port.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile,
+            "--wait", "0.5"
+        ]
         let first = try ChildProcess.startProduct("im-client", arguments)
         defer { first.stop() }
         first.type("/to bob one")
         first.type("/to bob two")
         first.closeInput()
         let said = try await first.lines.next(3) { $0.hasPrefix("accepted") || $0.hasPrefix("!") }
-        #expect(said == [
-            "accepted #1 to bob: one", "accepted #2 to bob: two",
-            "! server unreachable for 0.5 s: 2 messages still in the outbox, kept for the next start",
-        ])
+        #expect(
+            said == [
+                "accepted #1 to bob: one", "accepted #2 to bob: two",
+                "! server unreachable for 0.5 s: 2 messages still in the outbox, kept for the next start"
+            ])
         #expect(try await first.exitStatus() == 1)
 
         let group = EventLoopGroup(numberOfThreads: 1, name: "client-executable")
@@ -86,11 +97,12 @@ import TestSupport
         port.release()
         let second = try ChildProcess.startProduct("im-client", arguments)
         defer { second.stop() }
-        #expect(try await second.lines.next(5) == [
-            "* 2 messages from an earlier run in the outbox; sent once logged in",
-            "* connected to 127.0.0.1:\(port.port)", "* logged in as ann; online: nobody else",
-            "stored #1", "stored #2",
-        ])
+        #expect(
+            try await second.lines.next(5) == [
+                "* 2 messages from an earlier run in the outbox; sent once logged in",
+                "* connected to 127.0.0.1:\(port.port)", "* logged in as ann; online: nobody else",
+                "stored #1", "stored #2"
+            ])
         second.closeInput()
         #expect(try await second.lines.next() == "* disconnected (by user)")
         #expect(try await second.exitStatus() == 0)
@@ -106,14 +118,17 @@ import TestSupport
         let server = try FakeChatServerV2(users: ["ann": "the real one"], group: group)
         defer { server.stop() }
         let files = try Files(password: "a guess")
-        let ann = try ChildProcess.startProduct("im-client", [
-            "ann", "--port", "\(server.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile,
-        ])
+        let ann = try ChildProcess.startProduct(
+            "im-client",
+            [
+                "ann", "--port", "\(server.port)", "--data-dir", files.dataDirectory, "--password-file", files.passwordFile
+            ])
         defer { ann.stop() }
         if inputAlreadyOver { ann.closeInput() }
-        #expect(try await ann.lines.next(3) == [
-            "* connected to 127.0.0.1:\(server.port)", "! badPassword: wrong password for ann", "* disconnected (login refused)",
-        ])
+        #expect(
+            try await ann.lines.next(3) == [
+                "* connected to 127.0.0.1:\(server.port)", "! badPassword: wrong password for ann", "* disconnected (login refused)"
+            ])
         #expect(try await ann.exitStatus() == 2)
     }
 

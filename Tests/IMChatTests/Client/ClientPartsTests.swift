@@ -190,19 +190,22 @@ import TestSupport
         #expect(pipe.delivery(from: "ann", text: "me", isDirect: true, conversation: "direct:ann ann") == "ann (direct): me")
         #expect(pipe.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob") == "you to bob: hi")
         #expect(pipe.delivery(from: "ann", text: "hi", isDirect: false, conversation: "room") == "you broadcast: hi")
-        #expect(terminal.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob") == "you (another device) → bob: hi")
+        #expect(
+            terminal.delivery(from: "ann", text: "hi", isDirect: true, conversation: "direct:ann bob") == "you (another device) → bob: hi")
         #expect(terminal.delivery(from: "ann", text: "hi", isDirect: false, conversation: "room") == "you (another device): hi")
         #expect(pipe.error(code: .unknownRecipient, detail: "no zed", id: 17) == "! unknownRecipient for #17: no zed")
         #expect(pipe.error(code: .badPassword, detail: "no", id: nil) == "! badPassword: no")
         let history = [ChatHistoryEntry(sequence: 5, from: "bob", text: "hi", time: Date(timeIntervalSince1970: 1_700_000_000.123))]
-        #expect(pipe.history(conversation: "direct:ann bob", messages: history) == [
-            "history direct:ann bob: 1 message", "history direct:ann bob #5 1700000000123 bob: hi",
-        ])
+        #expect(
+            pipe.history(conversation: "direct:ann bob", messages: history) == [
+                "history direct:ann bob: 1 message", "history direct:ann bob #5 1700000000123 bob: hi"
+            ])
         let shown = terminal.history(conversation: "direct:ann bob", messages: history)
         #expect(shown.first == "* history with bob, 1 message:")
         #expect(shown.count == 2 && shown[1].hasPrefix("  #5 2023-11-1") && shown[1].hasSuffix(" bob: hi"))
         #expect(terminal.history(conversation: "room", messages: []) == ["* history of the room, 0 messages"])
-        #expect(pipe.reconnecting("reconnect attempt 4 in 8.5 s", delay: .milliseconds(8500), now: Date()) == "* reconnect attempt 4 in 8.5 s")
+        #expect(
+            pipe.reconnecting("reconnect attempt 4 in 8.5 s", delay: .milliseconds(8500), now: Date()) == "* reconnect attempt 4 in 8.5 s")
         let at = terminal.reconnecting("reconnect attempt 4 in 8.5 s", delay: .milliseconds(8500), now: Date(timeIntervalSince1970: 0))
         #expect(at == "* reconnect attempt 4 in 8.5 s (at \(ChatLines.localTime(Date(timeIntervalSince1970: 8.5), withDate: false)))")
     }

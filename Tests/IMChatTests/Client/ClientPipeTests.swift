@@ -23,13 +23,14 @@ import TestSupport
         let server = try await ChatServerProcess.start()
         defer { server.stop() }
         let files = try Files(password: "unused")
-        let ann = try Self.client("ann", server, [ "--data-dir", files.dataDirectory])
+        let ann = try Self.client("ann", server, ["--data-dir", files.dataDirectory])
         defer { ann.stop() }
         ann.type("/to nobody hi")
         ann.closeInput()
-        #expect(try await ann.lines.next(2) { $0.hasPrefix("!") || $0.hasPrefix("refused") } == [
-            "! unknownRecipient for #1: no user named nobody has ever logged in", "refused #1",
-        ])
+        #expect(
+            try await ann.lines.next(2) { $0.hasPrefix("!") || $0.hasPrefix("refused") } == [
+                "! unknownRecipient for #1: no user named nobody has ever logged in", "refused #1"
+            ])
         #expect(try await ann.exitStatus() == 4)
     }
 
@@ -42,9 +43,10 @@ import TestSupport
         ann.type("/dance")
         ann.type("hello")
         ann.closeInput()
-        #expect(try await ann.lines.next(3) { $0.hasPrefix("!") || $0.hasPrefix("accepted") || $0.hasPrefix("stored") } == [
-            "! unknown command /dance; \(ChatCommand.help)", "accepted #1 broadcast: hello", "stored #1",
-        ])
+        #expect(
+            try await ann.lines.next(3) { $0.hasPrefix("!") || $0.hasPrefix("accepted") || $0.hasPrefix("stored") } == [
+                "! unknown command /dance; \(ChatCommand.help)", "accepted #1 broadcast: hello", "stored #1"
+            ])
         #expect(try await ann.exitStatus() == 4)
     }
 
@@ -104,8 +106,9 @@ import TestSupport
         let lines = try await ann.lines.next(2)
         let after = Date()
         let pattern = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z (.*)$/
-        #expect(lines.compactMap { try? pattern.wholeMatch(in: $0)?.output.8 }.map(String.init)
-            == ["* connected to 127.0.0.1:\(server.port)", "* logged in as ann; online: nobody else"])
+        #expect(
+            lines.compactMap { try? pattern.wholeMatch(in: $0)?.output.8 }.map(String.init)
+                == ["* connected to 127.0.0.1:\(server.port)", "* logged in as ann; online: nobody else"])
         // Its time lies within the wait (to the millisecond).
         let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let stamp = try format.parse(String(lines[0].prefix(24)))
@@ -134,9 +137,10 @@ import TestSupport
             let flags = Set(usage.matches(of: /--[a-z-]+/).map { String($0.output) })
             #expect(flags.count >= 10)
             // A flag's explanation is a help line that starts with it (after the indentation).
-            let explained = Set(help.split(separator: "\n").compactMap { line in
-                line.wholeMatch(of: /\s+(?:-h, )?(--[a-z-]+).*/).map { String($0.output.1) }
-            })
+            let explained = Set(
+                help.split(separator: "\n").compactMap { line in
+                    line.wholeMatch(of: /\s+(?:-h, )?(--[a-z-]+).*/).map { String($0.output.1) }
+                })
             #expect(flags.subtracting(explained).isEmpty, "not explained: \(flags.subtracting(explained).sorted())")
             #expect(explained.isSuperset(of: ["--version", "--help"]))
         }

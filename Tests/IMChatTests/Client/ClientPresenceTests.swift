@@ -18,16 +18,20 @@ import TestSupport
         let terminal = ChatLines(style: .terminal, me: "ann")
         let pipe = ChatLines(style: .pipe, me: "ann")
         let many = ["bob", "carl", "dan", "eve", "fay", "gus", "hal"]
-        #expect(terminal.presenceChanges(online: ["ann"] + many, offline: ["zed"], onlineCount: 1234, unlisted: 205) == [
-            "* bob, carl, dan, eve, fay and 2 others joined", "* zed left", "* 205 more joined or left; 1234 online",
-        ])
-        #expect(pipe.presenceChanges(online: ["ann"] + many, offline: ["zed"], onlineCount: 1234, unlisted: 205) == [
-            "* joined: bob carl dan eve fay gus hal", "* left: zed", "* 205 more joined or left; 1234 online",
-        ])
-        #expect(terminal.presenceChanges(online: ["bob"], offline: ["carl", "dan"], onlineCount: 2, unlisted: 0)
-            == ["* bob joined", "* carl and dan left"])
-        #expect(terminal.presenceChanges(online: Array(many.prefix(6)), offline: [], onlineCount: 7, unlisted: 0)
-            == ["* bob, carl, dan, eve, fay and 1 other joined"])
+        #expect(
+            terminal.presenceChanges(online: ["ann"] + many, offline: ["zed"], onlineCount: 1234, unlisted: 205) == [
+                "* bob, carl, dan, eve, fay and 2 others joined", "* zed left", "* 205 more joined or left; 1234 online"
+            ])
+        #expect(
+            pipe.presenceChanges(online: ["ann"] + many, offline: ["zed"], onlineCount: 1234, unlisted: 205) == [
+                "* joined: bob carl dan eve fay gus hal", "* left: zed", "* 205 more joined or left; 1234 online"
+            ])
+        #expect(
+            terminal.presenceChanges(online: ["bob"], offline: ["carl", "dan"], onlineCount: 2, unlisted: 0)
+                == ["* bob joined", "* carl and dan left"])
+        #expect(
+            terminal.presenceChanges(online: Array(many.prefix(6)), offline: [], onlineCount: 7, unlisted: 0)
+                == ["* bob, carl, dan, eve, fay and 1 other joined"])
         // My own login, in the tick I logged in, is not news to me.
         #expect(terminal.presenceChanges(online: ["ann"], offline: [], onlineCount: 1, unlisted: 0) == [])
         #expect(pipe.presenceChanges(online: ["b\u{1B}[2J"], offline: [], onlineCount: 2, unlisted: 0) == ["* joined: b\\u{1B}[2J"])
@@ -36,8 +40,9 @@ import TestSupport
     @Test func whoPageLines() {
         let terminal = ChatLines(style: .terminal, me: "ann")
         let pipe = ChatLines(style: .pipe, me: "ann")
-        #expect(terminal.onlineUsers(names: ["ann", "bob"], onlineCount: 150, more: true)
-            == "* online (150): ann, bob; /who more for the next page")
+        #expect(
+            terminal.onlineUsers(names: ["ann", "bob"], onlineCount: 150, more: true)
+                == "* online (150): ann, bob; /who more for the next page")
         #expect(terminal.onlineUsers(names: ["zed"], onlineCount: 150, more: false) == "* online (150): zed")
         #expect(terminal.onlineUsers(names: [], onlineCount: 150, more: false) == "* online (150): nobody further")
         #expect(pipe.onlineUsers(names: ["ann", "bob"], onlineCount: 150, more: true) == "online 150 more: ann bob")
@@ -54,8 +59,9 @@ import TestSupport
         let output = EventRecorder<String>()
         var configuration = ChatClient.Configuration(name: "ann", host: "127.0.0.1", port: chat.server.port)
         configuration.dataDirectory = directory.path
-        let client = try ChatClient(configuration: configuration, group: chat.group, output: { output.record($0) },
-                                    onFinish: { output.record("finished \($0)") })
+        let client = try ChatClient(
+            configuration: configuration, group: chat.group, output: { output.record($0) },
+            onFinish: { output.record("finished \($0)") })
         client.start()
         defer { client.stop() }
         _ = try await output.first { $0.hasPrefix("* logged in as ann") }

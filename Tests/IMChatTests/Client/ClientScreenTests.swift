@@ -21,8 +21,9 @@ import TestSupport
         #expect(pipe.stamped("bob: hi", at: Self.moment) == "bob: hi")
         let stamped = ChatLines(style: .pipe, me: "ann", timestamps: true, timeZone: Self.zone)
         #expect(stamped.stamped("bob: hi", at: Self.moment) == "2023-11-14T22:13:20.123Z bob: hi")
-        #expect(stamped.stamped("history room #5 1700000000123 bob: hi", at: Self.moment, entry: true)
-            == "2023-11-14T22:13:20.123Z history room #5 1700000000123 bob: hi")
+        #expect(
+            stamped.stamped("history room #5 1700000000123 bob: hi", at: Self.moment, entry: true)
+                == "2023-11-14T22:13:20.123Z history room #5 1700000000123 bob: hi")
     }
 
     @Test func clockTimesInTheGivenZone() {
@@ -45,12 +46,14 @@ import TestSupport
         #expect(colored.shown("carl") == "\u{1B}[34mcarl\u{1B}[39m")
         #expect(colored.shown("zed") == "\u{1B}[35mzed\u{1B}[39m")
         #expect(colored.shown("b\u{1B}x") == "\u{1B}[\(ANSIColor.forName("b\u{1B}x").rawValue)mb\\u{1B}x\u{1B}[39m")
-        #expect(colored.delivery(from: "bob", text: "hi\u{7}", isDirect: true, conversation: "direct:ann bob")
-            == "\u{1B}[33mbob\u{1B}[39m (direct): hi\\u{7}")
+        #expect(
+            colored.delivery(from: "bob", text: "hi\u{7}", isDirect: true, conversation: "direct:ann bob")
+                == "\u{1B}[33mbob\u{1B}[39m (direct): hi\\u{7}")
         #expect(colored.accepted(id: 3, .v2(.directMessage(id: 3, to: "carl", text: "yo"))) == "#3 → \u{1B}[34mcarl\u{1B}[39m: yo")
         #expect(colored.receipt(id: 3, by: "carl") == "✓✓ #3 received by \u{1B}[34mcarl\u{1B}[39m")
-        #expect(colored.presenceChanges(online: ["bob", "zed"], offline: [], onlineCount: 3, unlisted: 0)
-            == ["* \u{1B}[33mbob\u{1B}[39m and \u{1B}[35mzed\u{1B}[39m joined"])
+        #expect(
+            colored.presenceChanges(online: ["bob", "zed"], offline: [], onlineCount: 3, unlisted: 0)
+                == ["* \u{1B}[33mbob\u{1B}[39m and \u{1B}[35mzed\u{1B}[39m joined"])
         #expect(ChatLines(style: .terminal, me: "ann").shown("bob") == "bob")
         // A pipe never gets colour, even when asked.
         let pipe = ChatLines(style: .pipe, me: "ann", color: true)
@@ -94,8 +97,9 @@ import TestSupport
         #expect(status.isCountingDown)
         #expect(line(status) == "[reconnecting in 9 s (attempt 4 at 23:13:28) · 2 messages waiting]")
         status.serverUnavailable = true
-        #expect(line(status, color: true)
-            == "[\u{1B}[31mserver unavailable; reconnecting in 9 s (attempt 4 at 23:13:28)\u{1B}[39m · 2 messages waiting]")
+        #expect(
+            line(status, color: true)
+                == "[\u{1B}[31mserver unavailable; reconnecting in 9 s (attempt 4 at 23:13:28)\u{1B}[39m · 2 messages waiting]")
         status.connection = .reconnecting(attempt: 4, at: now)
         #expect(line(status) == "[server unavailable; reconnecting now (attempt 4) · 2 messages waiting]")
         status.serverUnavailable = false
@@ -133,32 +137,37 @@ import TestSupport
         configuration.timeZone = Self.zone
         configuration.clock = { ClientScreenTests.moment }
         let events = EventRecorder<String>()
-        let ann = try ChatClient(configuration: configuration, group: chat.group, output: { events.record($0) },
-                                 onStatus: { events.record($0.line(now: ClientScreenTests.moment, color: false, timeZone: ClientScreenTests.zone)) },
-                                 onFinish: { events.record("finished \($0)") })
+        let ann = try ChatClient(
+            configuration: configuration, group: chat.group, output: { events.record($0) },
+            onStatus: { events.record($0.line(now: ClientScreenTests.moment, color: false, timeZone: ClientScreenTests.zone)) },
+            onFinish: { events.record("finished \($0)") })
         defer { ann.stop() }
         ann.start()
         let port = chat.server.port
-        #expect(try await events.next(5) == [
-            "[connecting to 127.0.0.1:\(port)…]",
-            "23:13 * connected to 127.0.0.1:\(port)", "[logging in as ann…]",
-            "23:13 * logged in as ann; online: nobody else", "[online as ann]",
-        ])
+        #expect(
+            try await events.next(5) == [
+                "[connecting to 127.0.0.1:\(port)…]",
+                "23:13 * connected to 127.0.0.1:\(port)", "[logging in as ann…]",
+                "23:13 * logged in as ann; online: nobody else", "[online as ann]"
+            ])
         ann.handle(line: "/to bob hi")
-        #expect(try await events.next(4) == [
-            "23:13 #1 → \u{1B}[33mbob\u{1B}[39m: hi", "[online as ann · 1 message waiting]", "23:13 ✓ #1 stored", "[online as ann]",
-        ])
+        #expect(
+            try await events.next(4) == [
+                "23:13 #1 → \u{1B}[33mbob\u{1B}[39m: hi", "[online as ann · 1 message waiting]", "23:13 ✓ #1 stored", "[online as ann]"
+            ])
         ann.handle(line: "/to zed anyone")
-        #expect(try await events.next(5) == [
-            "23:13 #2 → \u{1B}[35mzed\u{1B}[39m: anyone", "[online as ann · 1 message waiting]",
-            "23:13 ! unknownRecipient for #2: nobody is called zed", "23:13 ✗ #2 refused", "[online as ann]",
-        ])
+        #expect(
+            try await events.next(5) == [
+                "23:13 #2 → \u{1B}[35mzed\u{1B}[39m: anyone", "[online as ann · 1 message waiting]",
+                "23:13 ! unknownRecipient for #2: nobody is called zed", "23:13 ✗ #2 refused", "[online as ann]"
+            ])
         ann.handle(line: "/dance")
         #expect(try await events.next() == "23:13 ! unknown command /dance; \(ChatCommand.help)")
         ann.finishInput()
-        #expect(try await events.next(4) == [
-            "[online as ann · leaving]", "23:13 * disconnected (by user)", "[offline · leaving]", "finished completedWithErrors",
-        ])
+        #expect(
+            try await events.next(4) == [
+                "[online as ann · leaving]", "23:13 * disconnected (by user)", "[offline · leaving]", "finished completedWithErrors"
+            ])
     }
 
     /// Reconnecting in virtual time, nobody listening: the status counts the attempts, says when the
@@ -175,24 +184,27 @@ import TestSupport
         configuration.clock = { ClientScreenTests.moment }
         let statuses = EventRecorder<String>()
         let lines = EventRecorder<String>()
-        let ann = try ChatClient(configuration: configuration, group: group, output: { lines.record($0) },
-                                 onStatus: { statuses.record($0.line(now: ClientScreenTests.moment, color: false, timeZone: ClientScreenTests.zone)) },
-                                 onFinish: { lines.record("finished \($0)") })
+        let ann = try ChatClient(
+            configuration: configuration, group: group, output: { lines.record($0) },
+            onStatus: { statuses.record($0.line(now: ClientScreenTests.moment, color: false, timeZone: ClientScreenTests.zone)) },
+            onFinish: { lines.record("finished \($0)") })
         defer { ann.stop() }
         ann.start()
-        #expect(try await statuses.next(3) == [
-            "[connecting to 127.0.0.1:\(nobody.port)…]", "[reconnecting now (attempt 1)]",
-            "[reconnecting in 2 s (attempt 2 at 23:13:22)]",
-        ])
+        #expect(
+            try await statuses.next(3) == [
+                "[connecting to 127.0.0.1:\(nobody.port)…]", "[reconnecting now (attempt 1)]",
+                "[reconnecting in 2 s (attempt 2 at 23:13:22)]"
+            ])
         ann.handle(line: "/to bob are you there")
         #expect(try await statuses.next() == "[reconnecting in 2 s (attempt 2 at 23:13:22) · 1 message waiting]")
         await clock.advance(by: .seconds(2))
         #expect(try await statuses.next() == "[reconnecting in 4 s (attempt 3 at 23:13:24) · 1 message waiting]")
         await clock.advance(by: .seconds(4))
-        #expect(try await statuses.next(2) == [
-            "[server unavailable; reconnecting in 4 s (attempt 3 at 23:13:24) · 1 message waiting]",
-            "[server unavailable; reconnecting in 8 s (attempt 4 at 23:13:28) · 1 message waiting]",
-        ])
+        #expect(
+            try await statuses.next(2) == [
+                "[server unavailable; reconnecting in 4 s (attempt 3 at 23:13:24) · 1 message waiting]",
+                "[server unavailable; reconnecting in 8 s (attempt 4 at 23:13:28) · 1 message waiting]"
+            ])
         _ = try await lines.first { $0 == "* reconnect attempt 4 in 8 s" }
     }
 }

@@ -136,14 +136,19 @@ final class FakeChatServerV2: Sendable {
             }
             return (online, backlog)
         }
-        session.send(.v2(.loginAccepted(name: name, online: online, onlineCount: online.count, resumeToken: "token-\(name)",
-                                        stored: password != nil)))
+        session.send(
+            .v2(
+                .loginAccepted(
+                    name: name, online: online, onlineCount: online.count, resumeToken: "token-\(name)",
+                    stored: password != nil)))
         for delivery in backlog { session.send(delivery) }
     }
 
     private static func delivery(_ entry: Entry, conversation: String, sequence: UInt64) -> ChatMessage {
-        .v2(.delivery(from: entry.from, text: entry.text, isDirect: conversation != "room", conversation: conversation,
-                      sequence: sequence, time: time(of: sequence)))
+        .v2(
+            .delivery(
+                from: entry.from, text: entry.text, isDirect: conversation != "room", conversation: conversation,
+                sequence: sequence, time: time(of: sequence)))
     }
 
     private func handle(_ message: ChatMessageV2, from name: String, _ session: LongLinkServer<ChatCodec>.Session) {
@@ -178,8 +183,10 @@ final class FakeChatServerV2: Sendable {
     }
 
     /// Stores (once per name, instance and id), answers `stored`, delivers to both users' sessions.
-    private func store(id: UInt64, text: String, from name: String, in conversation: String,
-                       _ session: LongLinkServer<ChatCodec>.Session) {
+    private func store(
+        id: UInt64, text: String, from name: String, in conversation: String,
+        _ session: LongLinkServer<ChatCodec>.Session
+    ) {
         let (sequence, isNew, answering) = state.withLock { state -> (UInt64, Bool, Bool) in
             let client = clientInstance(of: session) ?? ""
             let key = "\(name) \(client) \(id)"

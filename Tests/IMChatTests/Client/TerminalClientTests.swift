@@ -119,17 +119,21 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             try await tmux.press("Enter")
             try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
 
-            let command = [ChildProcess.productPath("im-client"), "ann", "--port", server.port,
-                           "--data-dir", annFiles.dataDirectory, "--password-file", annFiles.passwordFile]
+            let command = [
+                ChildProcess.productPath("im-client"), "ann", "--port", server.port,
+                "--data-dir", annFiles.dataDirectory, "--password-file", annFiles.passwordFile
+            ]
             try await tmux.type(command.joined(separator: " "))
             try await tmux.press("Enter")
             try await tmux.waitForScreen("ann online") { $0.suffix(2) == ["[online as ann]", ">"] }
             try await tmux.type("half typed")
             try await tmux.waitForScreen("the half-typed line") { $0.last == "> half typed" }
 
-            let bob = try ChildProcess.startProduct("im-client", [
-                "bob", "--port", server.port, "--data-dir", bobFiles.dataDirectory, "--password-file", bobFiles.passwordFile,
-            ])
+            let bob = try ChildProcess.startProduct(
+                "im-client",
+                [
+                    "bob", "--port", server.port, "--data-dir", bobFiles.dataDirectory, "--password-file", bobFiles.passwordFile
+                ])
             defer { bob.stop() }
             for text in ["one", "two", "three"] { bob.type("/to ann \(text)") }
             let rows = try await tmux.waitForScreen("bob's three messages") { rows in
@@ -162,7 +166,9 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             let echoed = try await tmux.waitForScreen("the shell's answer") { $0.last == "$" && $0.contains("exit 130") }
             #expect(echoed.suffix(3).first == "$ echo \"exit $?\"; stty -g > \(settings).after")
             let before = try String(contentsOfFile: settings + ".before", encoding: .utf8)
-            try await waitUntil("stty's whole output") { ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n") }
+            try await waitUntil("stty's whole output") {
+                ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n")
+            }
             #expect(try String(contentsOfFile: settings + ".after", encoding: .utf8) == before)
         }
     }
@@ -176,9 +182,11 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
         let right = try ClientExecutableTests.Files(password: "the right one")
         let wrong = try ClientExecutableTests.Files(password: "a wrong one")
         // ann claims her name.
-        let claim = try ChildProcess.startProduct("im-client", [
-            "ann", "--port", server.port, "--data-dir", right.dataDirectory, "--password-file", right.passwordFile,
-        ])
+        let claim = try ChildProcess.startProduct(
+            "im-client",
+            [
+                "ann", "--port", server.port, "--data-dir", right.dataDirectory, "--password-file", right.passwordFile
+            ])
         defer { claim.stop() }
         _ = try await claim.lines.first { $0.hasPrefix("* logged in as ann") }
         claim.closeInput()
@@ -191,8 +199,11 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             try await tmux.press("Enter")
             try await tmux.waitForScreen("a clear screen") { $0 == ["$"] }
             func ann(_ files: ClientExecutableTests.Files) async throws {
-                try await tmux.type([ChildProcess.productPath("im-client"), "ann", "--port", server.port,
-                                     "--data-dir", files.dataDirectory, "--password-file", files.passwordFile].joined(separator: " "))
+                try await tmux.type(
+                    [
+                        ChildProcess.productPath("im-client"), "ann", "--port", server.port,
+                        "--data-dir", files.dataDirectory, "--password-file", files.passwordFile
+                    ].joined(separator: " "))
                 try await tmux.press("Enter")
             }
             /// Waits for the shell's prompt under the command, asks for the status; returns the screen.
@@ -225,8 +236,12 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
             try await tmux.type("stty -g > \(settings).after")
             try await tmux.press("Enter")
             try await waitUntil("stty's output") { FileManager.default.fileExists(atPath: settings + ".after") }
-            try await waitUntil("stty's whole output") { ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n") }
-            #expect(try String(contentsOfFile: settings + ".after", encoding: .utf8) == String(contentsOfFile: settings + ".before", encoding: .utf8))
+            try await waitUntil("stty's whole output") {
+                ((try? String(contentsOfFile: settings + ".after", encoding: .utf8)) ?? "").hasSuffix("\n")
+            }
+            #expect(
+                try String(contentsOfFile: settings + ".after", encoding: .utf8)
+                    == String(contentsOfFile: settings + ".before", encoding: .utf8))
         }
     }
 }

@@ -28,8 +28,9 @@ final class ClusterFixture: Sendable {
             var configuration = ChatCluster.Configuration(servers: [nats.natsURL], nodeID: "node-\(index)")
             configuration.prefix = prefix
             let cluster = try ChatCluster(configuration)
-            let server = ChatServer(host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
-                                    limits: ChatFixture.testLimits, group: group, cluster: cluster)
+            let server = ChatServer(
+                host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
+                limits: ChatFixture.testLimits, group: group, cluster: cluster)
             try server.start()
             clusters.append(cluster)
             nodes.append(server)
@@ -114,8 +115,9 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         for (index, peer) in peers.enumerated() {
             peer.send(.directMessage(id: 10, to: "user\(index)", text: "to myself"))
             let own = "direct:user\(index) user\(index)"
-            #expect(try await peer.received.next(2) { if case .v2(.presence) = $0 { false } else { true } }
-                == [.v2(.stored(id: 10, conversation: own, sequence: 1)), .v2(delivery("user\(index)", "to myself", own, 1))])
+            #expect(
+                try await peer.received.next(2) { if case .v2(.presence) = $0 { false } else { true } }
+                    == [.v2(.stored(id: 10, conversation: own, sequence: 1)), .v2(delivery("user\(index)", "to myself", own, 1))])
         }
     }
 
@@ -197,7 +199,9 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         var peers: [V2Peer] = []
         for index in 0..<10 {
             let peer = chat.peer(on: 0)
-            #expect(accepted("u\(index)", online: (0..<index).map { "u\($0)" }, stored: false)(try await peer.loggedIn("u\(index)", password: nil)))
+            #expect(
+                accepted("u\(index)", online: (0..<index).map { "u\($0)" }, stored: false)(
+                    try await peer.loggedIn("u\(index)", password: nil)))
             peers.append(peer)
         }
         chat.nats.kill()

@@ -12,14 +12,16 @@ import TestSupport
         ("ANN", .nameTaken, "ANN is too similar to the existing user ann"),
         ("Ann", .nameTaken, "Ann is too similar to the existing user ann"),
         ("\u{0430}nn", .invalidName, "a name cannot mix Cyrillic and Latin letters"),
-        ("ａｎｎ", .invalidName,
-         "a name cannot contain U+FF41 FULLWIDTH LATIN SMALL LETTER A: only letters, marks and digits of scripts in common use, _ and ' - . : ·"),
+        (
+            "ａｎｎ", .invalidName,
+            "a name cannot contain U+FF41 FULLWIDTH LATIN SMALL LETTER A: only letters, marks and digits of scripts in common use, _ and ' - . : ·"
+        ),
         ("\u{3164}", .invalidName, "a name cannot contain invisible characters (U+3164 HANGUL FILLER)"),
         ("\u{2800}", .invalidName, "a name cannot contain characters that look blank (U+2800 BRAILLE PATTERN BLANK)"),
         ("\u{115F}", .invalidName, "a name cannot contain invisible characters (U+115F HANGUL CHOSEONG FILLER)"),
         ("ann\u{200B}", .invalidName, "a name cannot contain invisible characters (U+200B ZERO WIDTH SPACE)"),
         ("a" + String(repeating: "\u{301}", count: 500), .invalidName, "a name is at most 64 bytes of UTF-8, not 1001"),
-        (String(repeating: "n", count: 33), .invalidName, "a name is at most 32 characters, not 33"),
+        (String(repeating: "n", count: 33), .invalidName, "a name is at most 32 characters, not 33")
     ]
 
     /// The answer to a version 1 login as `name` on `peer` (not logged in).
@@ -36,9 +38,11 @@ import TestSupport
         let live = chat.peer(), claiming = chat.peer()
         for (name, code, detail) in Self.refusals {
             #expect(try await v1Answer(v1, name) == .error(code: code, detail: detail), "v1 \(name)")
-            #expect(try await live.loggedIn(name, password: nil) == .error(code: code, detail: detail, id: nil, retryAfter: nil), "v2 \(name)")
-            #expect(try await claiming.loggedIn(name, password: "x") == .error(code: code, detail: detail, id: nil, retryAfter: nil),
-                    "v2 with a password \(name)")
+            #expect(
+                try await live.loggedIn(name, password: nil) == .error(code: code, detail: detail, id: nil, retryAfter: nil), "v2 \(name)")
+            #expect(
+                try await claiming.loggedIn(name, password: "x") == .error(code: code, detail: detail, id: nil, retryAfter: nil),
+                "v2 with a password \(name)")
         }
         // Good names still log in, in both versions.
         guard case .loginAccepted("José", _, _, _) = try await v1Answer(v1, "José") else { Issue.record("José refused"); return }
@@ -58,13 +62,24 @@ import TestSupport
             let chat = try V2Fixture(store: try SQLiteMessageStore(path: path))
             let v1 = V1Peer(port: chat.server.port, group: chat.group)
             #expect(try await v1Answer(v1, "ANN") == .error(code: .nameTaken, detail: "ANN is too similar to the existing user ann"))
-            #expect(try await v1Answer(v1, "ＢＯＢ") == .error(code: .invalidName, detail:
-                "a name cannot contain U+FF22 FULLWIDTH LATIN CAPITAL LETTER B: only letters, marks and digits of scripts in common use, _ and ' - . : ·"))
+            #expect(
+                try await v1Answer(v1, "ＢＯＢ")
+                    == .error(
+                        code: .invalidName,
+                        detail:
+                            "a name cannot contain U+FF22 FULLWIDTH LATIN CAPITAL LETTER B: only letters, marks and digits of scripts in common use, _ and ' - . : ·"
+                    ))
             let v2 = chat.peer()
-            #expect(try await v2.loggedIn("BOB", password: nil) == .error(code: .nameTaken, detail: "BOB is too similar to the existing user bob",
-                                                                       id: nil, retryAfter: nil))
-            #expect(try await v2.loggedIn("Ann", password: "secret") == .error(code: .nameTaken, detail: "Ann is too similar to the existing user ann",
-                                                                            id: nil, retryAfter: nil))
+            #expect(
+                try await v2.loggedIn("BOB", password: nil)
+                    == .error(
+                        code: .nameTaken, detail: "BOB is too similar to the existing user bob",
+                        id: nil, retryAfter: nil))
+            #expect(
+                try await v2.loggedIn("Ann", password: "secret")
+                    == .error(
+                        code: .nameTaken, detail: "Ann is too similar to the existing user ann",
+                        id: nil, retryAfter: nil))
             #expect(accepted("ann")(try await v2.loggedIn("ann", password: "secret")))
         }
     }
@@ -76,18 +91,22 @@ import TestSupport
         _ = try await ann.loggedIn("ann", password: "a")
         _ = try await bob.loggedIn("bob", password: "b")
         bob.send(.directMessage(id: 1, to: "ANN", text: "hi"))
-        #expect(try await bob.received.first { if case .v2(.stored) = $0 { true } else { false } }
-            == .v2(.stored(id: 1, conversation: "direct:ann bob", sequence: 1)))
-        #expect(try await ann.received.first { if case .v2(.delivery) = $0 { true } else { false } }
-            == .v2(delivery("bob", "hi", "direct:ann bob", 1)))
+        #expect(
+            try await bob.received.first { if case .v2(.stored) = $0 { true } else { false } }
+                == .v2(.stored(id: 1, conversation: "direct:ann bob", sequence: 1)))
+        #expect(
+            try await ann.received.first { if case .v2(.delivery) = $0 { true } else { false } }
+                == .v2(delivery("bob", "hi", "direct:ann bob", 1)))
         let cy = V1Peer(port: chat.server.port, group: chat.group)
         guard case .loginAccepted = try await v1Answer(cy, "cy") else { Issue.record("cy refused"); return }
         cy.link.send(.directMessage(to: "Ann", text: "yo"))
-        #expect(try await ann.received.first { if case .v2(.delivery) = $0 { true } else { false } }
-            == .v2(delivery("cy", "yo", "direct:ann cy", 1)))
+        #expect(
+            try await ann.received.first { if case .v2(.delivery) = $0 { true } else { false } }
+                == .v2(delivery("cy", "yo", "direct:ann cy", 1)))
         cy.link.send(.directMessage(to: "anne", text: "?"))
-        #expect(try await cy.received.first { if case .error = $0 { true } else { false } }
-            == .error(code: .unknownRecipient, detail: "no user named anne has ever logged in"))
+        #expect(
+            try await cy.received.first { if case .error = $0 { true } else { false } }
+                == .error(code: .unknownRecipient, detail: "no user named anne has ever logged in"))
     }
 
     /// A store from before the name rules may hold two users with the same key ("ann" and "ANN"): each

@@ -83,7 +83,8 @@ import Testing
         let database = try SQLiteDatabase(path: path)
         defer { database.close() }
         try database.execute(schemaVersion1)
-        try database.execute("""
+        try database.execute(
+            """
             INSERT INTO users VALUES ('ann', NULL, 0, 1000), ('ANN', 'hash', 0, 2000), ('bob', NULL, 0, 3000);
             INSERT INTO conversations (id, name, member_a, member_b, head) VALUES (1, 'direct:ann bob', 'ann', 'bob', 1);
             INSERT INTO messages VALUES (1, 1, 'ann', 'hi bob', 4000, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 1);
@@ -97,7 +98,9 @@ import Testing
             let store = try SQLiteMessageStore(path: path)
             defer { store.close() }
             let rows = try store.withDatabase { database in
-                try database.query("SELECT name, key_folded, key_cased FROM users ORDER BY created_ms") { [$0.text(0), $0.text(1), $0.text(2)] }
+                try database.query("SELECT name, key_folded, key_cased FROM users ORDER BY created_ms") {
+                    [$0.text(0), $0.text(1), $0.text(2)]
+                }
             }
             #expect(rows == [["ann", "ann", "ann"], ["ANN", "ann", "ANN"], ["bob", "bob", "bob"]])
             #expect(try store.withDatabase { try $0.schemaVersion() } == 2)
@@ -105,8 +108,11 @@ import Testing
             // Both colliding users keep their rows and log in under their exact spelling; any other
             // spelling finds the oldest; no third one can be made.
             #expect(try store.user(named: "ann")?.name == "ann")
-            #expect(try store.user(named: "ANN") == UserRecord(name: "ANN", passwordHash: "hash", roomStart: 0,
-                                                               created: Date(millisecondsSince1970: 2000)))
+            #expect(
+                try store.user(named: "ANN")
+                    == UserRecord(
+                        name: "ANN", passwordHash: "hash", roomStart: 0,
+                        created: Date(millisecondsSince1970: 2000)))
             #expect(try store.user(named: "Ann")?.name == "ann")
             #expect(throws: StoreError.userExists("ann")) { try store.createUser(named: "aNN", passwordHash: nil, at: storeEpoch) }
             // Messages and conversations are untouched.

@@ -12,7 +12,7 @@ import Testing
         String(repeating: "n", count: 32),  // 32 characters
         String(repeating: "é", count: 32),  // 32 characters and 64 bytes
         String(repeating: "明", count: 21) + "a",  // 64 bytes
-        "a\u{300}\u{301}\u{302}\u{303}\u{304}\u{306}\u{308}",  // one character of 8 code points
+        "a\u{300}\u{301}\u{302}\u{303}\u{304}\u{306}\u{308}"  // one character of 8 code points
     ]
 
     @Test(arguments: goodNames) func goodNamesAreAccepted(name: String) {
@@ -53,7 +53,7 @@ import Testing
         ("ab\u{300}\u{301}\u{302}\u{303}\u{304}\u{306}\u{307}\u{308}", .overlongCharacter(position: 2, scalars: 9)),
         (String(repeating: "n", count: 33), .tooManyCharacters(33)),
         (String(repeating: "é", count: 33), .tooManyBytes(66)),
-        (String(repeating: "明", count: 21) + "ab", .tooManyBytes(65)),
+        (String(repeating: "明", count: 21) + "ab", .tooManyBytes(65))
     ]
 
     @Test func refusedNamesGetTheRuleTheyBreak() {
@@ -66,16 +66,20 @@ import Testing
     /// The details the server sends with `invalidName`.
     @Test func reasonsNameTheCharacter() {
         #expect(UserName.Refusal.invisible("\u{3164}").description == "a name cannot contain invisible characters (U+3164 HANGUL FILLER)")
-        #expect(UserName.Refusal.blank("\u{2800}").description
-            == "a name cannot contain characters that look blank (U+2800 BRAILLE PATTERN BLANK)")
+        #expect(
+            UserName.Refusal.blank("\u{2800}").description
+                == "a name cannot contain characters that look blank (U+2800 BRAILLE PATTERN BLANK)")
         #expect(UserName.Refusal.control("\u{1B}").description == "a name cannot contain control characters (U+001B)")
-        #expect(UserName.Refusal.notAllowed("ａ").description
-            == "a name cannot contain U+FF41 FULLWIDTH LATIN SMALL LETTER A: only letters, marks and digits of scripts in common use, _ and ' - . : ·")
+        #expect(
+            UserName.Refusal.notAllowed("ａ").description
+                == "a name cannot contain U+FF41 FULLWIDTH LATIN SMALL LETTER A: only letters, marks and digits of scripts in common use, _ and ' - . : ·"
+        )
         #expect(UserName.Refusal.mixedScripts(["Cyrillic", "Latin"]).description == "a name cannot mix Cyrillic and Latin letters")
         #expect(UserName.Refusal.tooManyBytes(65).description == "a name is at most 64 bytes of UTF-8, not 65")
         #expect(UserName.Refusal.tooManyCharacters(33).description == "a name is at most 32 characters, not 33")
-        #expect(UserName.Refusal.overlongCharacter(position: 1, scalars: 501).description
-            == "character 1 is made of 501 code points (at most 8)")
+        #expect(
+            UserName.Refusal.overlongCharacter(position: 1, scalars: 501).description
+                == "character 1 is made of 501 code points (at most 8)")
         #expect(UserName.Refusal.empty.description == "a name cannot be empty")
     }
 
@@ -85,7 +89,7 @@ import Testing
         for (first, second) in [
             ("ann", "ANN"), ("ann", "Ann"), ("ann", "\u{0430}nn"), ("ann", "ａｎｎ"), ("ann", "ANN\u{200B}"), ("m", "rn"),
             ("Ivan", "ivan"), ("Ivan", "\u{0406}van"), ("Il", "ll"), ("BOB", "B0B"), ("l1", "ll"), ("o'brien", "o\u{2019}brien"),
-            ("José", "Jose\u{301}"), ("straße", "STRASSE"), ("aոn", "ann"),
+            ("José", "Jose\u{301}"), ("straße", "STRASSE"), ("aոn", "ann")
         ] {
             #expect(UserName.areSimilar(first, second), "\(first) / \(second)")
             #expect(UserName.areSimilar(second, first), "\(second) / \(first)")
@@ -101,7 +105,9 @@ import Testing
 
     /// The weak form names in message bodies must have: every name older servers admitted passes.
     @Test func namesOnTheWireNeedOnlyAForm() {
-        for name in ["ann", "日本語の名前", "\u{3164}", "ANN", String(repeating: "é", count: 100), "ann😀", "a" + String(repeating: "\u{301}", count: 50)] {
+        for name in [
+            "ann", "日本語の名前", "\u{3164}", "ANN", String(repeating: "é", count: 100), "ann😀", "a" + String(repeating: "\u{301}", count: 50)
+        ] {
             #expect(UserName.isWellFormed(name), "\(name)")
         }
         for name in ["", "a b", "a\tb", "a\u{200B}b", "\u{FEFF}", "a\u{85}", "a\u{2028}", "a\u{7F}", "\u{1B}[31m"] {

@@ -69,7 +69,9 @@ import TestSupport
             return
         }
         await clock.advance(by: .seconds(10))
-        #expect(try await waiting.next() == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil)))
+        #expect(
+            try await waiting.next()
+                == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil)))
         #expect(try await waiting.next() == nil)
         await clock.advance(by: .seconds(60))
         #expect(try await ann.roundTrip(version: .v2) == .v2(.heartbeatAck))
@@ -85,15 +87,20 @@ import TestSupport
         let chat = try ChatFixture(group: EventLoopGroup(numberOfThreads: 1, clock: clock, name: "limits"), limits: limits, store: store)
         let raw = try await RawChatConnection(port: chat.server.port)
         await clock.advance(by: .seconds(9))
-        try await raw.send(.v2(.login(name: "ann", password: "wrong", resumeToken: nil, clientInstance: String(repeating: "ef", count: 16),
-                                      positions: [:])))
+        try await raw.send(
+            .v2(
+                .login(
+                    name: "ann", password: "wrong", resumeToken: nil, clientInstance: String(repeating: "ef", count: 16),
+                    positions: [:])))
         #expect(try await raw.next() == .v2(.error(code: .badPassword, detail: "wrong password for ann", id: nil, retryAfter: nil)))
         _ = try await chat.log.next()  // refused login ann
         // The check restarted the deadline: 10 s from the refusal, not from the connect.
         await clock.advance(by: .milliseconds(9_999))
         #expect(try await raw.roundTrip(version: .v2) == .v2(.heartbeatAck))
         await clock.advance(by: .milliseconds(1))
-        #expect(try await raw.next() == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil)))
+        #expect(
+            try await raw.next() == .v2(.error(code: .loginTimeout, detail: "no login within 10 s of connecting", id: nil, retryAfter: nil))
+        )
         #expect(try await raw.next() == nil)
     }
 
@@ -115,8 +122,11 @@ import TestSupport
         await chat.server.flushAndWait()
         #expect(chat.log.pending == [])
         await clock.advance(by: .milliseconds(1))
-        #expect(try await raw.nextSkippingPresence()
-            == .v2(.error(code: .frameTimeout, detail: "a frame was not finished within 10 s of its first byte", id: nil, retryAfter: nil)))
+        #expect(
+            try await raw.nextSkippingPresence()
+                == .v2(
+                    .error(code: .frameTimeout, detail: "a frame was not finished within 10 s of its first byte", id: nil, retryAfter: nil))
+        )
         #expect(try await raw.next() == nil)
         #expect(try await chat.log.next() == "drop ann (frame timeout)")
     }
@@ -161,14 +171,18 @@ import TestSupport
             #expect(try await raw.next() == nil)
             return answer
         }
-        #expect(try await refusal([0x00, 0x03, 0x00, 0x11, 0x00, 0x00, 0x64])
-            == .error(code: .protocolError, detail: "not a chat frame: version 0x0003 (not text) is not 1 or 2"))
-        #expect(try await refusal([0x00, 0x01, 0x00, 0x14, 0x00, 0x00, 0x64])
-            == .error(code: .protocolError, detail: "function code 0x0014 (stored) is not a version 1 message"))
-        #expect(try await refusal([0x00, 0x02, 0x77, 0x77, 0x00, 0x00, 0x64])
-            == .error(code: .protocolError, detail: "function code 0x7777 is not a chat message"))
-        #expect(try await refusal([0x00, 0x01, 0x00, 0x11, 0x05, 0x00, 0x64])
-            == .error(code: .protocolError, detail: "not a chat frame: compressed flag is 5, expected 0 or 1"))
+        #expect(
+            try await refusal([0x00, 0x03, 0x00, 0x11, 0x00, 0x00, 0x64])
+                == .error(code: .protocolError, detail: "not a chat frame: version 0x0003 (not text) is not 1 or 2"))
+        #expect(
+            try await refusal([0x00, 0x01, 0x00, 0x14, 0x00, 0x00, 0x64])
+                == .error(code: .protocolError, detail: "function code 0x0014 (stored) is not a version 1 message"))
+        #expect(
+            try await refusal([0x00, 0x02, 0x77, 0x77, 0x00, 0x00, 0x64])
+                == .error(code: .protocolError, detail: "function code 0x7777 is not a chat message"))
+        #expect(
+            try await refusal([0x00, 0x01, 0x00, 0x11, 0x05, 0x00, 0x64])
+                == .error(code: .protocolError, detail: "not a chat frame: compressed flag is 5, expected 0 or 1"))
     }
 
     @Test func afterAVersion2LoginAProtocolErrorIsToldInVersion2() async throws {
@@ -179,8 +193,10 @@ import TestSupport
             return
         }
         // A direct message whose JSON has no "to".
-        try await raw.send(try SevenByteHeaderFrameEncoder().encode(
-            SevenByteHeaderFrame(version: 2, functionCode: FunctionCode.directMessage.rawValue, body: Data(#"{"id":1,"text":"hi"}"#.utf8))))
+        try await raw.send(
+            try SevenByteHeaderFrameEncoder().encode(
+                SevenByteHeaderFrame(
+                    version: 2, functionCode: FunctionCode.directMessage.rawValue, body: Data(#"{"id":1,"text":"hi"}"#.utf8))))
         let detail = #"malformed body of a directMessage message (function code 0x0010): missing key "to""#
         #expect(try await raw.nextSkippingPresence() == .v2(.error(code: .protocolError, detail: detail, id: nil, retryAfter: nil)))
         #expect(try await raw.next() == nil)
@@ -229,22 +245,25 @@ import TestSupport
         }
         // The refusals go at once; the stored answers after the group commit (in either order).
         let detail = "more than 1 messages a second (burst 3); not sent; try again in 1 s"
-        #expect(answers == [
-            1: .v2(.stored(id: 1, conversation: "room", sequence: 1)), 2: .v2(.stored(id: 2, conversation: "room", sequence: 2)),
-            3: .v2(.error(code: .rateLimited, detail: detail, id: 3, retryAfter: 1)),
-            4: .v2(.error(code: .rateLimited, detail: detail, id: 4, retryAfter: 1)),
-        ])
+        #expect(
+            answers == [
+                1: .v2(.stored(id: 1, conversation: "room", sequence: 1)), 2: .v2(.stored(id: 2, conversation: "room", sequence: 2)),
+                3: .v2(.error(code: .rateLimited, detail: detail, id: 3, retryAfter: 1)),
+                4: .v2(.error(code: .rateLimited, detail: detail, id: 4, retryAfter: 1))
+            ])
         // Taken again after retryAfter, in order.
         await clock.advance(by: .seconds(1))
         try await ann.send(.v2(.broadcast(id: 3, text: "m3")))
         #expect(try await ann.nextAnswer() == .v2(.stored(id: 3, conversation: "room", sequence: 3)))
-        #expect(try await chat.log.next(2).last
-            == "rate limit: ann sends more than 1 messages/s (burst 3); messages refused")
+        #expect(
+            try await chat.log.next(2).last
+                == "rate limit: ann sends more than 1 messages/s (burst 3); messages refused")
         await ann.close()
-        #expect(try await chat.log.next(2) == [
-            "rate limit: ann sends more than 1 messages/s (burst 3); messages refused (and 1 more like it in 1 s)",
-            "logout ann (closed by client)",
-        ])
+        #expect(
+            try await chat.log.next(2) == [
+                "rate limit: ann sends more than 1 messages/s (burst 3); messages refused (and 1 more like it in 1 s)",
+                "logout ann (closed by client)"
+            ])
     }
 
     @Test func aClientThatGoesOnFarOverTheRateIsClosed() async throws {
@@ -274,11 +293,12 @@ import TestSupport
         #expect(codes.count == 6)
         #expect(codes.last == "rateLimited closing the connection: rate limit: more than 3 messages refused in a row")
         let lines = try await chat.log.next(4)
-        #expect(lines.dropFirst() == [
-            "rate limit: mallory sends more than 1 messages/s (burst 2); messages refused",
-            "rate limit: mallory sends more than 1 messages/s (burst 2); messages refused (and 3 more like it in 0 s)",
-            "drop mallory (rate limit: more than 3 messages refused in a row)",
-        ])
+        #expect(
+            lines.dropFirst() == [
+                "rate limit: mallory sends more than 1 messages/s (burst 2); messages refused",
+                "rate limit: mallory sends more than 1 messages/s (burst 2); messages refused (and 3 more like it in 0 s)",
+                "drop mallory (rate limit: more than 3 messages refused in a row)"
+            ])
     }
 
     /// End to end with the client's outbox: refused messages stay there, are resent after
@@ -298,8 +318,9 @@ import TestSupport
         configuration.dataDirectory = directory.path
         configuration.reconnectSchedule = ReconnectSchedule(jitter: .zero)
         let output = EventRecorder<String>()
-        let ann = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
-                                 onFinish: { output.record("finished \($0)") })
+        let ann = try ChatClient(
+            configuration: configuration, group: group, output: { output.record($0) },
+            onFinish: { output.record("finished \($0)") })
         ann.start()
         defer { ann.stop() }
         _ = try await output.first { $0.hasPrefix("* logged in as ann") }
@@ -353,12 +374,20 @@ import TestSupport
         try await ann.send(.v2(.broadcast(id: 1, text: String(repeating: "x", count: limit))))
         #expect(try await ann.nextAnswer() == .v2(.stored(id: 1, conversation: "room", sequence: 1)))
         try await ann.send(.v2(.broadcast(id: 2, text: String(repeating: "x", count: limit + 1))))
-        #expect(try await ann.nextAnswer() == .v2(.error(
-            code: .messageTooLong, detail: "the text is 65001 bytes; at most 65000 (UTF-8, as written in JSON)", id: 2, retryAfter: nil)))
+        #expect(
+            try await ann.nextAnswer()
+                == .v2(
+                    .error(
+                        code: .messageTooLong, detail: "the text is 65001 bytes; at most 65000 (UTF-8, as written in JSON)", id: 2,
+                        retryAfter: nil)))
         // Escapes count: 10,834 control characters are 65,004 bytes in JSON.
         try await ann.send(.v2(.directMessage(id: 3, to: "ann", text: String(repeating: "\u{1}", count: 10_834))))
-        #expect(try await ann.nextAnswer() == .v2(.error(
-            code: .messageTooLong, detail: "the text is 65004 bytes; at most 65000 (UTF-8, as written in JSON)", id: 3, retryAfter: nil)))
+        #expect(
+            try await ann.nextAnswer()
+                == .v2(
+                    .error(
+                        code: .messageTooLong, detail: "the text is 65004 bytes; at most 65000 (UTF-8, as written in JSON)", id: 3,
+                        retryAfter: nil)))
         // Version 1 too (no id).
         let bob = try await RawChatConnection(port: chat.server.port)
         try await bob.send(.login(name: "bob", resumeToken: nil))
@@ -367,8 +396,10 @@ import TestSupport
             return
         }
         try await bob.send(.directMessage(to: "ann", text: String(repeating: "é", count: 32_501)))  // 65,002 bytes
-        #expect(try await bob.nextAnswer() == .error(
-            code: .messageTooLong, detail: "the text is 65002 bytes; at most 65000 (UTF-8, as written in JSON)"))
+        #expect(
+            try await bob.nextAnswer()
+                == .error(
+                    code: .messageTooLong, detail: "the text is 65002 bytes; at most 65000 (UTF-8, as written in JSON)"))
     }
 }
 

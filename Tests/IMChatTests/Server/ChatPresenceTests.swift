@@ -22,8 +22,10 @@ final class PresenceFixture: Sendable {
     /// `presenceChanges` batches or not; its login answer not yet awaited.
     func v2(_ name: String, batches: Bool) -> V2Peer {
         let peer = V2Peer(port: server.port, group: group)
-        peer.send(.login(name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
-                         positions: [:], presenceChanges: batches))
+        peer.send(
+            .login(
+                name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
+                positions: [:], presenceChanges: batches))
         return peer
     }
 
@@ -61,8 +63,10 @@ final class V1Peer: Sendable {
 
     init(port: UInt16, group: EventLoopGroup) {
         let received = self.received
-        link = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: port), group: group,
-                              eventQueue: nil) { event in
+        link = LongLinkClient(
+            codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: port), group: group,
+            eventQueue: nil
+        ) { event in
             if case .received(let message) = event { received.record(message) }
         }
         link.connect()
@@ -122,12 +126,13 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         let arrived = ChatMessageV2.presenceChanges(online: names(1...100), offline: [], onlineCount: 500, unlisted: 400)
         for (name, peer) in zip(crowd, peers) { #expect(try await peer.drain() == [arrived], "\(name)") }
 
-        let leaving = crowd.indices.filter { $0 % 2 == 0 }   // u001, u003, …
+        let leaving = crowd.indices.filter { $0 % 2 == 0 }  // u001, u003, …
         for index in leaving { peers[index].link.disconnect() }
         try await chat.logouts(leaving.count)
         chat.server.flushPresence()
-        let left = ChatMessageV2.presenceChanges(online: [], offline: leaving.prefix(100).map { crowd[$0] }, onlineCount: 250,
-                                                 unlisted: 150)
+        let left = ChatMessageV2.presenceChanges(
+            online: [], offline: leaving.prefix(100).map { crowd[$0] }, onlineCount: 250,
+            unlisted: 150)
         for index in crowd.indices where index % 2 == 1 {
             #expect(try await peers[index].drain() == [left], "\(crowd[index])")
         }
@@ -145,7 +150,7 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         let vic = try await chat.v1("vic")
         chat.server.flushPresence()
         #expect(try await ann.drain() == [.presenceChanges(online: ["ann", "lee", "vic"], offline: [], onlineCount: 3, unlisted: 0)])
-        #expect(try await lee.drain() == [.presence(name: "vic", online: true)])   // ann and itself came before its login
+        #expect(try await lee.drain() == [.presence(name: "vic", online: true)])  // ann and itself came before its login
         #expect(try await vic.drain() == [])
 
         let bob = try await chat.loggedIn("bob", batches: true)
@@ -170,8 +175,10 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
 
         let bob = try await chat.loggedIn("bob", batches: true)
         let carl = V2Peer(port: chat.server.port, group: chat.group)
-        carl.send(.login(name: "carl", password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
-                         positions: [:], presenceChanges: true))
+        carl.send(
+            .login(
+                name: "carl", password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
+                positions: [:], presenceChanges: true))
         let answer = try await carl.next()
         guard case .loginAccepted("carl", let online, let count, _, false) = answer else {
             Issue.record("carl's login answered \(String(describing: answer))")
@@ -182,8 +189,11 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         bob.link.disconnect()
         try await chat.logouts(1)
         chat.server.flushPresence()
-        #expect(try await carl.drain() == [.presenceChanges(online: [], offline: ["bob"], onlineCount: 3, unlisted: 0),
-                                           .presenceChanges(online: ["carl", "lee"], offline: [], onlineCount: 3, unlisted: 0)])
+        #expect(
+            try await carl.drain() == [
+                .presenceChanges(online: [], offline: ["bob"], onlineCount: 3, unlisted: 0),
+                .presenceChanges(online: ["carl", "lee"], offline: [], onlineCount: 3, unlisted: 0)
+            ])
         #expect(try await lee.drain() == [.presence(name: "bob", online: false)])
         #expect(try await ann.drain() == [.presenceChanges(online: ["carl", "lee"], offline: [], onlineCount: 3, unlisted: 0)])
     }
@@ -203,7 +213,7 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         let peers = crowd.map { chat.v2($0, batches: true) }
         defer { withExtendedLifetime(peers) {} }
         for peer in peers { try await peer.acceptedLogin() }
-        let zoe = try await chat.v1("zoe")   // after the crowd: its login reply showed all of it
+        let zoe = try await chat.v1("zoe")  // after the crowd: its login reply showed all of it
         chat.server.flushPresence()
         let first20 = names(1...20)
         #expect(try await vic.drain() == first20.map { .presence(name: $0, online: true) })
@@ -231,7 +241,8 @@ func names(_ range: ClosedRange<Int>) -> [String] { range.map { String(format: "
         #expect(try await asker.who(after: "u250", limit: 3) == .onlineUsers(names: [], onlineCount: 251, more: false))
         // Only after a login.
         let newcomer = V2Peer(port: chat.server.port, group: chat.group)
-        #expect(try await newcomer.who(after: nil, limit: 5) == .error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil))
+        #expect(
+            try await newcomer.who(after: nil, limit: 5) == .error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil))
     }
 
     /// With the real ticker: a direct message between two users while 300 others log in arrives, and

@@ -21,8 +21,9 @@ import TestSupport
         limits.messageBurst = 1_000_000
         func makeServer(port: UInt16) throws -> (ChatServer, SQLiteMessageStore) {
             let store = try SQLiteMessageStore(path: path)
-            let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                                    limits: limits, group: group)
+            let server = ChatServer(
+                host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+                limits: limits, group: group)
             try server.start()
             return (server, store)
         }
@@ -34,8 +35,9 @@ import TestSupport
             configuration.password = name + "'s password"
             configuration.dataDirectory = directory.appendingPathComponent(name).path
             configuration.wait = .seconds(60)
-            let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
-                                        onFinish: { output.record("finished \($0)") })
+            let client = try ChatClient(
+                configuration: configuration, group: group, output: { output.record($0) },
+                onFinish: { output.record("finished \($0)") })
             client.start()
             return (client, output)
         }

@@ -13,8 +13,10 @@ final class V2Peer: Sendable {
 
     init(port: UInt16, group: EventLoopGroup) {
         let received = self.received
-        link = LongLinkClient(codec: ChatCodec(version: .v2), configuration: .init(host: "127.0.0.1", port: port),
-                              group: group, eventQueue: nil) { event in
+        link = LongLinkClient(
+            codec: ChatCodec(version: .v2), configuration: .init(host: "127.0.0.1", port: port),
+            group: group, eventQueue: nil
+        ) { event in
             if case .received(let message) = event { received.record(V2Peer.timeless(message)) }
         }
         link.connect()
@@ -23,8 +25,10 @@ final class V2Peer: Sendable {
     func send(_ message: ChatMessageV2) { link.send(.v2(message)) }
 
     func login(_ name: String, password: String?, positions: [String: UInt64] = [:], token: String? = nil) {
-        send(.login(name: name, password: password, resumeToken: token, clientInstance: String(repeating: "ab", count: 16),
-                    positions: positions))
+        send(
+            .login(
+                name: name, password: password, resumeToken: token, clientInstance: String(repeating: "ab", count: 16),
+                positions: positions))
     }
 
     /// The next message, which must be a version 2 one.
@@ -54,12 +58,17 @@ final class V2Peer: Sendable {
     static func timeless(_ message: ChatMessage) -> ChatMessage {
         switch message {
         case .v2(.delivery(let from, let text, let isDirect, let conversation, let sequence, _)):
-            return .v2(.delivery(from: from, text: text, isDirect: isDirect, conversation: conversation, sequence: sequence,
-                                 time: Date(timeIntervalSince1970: 0)))
+            return .v2(
+                .delivery(
+                    from: from, text: text, isDirect: isDirect, conversation: conversation, sequence: sequence,
+                    time: Date(timeIntervalSince1970: 0)))
         case .v2(.history(let conversation, let messages)):
-            return .v2(.history(conversation: conversation, messages: messages.map {
-                ChatHistoryEntry(sequence: $0.sequence, from: $0.from, text: $0.text, time: Date(timeIntervalSince1970: 0))
-            }))
+            return .v2(
+                .history(
+                    conversation: conversation,
+                    messages: messages.map {
+                        ChatHistoryEntry(sequence: $0.sequence, from: $0.from, text: $0.text, time: Date(timeIntervalSince1970: 0))
+                    }))
         default:
             return message
         }
@@ -76,8 +85,9 @@ final class V2Fixture: Sendable {
 
     init(store: any MessageStore = InMemoryMessageStore(), retention: RetentionPolicy = .keepEverything) throws {
         let log = self.log
-        server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                            retention: retention, limits: ChatFixture.testLimits, group: group, logger: .recording(into: log))
+        server = ChatServer(
+            host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+            retention: retention, limits: ChatFixture.testLimits, group: group, logger: .recording(into: log))
         try server.start()
     }
 
@@ -90,8 +100,9 @@ final class V2Fixture: Sendable {
 }
 
 func delivery(_ from: String, _ text: String, _ conversation: String, _ sequence: UInt64?) -> ChatMessageV2 {
-    .delivery(from: from, text: text, isDirect: conversation != "room", conversation: conversation, sequence: sequence,
-              time: Date(timeIntervalSince1970: 0))
+    .delivery(
+        from: from, text: text, isDirect: conversation != "room", conversation: conversation, sequence: sequence,
+        time: Date(timeIntervalSince1970: 0))
 }
 
 func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (ChatMessageV2?) -> Bool {
@@ -110,8 +121,11 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         #expect(try await ann.next() == .presence(name: "bob", online: true))
         ann.send(.directMessage(id: 1, to: "bob", text: "hi bob"))
         // The sender's own devices get the conversation too (after the acknowledgement).
-        #expect(try await ann.next(2) == [.stored(id: 1, conversation: "direct:ann bob", sequence: 1),
-                                          delivery("ann", "hi bob", "direct:ann bob", 1)])
+        #expect(
+            try await ann.next(2) == [
+                .stored(id: 1, conversation: "direct:ann bob", sequence: 1),
+                delivery("ann", "hi bob", "direct:ann bob", 1)
+            ])
         #expect(try await bob.next() == delivery("ann", "hi bob", "direct:ann bob", 1))
         bob.send(.received(conversation: "direct:ann bob", upTo: 1))
         #expect(try await ann.next() == .receipt(conversation: "direct:ann bob", upTo: 1, by: "bob"))
@@ -126,13 +140,14 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         ann.send(.directMessage(id: 7, to: "bob", text: "once"))
         ann.send(.directMessage(id: 7, to: "bob", text: "once"))
         ann.send(.directMessage(id: 8, to: "bob", text: "twice?"))
-        #expect(try await ann.next(5) == [
-            .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
-            delivery("ann", "once", "direct:ann bob", 1),
-            .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
-            .stored(id: 8, conversation: "direct:ann bob", sequence: 2),
-            delivery("ann", "twice?", "direct:ann bob", 2),
-        ])
+        #expect(
+            try await ann.next(5) == [
+                .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
+                delivery("ann", "once", "direct:ann bob", 1),
+                .stored(id: 7, conversation: "direct:ann bob", sequence: 1),
+                .stored(id: 8, conversation: "direct:ann bob", sequence: 2),
+                delivery("ann", "twice?", "direct:ann bob", 2)
+            ])
         #expect(try await bob.next(2) == [delivery("ann", "once", "direct:ann bob", 1), delivery("ann", "twice?", "direct:ann bob", 2)])
     }
 
@@ -150,11 +165,16 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         let again = chat.peer()
         #expect(accepted("bob", online: ["ann"])(try await again.loggedIn("bob", password: "b", positions: ["direct:ann bob": 1])))
         let backlog = try await again.next(3)
-        #expect(Set(backlog.compactMap { $0.map(String.init(describing:)) }) == Set([
-            delivery("ann", "m2", "direct:ann bob", 2), delivery("ann", "m3", "direct:ann bob", 3), delivery("ann", "to all", "room", 1),
-        ].map(String.init(describing:))))
+        #expect(
+            Set(backlog.compactMap { $0.map(String.init(describing:)) })
+                == Set(
+                    [
+                        delivery("ann", "m2", "direct:ann bob", 2), delivery("ann", "m3", "direct:ann bob", 3),
+                        delivery("ann", "to all", "room", 1)
+                    ].map(String.init(describing:))))
         // In order within each conversation.
-        #expect(backlog.filter { if case .delivery(_, _, true, _, _, _) = $0 { true } else { false } }
+        #expect(
+            backlog.filter { if case .delivery(_, _, true, _, _, _) = $0 { true } else { false } }
                 == [delivery("ann", "m2", "direct:ann bob", 2), delivery("ann", "m3", "direct:ann bob", 3)])
     }
 
@@ -169,16 +189,24 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         _ = try await ann.nextSkippingPresence(2)
 
         let squatter = chat.peer()
-        #expect(try await squatter.loggedIn("bob", password: "wrong") == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
-        #expect(try await squatter.loggedIn("bob", password: nil) == .error(code: .badPassword, detail: "bob is claimed: log in with its password", id: nil, retryAfter: nil))
+        #expect(
+            try await squatter.loggedIn("bob", password: "wrong")
+                == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
+        #expect(
+            try await squatter.loggedIn("bob", password: nil)
+                == .error(code: .badPassword, detail: "bob is claimed: log in with its password", id: nil, retryAfter: nil))
         squatter.send(.historyRequest(conversation: "direct:ann bob", limit: 10))
         #expect(try await squatter.next() == .error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil))
-        let v1 = LongLinkClient(codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port), group: chat.group,
-                                eventQueue: nil) { event in if case .received(let message) = event { squatter.received.record(message) } }
+        let v1 = LongLinkClient(
+            codec: ChatCodec(), configuration: .init(host: "127.0.0.1", port: chat.server.port), group: chat.group,
+            eventQueue: nil
+        ) { event in if case .received(let message) = event { squatter.received.record(message) } }
         defer { v1.disconnect() }
         v1.connect()
         v1.send(.login(name: "bob", resumeToken: nil))
-        #expect(try await squatter.received.next() == .error(code: .nameTaken, detail: "bob is claimed with a password (log in with protocol version 2)"))
+        #expect(
+            try await squatter.received.next()
+                == .error(code: .nameTaken, detail: "bob is claimed with a password (log in with protocol version 2)"))
         #expect(chat.server.onlineUsers == ["ann"])
     }
 
@@ -189,10 +217,14 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         bob.link.disconnect()
         let guesser = chat.peer()
         for attempt in 1...5 {
-            #expect(try await guesser.loggedIn("bob", password: "guess \(attempt)") == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
+            #expect(
+                try await guesser.loggedIn("bob", password: "guess \(attempt)")
+                    == .error(code: .badPassword, detail: "wrong password for bob", id: nil, retryAfter: nil))
         }
         let refused = try await guesser.loggedIn("bob", password: "right")
-        guard case .error(.throttled, _, nil, let retryAfter?) = refused else { Issue.record("not throttled: \(String(describing: refused))"); return }
+        guard case .error(.throttled, _, nil, let retryAfter?) = refused else {
+            Issue.record("not throttled: \(String(describing: refused))"); return
+        }
         // 30 s from the fifth failure, rounded up, on the wall clock: a loaded machine may take a second
         // or more between that failure and this login. The exact figures are LoginThrottleTests' (virtual time).
         #expect((20...30).contains(retryAfter), "retryAfter \(retryAfter)")
@@ -207,16 +239,25 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         for id in 1...3 { ann.send(.directMessage(id: UInt64(id), to: "carl", text: "h\(id)")) }
         _ = try await ann.next(6)
         ann.send(.historyRequest(conversation: "direct:ann carl", limit: 2))
-        #expect(try await ann.next() == .history(conversation: "direct:ann carl", messages: [
-            ChatHistoryEntry(sequence: 2, from: "ann", text: "h2", time: Date(timeIntervalSince1970: 0)),
-            ChatHistoryEntry(sequence: 3, from: "ann", text: "h3", time: Date(timeIntervalSince1970: 0)),
-        ]))
+        #expect(
+            try await ann.next()
+                == .history(
+                    conversation: "direct:ann carl",
+                    messages: [
+                        ChatHistoryEntry(sequence: 2, from: "ann", text: "h2", time: Date(timeIntervalSince1970: 0)),
+                        ChatHistoryEntry(sequence: 3, from: "ann", text: "h3", time: Date(timeIntervalSince1970: 0))
+                    ]))
         #expect(accepted("dan", online: ["ann", "carl"], stored: false)(try await live.loggedIn("dan", password: nil)))
         live.send(.historyRequest(conversation: "room", limit: 5))
-        #expect(try await live.received.first { if case .v2(.error) = $0 { true } else { false } }
-                == .v2(.error(code: .historyUnavailable, detail: "history is kept only for names claimed with a password", id: nil, retryAfter: nil)))
+        #expect(
+            try await live.received.first { if case .v2(.error) = $0 { true } else { false } }
+                == .v2(
+                    .error(
+                        code: .historyUnavailable, detail: "history is kept only for names claimed with a password", id: nil,
+                        retryAfter: nil)))
         ann.send(.historyRequest(conversation: "direct:carl dan", limit: 5))
-        #expect(try await ann.received.first { if case .v2(.error) = $0 { true } else { false } }
+        #expect(
+            try await ann.received.first { if case .v2(.error) = $0 { true } else { false } }
                 == .v2(.error(code: .badRequest, detail: "direct:carl dan is not a conversation of ann", id: nil, retryAfter: nil)))
     }
 
@@ -226,10 +267,11 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         _ = try await ann.loggedIn("ann", password: "a")
         ann.send(.directMessage(id: 41, to: "nobody", text: "hello?"))
         ann.send(.broadcast(id: 42, text: "   "))
-        #expect(try await ann.next(2) == [
-            .error(code: .unknownRecipient, detail: "no user named nobody has ever logged in", id: 41, retryAfter: nil),
-            .error(code: .badRequest, detail: "empty message", id: 42, retryAfter: nil),
-        ])
+        #expect(
+            try await ann.next(2) == [
+                .error(code: .unknownRecipient, detail: "no user named nobody has ever logged in", id: 41, retryAfter: nil),
+                .error(code: .badRequest, detail: "empty message", id: 42, retryAfter: nil)
+            ])
     }
 
     @Test func aStoredMessageSurvivesTheServerOnTheSQLiteStore() async throws {
@@ -259,10 +301,12 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         let hash = try PasswordHasher(limits: .minimum).hash("b")
         _ = try store.createUser(named: "ann", passwordHash: nil, at: Date())
         _ = try store.createUser(named: "bob", passwordHash: hash, at: Date())
-        _ = try store.append((1...5).map {
-            NewMessage(conversation: .init(between: "ann", and: "bob"), sender: "ann", text: "m\($0)", time: Date(),
-                       clientInstance: "x", clientID: UInt64($0))
-        })
+        _ = try store.append(
+            (1...5).map {
+                NewMessage(
+                    conversation: .init(between: "ann", and: "bob"), sender: "ann", text: "m\($0)", time: Date(),
+                    clientInstance: "x", clientID: UInt64($0))
+            })
         let chat = try V2Fixture(store: store, retention: RetentionPolicy(maxMessagesPerConversation: 2))
         #expect(try await chat.log.next() == "retention removed 3 messages")
         let bob = chat.peer()
@@ -278,7 +322,8 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         #expect(accepted("ann")(try await first.loggedIn("ann", password: "a")))
         let second = chat.peer()
         #expect(accepted("ann")(try await second.loggedIn("ann", password: "a")))
-        #expect(try await first.next() == .error(code: .replaced, detail: "logged in again from another connection", id: nil, retryAfter: nil))
+        #expect(
+            try await first.next() == .error(code: .replaced, detail: "logged in again from another connection", id: nil, retryAfter: nil))
         let log = try await chat.log.next(3)
         #expect(log.map { $0.components(separatedBy: " from ")[0] } == ["claim ann", "login ann", "login ann"])
         #expect(log[2].hasSuffix(" (replaced its session from \(log[1].components(separatedBy: " from ")[1]))"))
@@ -291,8 +336,11 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
         _ = try await ann.loggedIn("ann", password: "a")
         ann.link.send(.directMessage(to: "ann", text: "v1 here"))
         let lines = try await chat.log.next(4).map { $0.components(separatedBy: " from ")[0] }
-        #expect(lines == ["claim ann", "login ann", "drop ann (protocol error: a version 1 message on a version 2 connection)",
-                          "drop ann (closed by server)"])
+        #expect(
+            lines == [
+                "claim ann", "login ann", "drop ann (protocol error: a version 1 message on a version 2 connection)",
+                "drop ann (closed by server)"
+            ])
     }
 }
 
@@ -312,8 +360,9 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
             var configuration = ChatClient.Configuration(name: "ann", host: "127.0.0.1", port: chat.server.port)
             configuration.password = "a"
             configuration.dataDirectory = directory.path
-            let client = try ChatClient(configuration: configuration, group: chat.group, output: { output.record($0) },
-                                        onFinish: { output.record("finished \($0)") })
+            let client = try ChatClient(
+                configuration: configuration, group: chat.group, output: { output.record($0) },
+                onFinish: { output.record("finished \($0)") })
             client.start()
             for index in 1...3 { client.handle(line: "/to bob message \(index)") }
             client.finishInput()

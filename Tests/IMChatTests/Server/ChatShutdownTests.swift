@@ -14,8 +14,9 @@ import TestSupport
         defer { group.shutdown() }
         let log = EventRecorder<String>()
         func makeServer(port: UInt16) throws -> ChatServer {
-            let server = ChatServer(host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-                                    group: group, logger: .recording(into: log))
+            let server = ChatServer(
+                host: "127.0.0.1", port: port, store: store, passwordHasher: PasswordHasher(limits: .minimum),
+                group: group, logger: .recording(into: log))
             try server.start()
             return server
         }
@@ -29,8 +30,9 @@ import TestSupport
             configuration.dataDirectory = directory.appendingPathComponent(name).path
             configuration.reconnectSchedule = ReconnectSchedule(jitter: .zero)
             let output = EventRecorder<String>()
-            let client = try ChatClient(configuration: configuration, group: group, output: { output.record($0) },
-                                        onFinish: { output.record("finished \($0)") })
+            let client = try ChatClient(
+                configuration: configuration, group: group, output: { output.record($0) },
+                onFinish: { output.record("finished \($0)") })
             client.start()
             return (client, output)
         }
@@ -86,7 +88,9 @@ import TestSupport
             addresses.append(browser.localAddress)
             try await browser.send(Data("GET / HTTP/1.1\r\n\r\n".utf8))
             let answer = try await browser.next()
-            #expect(answer == .error(code: .protocolError, detail: #"not a chat frame: version 0x4745 ("GE") is not 1 or 2"#), "\(String(describing: answer)); log: \(log.all)")
+            #expect(
+                answer == .error(code: .protocolError, detail: #"not a chat frame: version 0x4745 ("GE") is not 1 or 2"#),
+                "\(String(describing: answer)); log: \(log.all)")
             let end = try await browser.next()
             #expect(end == nil, "\(String(describing: end))")
         }

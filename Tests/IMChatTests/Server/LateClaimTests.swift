@@ -30,7 +30,11 @@ final class LateWriteStore: MessageStore {
 
     func createUser(named name: String, passwordHash: String?, at time: Date) throws -> UserRecord {
         let record = try inner.createUser(named: name, passwordHash: passwordHash, at: time)
-        guard failedOnce.withLock({ failed in defer { failed = true }; return !failed }) else { return record }
+        guard
+            failedOnce.withLock({ failed in
+                defer { failed = true }; return !failed
+            })
+        else { return record }
         late.withLock { $0 = (name, 1) }
         throw TimedOut()
     }
@@ -61,7 +65,8 @@ final class LateWriteStore: MessageStore {
     @Test func aClaimThatShowsUpWhileTheRetryHashesIsCheckedAgainstItsPassword() async throws {
         let chat = try V2Fixture(store: LateWriteStore())
         let ann = chat.peer()
-        #expect(try await ann.loggedIn("ann", password: "ann's secret")
+        #expect(
+            try await ann.loggedIn("ann", password: "ann's secret")
                 == .error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil))
         #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
     }
@@ -70,9 +75,11 @@ final class LateWriteStore: MessageStore {
     @Test func aClaimThatShowsUpWhileAnotherPasswordHashesRefusesIt() async throws {
         let chat = try V2Fixture(store: LateWriteStore())
         let ann = chat.peer(), mallory = chat.peer()
-        #expect(try await ann.loggedIn("ann", password: "ann's secret")
+        #expect(
+            try await ann.loggedIn("ann", password: "ann's secret")
                 == .error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil))
-        #expect(try await mallory.loggedIn("ann", password: "not ann's")
+        #expect(
+            try await mallory.loggedIn("ann", password: "not ann's")
                 == .error(code: .badPassword, detail: "wrong password for ann", id: nil, retryAfter: nil))
         #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
     }

@@ -33,10 +33,13 @@ import TestSupport
         defer { if !released { gate.signal(); gate.signal() } }  // never leave the queues blocked
         let raw = try await RawChatConnection(port: chat.server.port)
         let codec = ChatCodec()
-        let login = ChatMessage.v2(.login(name: "ann", password: password, resumeToken: nil,
-                                          clientInstance: String(repeating: "ab", count: 16), positions: [:]))
-        try await raw.send(try codec.encode(login) + codec.encode(.v2(.directMessage(id: 1, to: "nobody", text: "hi")))
-                           + codec.encode(.v2(.heartbeat)))
+        let login = ChatMessage.v2(
+            .login(
+                name: "ann", password: password, resumeToken: nil,
+                clientInstance: String(repeating: "ab", count: 16), positions: [:]))
+        try await raw.send(
+            try codec.encode(login) + codec.encode(.v2(.directMessage(id: 1, to: "nobody", text: "hi")))
+                + codec.encode(.v2(.heartbeat)))
         var answers: [String] = []
         while let message = try await raw.nextSkippingPresence() {
             answers.append(Self.answer(message))
@@ -67,8 +70,10 @@ import TestSupport
         for queue in chat.server.router.hashing { queue.async { gate.wait() } }
         let raw = try await RawChatConnection(port: chat.server.port)
         let codec = ChatCodec()
-        let login = ChatMessage.v2(.login(name: "ann", password: "ann's password", resumeToken: nil,
-                                          clientInstance: String(repeating: "cd", count: 16), positions: [:]))
+        let login = ChatMessage.v2(
+            .login(
+                name: "ann", password: "ann's password", resumeToken: nil,
+                clientInstance: String(repeating: "cd", count: 16), positions: [:]))
         try await raw.send(try codec.encode(login) + codec.encode(.v2(.heartbeat)))
         #expect(try await raw.nextSkippingPresence() == .v2(.heartbeatAck))
         try await raw.send(try codec.encode(.v2(.heartbeat)))

@@ -26,9 +26,9 @@ import Testing
         board.loggedIn("bob")
         _ = board.takeTick(listed: 100, legacy: 20)
         board.loggedIn("carl")
-        board.loggedOut("carl")   // came and went: not announced
+        board.loggedOut("carl")  // came and went: not announced
         board.loggedOut("bob")
-        board.loggedIn("bob")     // went and came back: not announced
+        board.loggedIn("bob")  // went and came back: not announced
         board.loggedOut("ann")
         board.loggedIn("dan")
         #expect(board.hasChanges)
@@ -38,17 +38,21 @@ import Testing
         #expect(tick.legacy.map(\.name) == ["ann", "dan"] && tick.legacy.map(\.online) == [false, true])
         #expect(tick.legacy.map(\.event) == [7, 8])
         // What cancelled out, for the sessions that logged in between (their login reply showed it).
-        #expect(tick.reverted.map { "\($0.name) \($0.online) \($0.firstEvent)...\($0.lastEvent)" } == ["bob true 5...6", "carl false 3...4"])
+        #expect(
+            tick.reverted.map { "\($0.name) \($0.online) \($0.firstEvent)...\($0.lastEvent)" } == ["bob true 5...6", "carl false 3...4"])
         #expect(!board.hasChanges)
-        #expect(board.takeTick(listed: 100, legacy: 20) == PresenceBoard.Tick(online: [], offline: [], listedOnline: [],
-                                                                                listedOffline: [], unlisted: 0, legacy: []))
+        #expect(
+            board.takeTick(listed: 100, legacy: 20)
+                == PresenceBoard.Tick(
+                    online: [], offline: [], listedOnline: [],
+                    listedOffline: [], unlisted: 0, legacy: []))
     }
 
     @Test func aCrowdedTickListsTheFirstNamesAndCountsTheRest() {
         var board = PresenceBoard()
         for index in 1...150 { board.loggedIn(String(format: "u%03d", index)) }
         _ = board.takeTick(listed: 100, legacy: 20)
-        for index in 1...30 { board.loggedOut(String(format: "u%03d", index * 5)) }   // u005 … u150
+        for index in 1...30 { board.loggedOut(String(format: "u%03d", index * 5)) }  // u005 … u150
         for index in 151...250 { board.loggedIn(String(format: "u%03d", index)) }
         let tick = board.takeTick(listed: 100, legacy: 20)
         #expect(tick.online.count == 100 && tick.offline.count == 30 && tick.unlisted == 30)

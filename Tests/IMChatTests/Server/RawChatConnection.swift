@@ -62,8 +62,11 @@ final class RawChatConnection: @unchecked Sendable {
 
     /// A version 2 login without a password (live only) as `name`, answered.
     func loginV2(_ name: String) async throws -> ChatMessage? {
-        try await send(.v2(.login(name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
-                                  positions: [:])))
+        try await send(
+            .v2(
+                .login(
+                    name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "cd", count: 16),
+                    positions: [:])))
         return try await nextSkippingPresence()
     }
 

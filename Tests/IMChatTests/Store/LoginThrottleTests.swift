@@ -23,7 +23,8 @@ import Testing
         for attempt in 0..<4 {
             #expect(throttle.recordFailure(name: "user\(attempt)", address: "10.0.0.1", now: at(0)) == .allowed)
         }
-        #expect(throttle.recordFailure(name: "user4", address: "10.0.0.1", now: at(0)) == .refused(retryAfter: .seconds(30), subject: .address))
+        #expect(
+            throttle.recordFailure(name: "user4", address: "10.0.0.1", now: at(0)) == .refused(retryAfter: .seconds(30), subject: .address))
         #expect(throttle.check(name: "zoe", address: "10.0.0.1", now: at(10)) == .refused(retryAfter: .seconds(20), subject: .address))
         #expect(throttle.check(name: "zoe", address: "10.0.0.2", now: at(10)) == .allowed)
     }
@@ -33,7 +34,9 @@ import Testing
         var now = 0.0
         for lockout in [30, 60, 120, 240, 480, 900, 900] {
             for _ in 0..<4 { #expect(throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(now)) == .allowed) }
-            #expect(throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(now)) == .refused(retryAfter: .seconds(lockout), subject: .name))
+            #expect(
+                throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(now))
+                    == .refused(retryAfter: .seconds(lockout), subject: .name))
             now += Double(lockout)
         }
     }
@@ -45,9 +48,12 @@ import Testing
             throttle.recordFailure(name: "bob", address: "10.0.0.2", now: at(0))
         }
         #expect(throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(900)) == .allowed)
-        #expect(throttle.recordFailure(name: "bob", address: "10.0.0.2", now: at(899.999)) == .refused(retryAfter: .seconds(30), subject: .name))
+        #expect(
+            throttle.recordFailure(name: "bob", address: "10.0.0.2", now: at(899.999)) == .refused(retryAfter: .seconds(30), subject: .name)
+        )
         for _ in 0..<3 { #expect(throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(900)) == .allowed) }
-        #expect(throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(900)) == .refused(retryAfter: .seconds(30), subject: .name))
+        #expect(
+            throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(900)) == .refused(retryAfter: .seconds(30), subject: .name))
     }
 
     @Test func lockoutsStartAgainFrom30SecondsAfterAnHourWithoutAFailure() {
@@ -77,7 +83,8 @@ import Testing
         for _ in 0..<4 { throttle.recordFailure(name: "ann", address: "10.0.0.1", now: at(0)) }
         throttle.recordSuccess(name: "ann")
         #expect(throttle.recordFailure(name: "ann", address: "10.0.0.2", now: at(1)) == .allowed)
-        #expect(throttle.recordFailure(name: "bob", address: "10.0.0.1", now: at(1)) == .refused(retryAfter: .seconds(30), subject: .address))
+        #expect(
+            throttle.recordFailure(name: "bob", address: "10.0.0.1", now: at(1)) == .refused(retryAfter: .seconds(30), subject: .address))
     }
 
     @Test func whenBothAreLockedTheLongerLockoutIsReported() {

@@ -17,7 +17,7 @@ import Testing
             try users("ann", "bob", "cy", in: store)
             let first = try store.append([
                 .make("ann", in: .room, id: 1), .make("ann", in: annBob, id: 2), .make("bob", in: .room, id: 1),
-                .make("bob", in: annBob, id: 2), .make("cy", in: annCy, id: 1),
+                .make("bob", in: annBob, id: 2), .make("cy", in: annCy, id: 1)
             ])
             #expect(first == [.stored(sequence: 1), .stored(sequence: 1), .stored(sequence: 2), .stored(sequence: 2), .stored(sequence: 1)])
             #expect(try store.append([.make("cy", in: .room, id: 2)]) == [.stored(sequence: 3)])
@@ -25,11 +25,18 @@ import Testing
             #expect(try store.head(of: annBob) == 2)
             #expect(try store.head(of: annCy) == 1)
             #expect(try store.head(of: ConversationID(between: "bob", and: "cy")) == 0)
-            #expect(try store.messages(in: .room, after: 0, limit: 10) == [
-                StoredMessage(conversation: .room, sequence: 1, sender: "ann", text: "ann #1", time: storeEpoch, clientInstance: String(repeating: "a", count: 32), clientID: 1),
-                StoredMessage(conversation: .room, sequence: 2, sender: "bob", text: "bob #1", time: storeEpoch, clientInstance: String(repeating: "a", count: 32), clientID: 1),
-                StoredMessage(conversation: .room, sequence: 3, sender: "cy", text: "cy #2", time: storeEpoch, clientInstance: String(repeating: "a", count: 32), clientID: 2),
-            ])
+            #expect(
+                try store.messages(in: .room, after: 0, limit: 10) == [
+                    StoredMessage(
+                        conversation: .room, sequence: 1, sender: "ann", text: "ann #1", time: storeEpoch,
+                        clientInstance: String(repeating: "a", count: 32), clientID: 1),
+                    StoredMessage(
+                        conversation: .room, sequence: 2, sender: "bob", text: "bob #1", time: storeEpoch,
+                        clientInstance: String(repeating: "a", count: 32), clientID: 1),
+                    StoredMessage(
+                        conversation: .room, sequence: 3, sender: "cy", text: "cy #2", time: storeEpoch,
+                        clientInstance: String(repeating: "a", count: 32), clientID: 2)
+                ])
             #expect(try store.append([]) == [])
         }
     }
@@ -38,17 +45,29 @@ import Testing
     func aResendIsADuplicateWithTheOriginalSequence(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             try users("ann", "bob", in: store)
-            #expect(try store.append([.make("ann", in: annBob, id: 1), .make("ann", in: annBob, id: 2)]) == [.stored(sequence: 1), .stored(sequence: 2)])
+            #expect(
+                try store.append([.make("ann", in: annBob, id: 1), .make("ann", in: annBob, id: 2)]) == [
+                    .stored(sequence: 1), .stored(sequence: 2)
+                ])
             #expect(try store.append([.make("ann", in: annBob, id: 1, text: "resent")]) == [.duplicate(sequence: 1)])
             // Within one batch, too.
-            #expect(try store.append([.make("ann", in: annBob, id: 3), .make("ann", in: annBob, id: 3)]) == [.stored(sequence: 3), .duplicate(sequence: 3)])
+            #expect(
+                try store.append([.make("ann", in: annBob, id: 3), .make("ann", in: annBob, id: 3)]) == [
+                    .stored(sequence: 3), .duplicate(sequence: 3)
+                ])
             // The same id from another client instance, or from another sender, is another message.
             let other = String(repeating: "b", count: 32)
-            #expect(try store.append([.make("ann", in: annBob, id: 1, instance: other), .make("bob", in: annBob, id: 1)]) == [.stored(sequence: 4), .stored(sequence: 5)])
+            #expect(
+                try store.append([.make("ann", in: annBob, id: 1, instance: other), .make("bob", in: annBob, id: 1)]) == [
+                    .stored(sequence: 4), .stored(sequence: 5)
+                ])
             #expect(try store.head(of: annBob) == 5)
             #expect(try store.messages(in: annBob, after: 0, limit: 10).map(\.text) == ["ann #1", "ann #2", "ann #3", "ann #1", "bob #1"])
             // Client ids use all 64 bits.
-            #expect(try store.append([.make("ann", in: .room, id: .max), .make("ann", in: .room, id: .max)]) == [.stored(sequence: 1), .duplicate(sequence: 1)])
+            #expect(
+                try store.append([.make("ann", in: .room, id: .max), .make("ann", in: .room, id: .max)]) == [
+                    .stored(sequence: 1), .duplicate(sequence: 1)
+                ])
             #expect(try store.lastMessages(in: .room, limit: 1).map(\.clientID) == [.max])
         }
     }
@@ -95,7 +114,9 @@ import Testing
             try store.setPositions([(user: "ann", conversation: .room, sequence: 7)])
             #expect(try store.position(of: "ann", in: .room) == 0)  // the room has no message yet
             #expect(throws: StoreError.invalidConversation(.direct("bob", "ann"))) {
-                try store.setPositions([(user: "ann", conversation: annBob, sequence: 2), (user: "ann", conversation: .direct("bob", "ann"), sequence: 2)])
+                try store.setPositions([
+                    (user: "ann", conversation: annBob, sequence: 2), (user: "ann", conversation: .direct("bob", "ann"), sequence: 2)
+                ])
             }
             #expect(try store.position(of: "ann", in: annBob) == 0)
         }
@@ -124,7 +145,7 @@ import Testing
             try users("ann", "bob", "cy", "dan", in: store)
             _ = try store.append([
                 .make("cy", in: annCy, id: 1), .make("bob", in: annBob, id: 1), .make("bob", in: .direct("bob", "cy"), id: 2),
-                .make("ann", in: .direct("ann", "ann"), id: 1), .make("dan", in: .room, id: 1),
+                .make("ann", in: .direct("ann", "ann"), id: 1), .make("dan", in: .room, id: 1)
             ])
             #expect(try store.directConversations(of: "ann") == [.direct("ann", "ann"), .direct("ann", "bob"), .direct("ann", "cy")])
             #expect(try store.directConversations(of: "cy") == [.direct("ann", "cy"), .direct("bob", "cy")])
@@ -137,7 +158,8 @@ import Testing
     func aUserStartsInTheRoomAtItsHeadWhenCreated(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let ann = try store.createUser(named: "ann", passwordHash: "H1", at: storeEpoch.addingTimeInterval(0.123_456))
-            #expect(ann == UserRecord(name: "ann", passwordHash: "H1", roomStart: 0, created: Date(timeIntervalSince1970: 1_700_000_000.123)))
+            #expect(
+                ann == UserRecord(name: "ann", passwordHash: "H1", roomStart: 0, created: Date(timeIntervalSince1970: 1_700_000_000.123)))
             _ = try store.append((1...3).map { .make("ann", in: .room, id: $0) })
             let bob = try store.createUser(named: "bob", passwordHash: nil, at: storeEpoch)
             #expect(bob.roomStart == 3)
@@ -156,7 +178,9 @@ import Testing
         try await kind.withStore { store in
             _ = try store.createUser(named: "e\u{301}va", passwordHash: nil, at: storeEpoch)
             #expect(try store.user(named: "\u{e9}va")?.name == "\u{e9}va")
-            #expect(throws: StoreError.userExists("\u{e9}va")) { try store.createUser(named: "\u{e9}va", passwordHash: nil, at: storeEpoch) }
+            #expect(throws: StoreError.userExists("\u{e9}va")) {
+                try store.createUser(named: "\u{e9}va", passwordHash: nil, at: storeEpoch)
+            }
             #expect(try store.append([.make("\u{e9}va", in: .room, id: 1)]) == [.stored(sequence: 1)])
         }
     }
@@ -166,9 +190,10 @@ import Testing
         try await kind.withStore { store in
             try users("ann", in: store)
             _ = try store.append([.make("ann", in: .room, id: 1, seconds: 0.123_456), .make("ann", in: .room, id: 2, seconds: -0.000_6)])
-            #expect(try store.messages(in: .room, after: 0, limit: 2).map(\.time) == [
-                Date(timeIntervalSince1970: 1_700_000_000.123), Date(timeIntervalSince1970: 1_699_999_999.999),
-            ])
+            #expect(
+                try store.messages(in: .room, after: 0, limit: 2).map(\.time) == [
+                    Date(timeIntervalSince1970: 1_700_000_000.123), Date(timeIntervalSince1970: 1_699_999_999.999)
+                ])
         }
     }
 
@@ -186,7 +211,10 @@ import Testing
             #expect(try store.position(of: "bob", in: .room) == 10)
             #expect(try store.applyRetention(RetentionPolicy(maxMessagesPerConversation: 4), now: storeEpoch) == 0)
             // Sequences go on; a resend of a message removed is no longer known and is stored anew.
-            #expect(try store.append([.make("ann", in: .room, id: 1), .make("ann", in: .room, id: 10)]) == [.stored(sequence: 11), .duplicate(sequence: 10)])
+            #expect(
+                try store.append([.make("ann", in: .room, id: 1), .make("ann", in: .room, id: 10)]) == [
+                    .stored(sequence: 11), .duplicate(sequence: 10)
+                ])
             #expect(try store.applyRetention(RetentionPolicy(maxMessagesPerConversation: 0), now: storeEpoch) == 8)
             #expect(try store.lastMessages(in: .room, limit: 100) == [])
             #expect(try store.head(of: .room) == 11)

@@ -32,13 +32,15 @@ import Testing
             let reopened = try SQLiteDeliveryStateStore(path: path)
             defer { reopened.close() }
             #expect(reopened.clientInstance == instance)
-            #expect(try reopened.load() == DeliveryState(
-                nextID: 6,
-                outbox: [
-                    .init(id: 1, frame: Data([0x00, 0x02, 1])), .init(id: 3, frame: Data([0x00, 0x02, 3])),
-                    .init(id: 4, frame: Data()), .init(id: 5, frame: Data([0x00, 0x02, 5])),
-                ],
-                positions: ["room": 12, "direct:ann bob": 4]))
+            #expect(
+                try reopened.load()
+                    == DeliveryState(
+                        nextID: 6,
+                        outbox: [
+                            .init(id: 1, frame: Data([0x00, 0x02, 1])), .init(id: 3, frame: Data([0x00, 0x02, 3])),
+                            .init(id: 4, frame: Data()), .init(id: 5, frame: Data([0x00, 0x02, 5]))
+                        ],
+                        positions: ["room": 12, "direct:ann bob": 4]))
             try reopened.remove(ids: [1, 3, 4, 5])
             #expect(try reopened.load() == DeliveryState(nextID: 6, outbox: [], positions: ["room": 12, "direct:ann bob": 4]))
         }

@@ -24,7 +24,10 @@ import Testing
             #expect(try reopened.user(named: "ann") == UserRecord(name: "ann", passwordHash: "H", roomStart: 0, created: storeEpoch))
             #expect(try reopened.position(of: "bob", in: annBob) == 1)
             #expect(try reopened.directConversations(of: "bob") == [annBob])
-            #expect(try reopened.append([.make("ann", in: annBob, id: 2), .make("ann", in: annBob, id: 3)]) == [.duplicate(sequence: 2), .stored(sequence: 3)])
+            #expect(
+                try reopened.append([.make("ann", in: annBob, id: 2), .make("ann", in: annBob, id: 3)]) == [
+                    .duplicate(sequence: 2), .stored(sequence: 3)
+                ])
             #expect(try reopened.head(of: .room) == 1)
         }
     }
@@ -57,8 +60,9 @@ import Testing
             let database = try SQLiteDatabase(path: path)
             #expect(try database.schemaVersion() == 2)
             #expect(try database.integer("PRAGMA application_id") == 0x494D_4353)
-            #expect(try database.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { $0.text(0) }
-                == ["conversations", "messages", "positions", "settings", "users"])
+            #expect(
+                try database.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { $0.text(0) }
+                    == ["conversations", "messages", "positions", "settings", "users"])
             // A later version of the program wrote this file.
             try database.execute("PRAGMA user_version = 3")
             database.close()

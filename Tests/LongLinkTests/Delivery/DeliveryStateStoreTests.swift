@@ -14,9 +14,11 @@ import TestSupport
         try store.remove(ids: [2, 9])
         try store.setPositions(["room": 4, "direct:a b": 1])
         try store.setPositions(["room": 6])
-        #expect(try store.load() == DeliveryState(
-            nextID: 6, outbox: [OutboxEntry(id: 1, frame: Data([1])), OutboxEntry(id: 5, frame: Data([5]))],
-            positions: ["room": 6, "direct:a b": 1]))
+        #expect(
+            try store.load()
+                == DeliveryState(
+                    nextID: 6, outbox: [OutboxEntry(id: 1, frame: Data([1])), OutboxEntry(id: 5, frame: Data([5]))],
+                    positions: ["room": 6, "direct:a b": 1]))
     }
 
     @Test func failedEnqueueFailsTheSendAndIsCounted() async throws {
@@ -34,7 +36,8 @@ import TestSupport
     @Test func repeatedStoredIDIsRestoredOnce() throws {
         let harness = LinkHarness()
         let frame = NumberedTextCodec.frame("#1 one")
-        let store = InMemoryDeliveryStateStore(DeliveryState(nextID: 2, outbox: [OutboxEntry(id: 1, frame: frame), OutboxEntry(id: 1, frame: frame)]))
+        let store = InMemoryDeliveryStateStore(
+            DeliveryState(nextID: 2, outbox: [OutboxEntry(id: 1, frame: frame), OutboxEntry(id: 1, frame: frame)]))
         let client = try harness.makeReliableClient(port: 1, store: store)
         #expect(client.deliveryStatus?.outboxCount == 1)
     }

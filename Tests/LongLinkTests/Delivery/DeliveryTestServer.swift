@@ -31,8 +31,10 @@ final class DeliveryTestServer: Sendable {
         let received = self.received
         var configuration = LongLinkServer<NumberedTextCodec>.Configuration(port: port)
         configuration.isReusePortEnabled = true
-        server = LongLinkServer(codec: NumberedTextCodec(), configuration: configuration, group: harness.group,
-                                eventQueue: harness.serverQueue) { event in
+        server = LongLinkServer(
+            codec: NumberedTextCodec(), configuration: configuration, group: harness.group,
+            eventQueue: harness.serverQueue
+        ) { event in
             guard case .received(let message, let session) = event else { return }
             // Recorded after the answer is decided and sent: a test that waits for a message and then
             // changes what the server does (answersStored) must not change its answer to that message.
@@ -127,8 +129,10 @@ extension LinkHarness {
         configuration.linkHealthyAfter = .zero
         configure(&configuration)
         let events = clientEvents
-        let client = try LongLinkClient(codec: NumberedTextCodec(), configuration: configuration, store: store,
-                                        group: group, eventQueue: clientQueue) { event in
+        let client = try LongLinkClient(
+            codec: NumberedTextCodec(), configuration: configuration, store: store,
+            group: group, eventQueue: clientQueue
+        ) { event in
             events.record("\(event)")
         }
         client.greetingBuilder = { NumberedTextCodec.login($0) }

@@ -34,9 +34,9 @@ import Testing
         window.available(conversation: "room", upTo: 9)
         window.sent(Fetch(conversation: "room", after: 2, limit: 4))  // 3…6
         #expect(window.acknowledge(conversation: "room", upTo: 5) == true)
-        #expect(window.acknowledge(conversation: "room", upTo: 4) == false)   // backwards: nothing
-        #expect(window.acknowledge(conversation: "room", upTo: 5) == false)   // again: nothing
-        #expect(window.acknowledge(conversation: "room", upTo: 40) == true)   // beyond what was sent: clamped
+        #expect(window.acknowledge(conversation: "room", upTo: 4) == false)  // backwards: nothing
+        #expect(window.acknowledge(conversation: "room", upTo: 5) == false)  // again: nothing
+        #expect(window.acknowledge(conversation: "room", upTo: 40) == true)  // beyond what was sent: clamped
         #expect(window.positions == ["room": 6])
         #expect(window.unacknowledged == 0)
         #expect(window.acknowledge(conversation: "unknown", upTo: 3) == false)

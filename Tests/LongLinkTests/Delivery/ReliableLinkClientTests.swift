@@ -22,8 +22,11 @@ import TestSupport
         #expect(try await server.received.next(4) == ["login", "#1 one", "#2 two", "?help"])
         #expect(server.stored == ["one", "two"])
         let status = try #require(client.deliveryStatus)
-        #expect(status == DeliveryStatus(outboxCount: 0, inFlight: 0, nextID: 3, positions: [:], resends: 0,
-                                         duplicatesDropped: 0, gapsDropped: 0, storeFailures: 0, lastStoreError: nil))
+        #expect(
+            status
+                == DeliveryStatus(
+                    outboxCount: 0, inFlight: 0, nextID: 3, positions: [:], resends: 0,
+                    duplicatesDropped: 0, gapsDropped: 0, storeFailures: 0, lastStoreError: nil))
         #expect(store.snapshot == DeliveryState(nextID: 3))
     }
 
@@ -124,10 +127,11 @@ import TestSupport
         client.connect()
         #expect(try await server.received.next() == "login")
         server.sendRaw("batch\ndeliver room 1 a\ndeliver direct:ann+bob 1 b\ndeliver room 2 c\ndeliver room 3 d")
-        #expect(try await harness.clientEvents.next(5) == [
-            "connected to 127.0.0.1:\(server.port)", "received deliver room 1 a", "received deliver direct:ann+bob 1 b",
-            "received deliver room 2 c", "received deliver room 3 d",
-        ])
+        #expect(
+            try await harness.clientEvents.next(5) == [
+                "connected to 127.0.0.1:\(server.port)", "received deliver room 1 a", "received deliver direct:ann+bob 1 b",
+                "received deliver room 2 c", "received deliver room 3 d"
+            ])
         #expect(try await server.received.next(2) == ["ack direct:ann+bob 1", "ack room 3"])
         client.send("?after")
         #expect(try await server.received.next() == "?after")
@@ -151,11 +155,12 @@ import TestSupport
         server.replyToNextLogin(with: ["deliver room 2 b", "deliver room 4 d", "deliver room 3 c"])
         server.closeSessions()
         let events = try await harness.clientEvents.next(9)
-        #expect(events == [
-            "disconnected (by server)", "reconnect attempt 1 in 0 s", connected, "received deliver room 2 b",
-            "disconnected (delivery gap in room: expected 3, received 4)", "reconnect attempt 1 in 0 s", connected,
-            "received deliver room 3 c", "received deliver room 4 d",
-        ])
+        #expect(
+            events == [
+                "disconnected (by server)", "reconnect attempt 1 in 0 s", connected, "received deliver room 2 b",
+                "disconnected (delivery gap in room: expected 3, received 4)", "reconnect attempt 1 in 0 s", connected,
+                "received deliver room 3 c", "received deliver room 4 d"
+            ])
         let logins = try await server.received.next(3, where: { $0.hasPrefix("login") })
         #expect(logins == ["login", "login room=1", "login room=2"])
         #expect(client.deliveryStatus?.gapsDropped == 1)
@@ -225,10 +230,15 @@ import TestSupport
         first.disconnect()
         #expect(try await harness.clientEvents.next() == "disconnected (by user)")
         #expect(first.send("two") == 2)
-        #expect(store.snapshot == DeliveryState(
-            nextID: 3,
-            outbox: [OutboxEntry(id: 1, frame: NumberedTextCodec.frame("#1 one")), OutboxEntry(id: 2, frame: NumberedTextCodec.frame("#2 two"))],
-            positions: ["room": 1, "direct:ann+bob": 1]))
+        #expect(
+            store.snapshot
+                == DeliveryState(
+                    nextID: 3,
+                    outbox: [
+                        OutboxEntry(id: 1, frame: NumberedTextCodec.frame("#1 one")),
+                        OutboxEntry(id: 2, frame: NumberedTextCodec.frame("#2 two"))
+                    ],
+                    positions: ["room": 1, "direct:ann+bob": 1]))
 
         // The process "restarts": a new client from the same store.
         server.answersStored = true
@@ -300,7 +310,8 @@ import TestSupport
 
     @Test func undecodableOutboxEntryIsReportedWhenTheLinkIsMade() {
         let harness = LinkHarness()
-        let store = InMemoryDeliveryStateStore(DeliveryState(nextID: 2, outbox: [OutboxEntry(id: 1, frame: NumberedTextCodec.frame("#7 one"))]))
+        let store = InMemoryDeliveryStateStore(
+            DeliveryState(nextID: 2, outbox: [OutboxEntry(id: 1, frame: NumberedTextCodec.frame("#7 one"))]))
         #expect(throws: DeliveryStoreError.undecodableEntry(id: 1, reason: "carries id 7")) {
             _ = try harness.makeReliableClient(port: 1, store: store)
         }
@@ -308,8 +319,10 @@ import TestSupport
 
     @Test func reliableCodecOnAPlainLinkNumbersNothing() throws {
         let harness = LinkHarness()
-        let client = LongLinkClient(codec: NumberedTextCodec(), configuration: .init(host: "127.0.0.1", port: 1),
-                                    group: harness.group, eventQueue: nil) { _ in }
+        let client = LongLinkClient(
+            codec: NumberedTextCodec(), configuration: .init(host: "127.0.0.1", port: 1),
+            group: harness.group, eventQueue: nil
+        ) { _ in }
         #expect(client.send("hello") == nil)
         #expect(client.deliveryStatus == nil)
     }
@@ -323,8 +336,10 @@ import TestSupport
         defer { server.stop() }
         let shown = EventRecorder<String>()
         let store = InMemoryDeliveryStateStore()
-        let link = try LongLinkClient(codec: NumberedTextCodec(), configuration: .init(host: "127.0.0.1", port: server.port),
-                                      store: store, group: harness.group, eventQueue: harness.clientQueue) { event in
+        let link = try LongLinkClient(
+            codec: NumberedTextCodec(), configuration: .init(host: "127.0.0.1", port: server.port),
+            store: store, group: harness.group, eventQueue: harness.clientQueue
+        ) { event in
             switch event {
             case .stored(let id, _): shown.record("✓ \(id)")
             case .received(let message): shown.record(message)

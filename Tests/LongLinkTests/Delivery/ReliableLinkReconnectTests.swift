@@ -13,17 +13,24 @@ import TestSupport
         defer { client.disconnect() }
         client.connect()
         let refused = "connect failed: connect: Connection refused (errno 111)"
-        do { let got = try await harness.clientEvents.next(4); #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"]) }
+        do {
+            let got = try await harness.clientEvents.next(4);
+            #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+        }
         await harness.clock.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 4 s"]) }
         await harness.clock.advance(by: .seconds(4))
-        do { let got = try await harness.clientEvents.next(3); #expect(got == [refused, "server unavailable", "reconnect attempt 4 in 8 s"]) }
+        do {
+            let got = try await harness.clientEvents.next(3); #expect(got == [refused, "server unavailable", "reconnect attempt 4 in 8 s"])
+        }
         await harness.clock.advance(by: .milliseconds(7999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.clock.advance(by: .milliseconds(1))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 5 in 16 s"]) }
-        for (waited, next) in [(16, "reconnect attempt 6 in 32 s"), (32, "reconnect attempt 7 in 60 s"), (60, "reconnect attempt 8 in 60 s")] {
+        for (waited, next) in [
+            (16, "reconnect attempt 6 in 32 s"), (32, "reconnect attempt 7 in 60 s"), (60, "reconnect attempt 8 in 60 s")
+        ] {
             await harness.clock.advance(by: .seconds(waited))
             do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, next]) }
         }
@@ -44,7 +51,10 @@ import TestSupport
         defer { client.disconnect() }
         client.connect()
         let refused = "connect failed: connect: Connection refused (errno 111)"
-        do { let got = try await harness.clientEvents.next(4); #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"]) }
+        do {
+            let got = try await harness.clientEvents.next(4);
+            #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+        }
         await harness.clock.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 4 s"]) }
         await harness.clock.advance(by: .seconds(4))
@@ -64,9 +74,10 @@ import TestSupport
         defer { client.disconnect() }
         client.connect()
         let refused = "connect failed: connect: Connection refused (errno 111)"
-        #expect(try await harness.clientEvents.next(5) == [
-            refused, "reconnect attempt 1 in 0 s", refused, "server unavailable", "reconnect attempt 2 in 2 s",
-        ])
+        #expect(
+            try await harness.clientEvents.next(5) == [
+                refused, "reconnect attempt 1 in 0 s", refused, "server unavailable", "reconnect attempt 2 in 2 s"
+            ])
         await harness.clock.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 3 s"]) }
         await harness.clock.advance(by: .seconds(3))
@@ -83,7 +94,10 @@ import TestSupport
         #expect(client.send("one") == 1)
         client.connect()
         let refused = "connect failed: connect: Connection refused (errno 111)"
-        do { let got = try await harness.clientEvents.next(4); #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"]) }
+        do {
+            let got = try await harness.clientEvents.next(4);
+            #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
+        }
         client.disconnectAfterSending()
         await harness.clock.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "server unavailable"]) }

@@ -55,7 +55,10 @@ import TestSupport
         // A reconnect sends the outbox at once, pause or not.
         server.answersStored = true
         server.closeSessions()
-        #expect(try await harness.clientEvents.next(4) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", connected, "stored #1: #1 one"])
+        #expect(
+            try await harness.clientEvents.next(4) == [
+                "disconnected (by server)", "reconnect attempt 1 in 0 s", connected, "stored #1: #1 one"
+            ])
         #expect(try await server.received.next(2) == ["login", "#1 one"])
         #expect(server.stored == ["one"])
     }
