@@ -149,11 +149,33 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     @Test
     func theUsersOfANodeThatDiesGoOfflineOnTheOthersByThemselves() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
-        let (_, bob) = try await chat.annAndBob()
+        let (ann, bob) = try await chat.annAndBob()
         chat.crash(0)
         // Node 0's key expires after ChatCluster.nodeLifetime; node 1 notices at its next refresh.
         _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
         #expect(chat.nodes[1].onlineUsers == ["bob"])
+        withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
+    }
+
+    /// A dead node's users leave the presence bucket too, removed by one survivor (the first live node
+    /// by id), and every survivor takes them offline. (Every survivor used to check and delete every
+    /// key: at 100,000 users that kept NATS busy while those users logged in again.)
+    @Test func theFirstLiveNodeRemovesADeadNodesUsersFromThePresenceBucket() async throws {
+        let chat = try await ClusterFixture.make(nodes: 3)
+        let (ann, bob) = try await chat.annAndBob()
+        let cy = chat.peer(on: 2)
+        _ = try await cy.loggedIn("cy", password: "c")
+        try await eventually("node 2 lists ann") { chat.nodes[2].onlineUsers == ["ann", "bob", "cy"] }
+        print("DEBUG", chat.nodes.map(\.onlineUsers), chat.clusters.map(\.nodeID))
+        let key = JetStreamMessageStore.key("ann")
+        #expect(try chat.clusters[1].presence.get(key) != nil)
+        chat.crash(0)
+        _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        try await eventually("ann's key removed") { (try? chat.clusters[1].presence.get(key)) == .some(nil) }
+        #expect(chat.nodes[1].onlineUsers == ["bob", "cy"])
+        #expect(chat.nodes[2].onlineUsers == ["bob", "cy"])
+        withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
     /// Regression: a user who logged out while their node had lost NATS stayed online on the other
