@@ -15,6 +15,9 @@
 # --password-cost minimum, so 100,000 first logins do not take hours of Argon2) and the workers run
 # with --failover: the dead node's users log in again on the next node and resend what was not stored;
 # every delivery is still checked off exactly once (STORED=1 alone gives stored sessions, no kill).
+# Capacity: a process holds at most 20,000 connections here, so after a kill the survivors must hold
+# every user: 100,000 users need NODES=7 (6 survivors × 20,000), not 6 (5 × 20,000 less NATS's and
+# the listener's descriptors is under 100,000: 3,398 users found no room).
 # Prints each worker's RESULT line (socket-bench client chat --help: the fields), each node's RSS and a
 # TOTAL line: every worker summed; the nodes' RSS growth per logged-in user (before the logins → after
 # them) and their CPU per delivery over the messages, both as the first worker saw them (every worker

@@ -10,6 +10,20 @@ import Testing
 /// ``ChatServer``s on one nats-server of the test's own), one of them crashed mid-run: its users log
 /// in again on the other, resend what was not stored, and every message still arrives exactly once.
 @Suite struct ChatFailoverTests {
+    /// Regression: every user of a dead node retried on the same next node, which filled up (at most
+    /// 20,000 connections a process here) and turned thousands away for good. Now the users of one
+    /// node spread evenly over all the nodes at their first retry, and each user's later attempts go
+    /// round every node.
+    @Test func theUsersOfOneServerRetryOnEveryServerEvenly() {
+        let count = 6
+        let usersOfServerZero = (0..<60).map { $0 * count }
+        #expect(usersOfServerZero.allSatisfy { LoadRun.serverIndex(user: $0, attempt: 0, count: count) == 0 })
+        let firstRetries = Dictionary(grouping: usersOfServerZero) { LoadRun.serverIndex(user: $0, attempt: 1, count: count) }
+        #expect(firstRetries.mapValues(\.count) == [0: 10, 1: 10, 2: 10, 3: 10, 4: 10, 5: 10])
+        #expect((1...6).map { LoadRun.serverIndex(user: 13, attempt: $0, count: count) } == [4, 5, 0, 1, 2, 3])
+        #expect((1...3).map { LoadRun.serverIndex(user: 7, attempt: $0, count: 1) } == [0, 0, 0])
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aNodeCrashedMidRunLosesNothingAndItsUsersComeBackOnTheOther() async throws {
         let nats = try await NATSTestServer.start()

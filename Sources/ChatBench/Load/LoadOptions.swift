@@ -34,7 +34,8 @@ public struct LoadOptions: Equatable, Sendable {
     /// `received`). Each user's first login costs the server an Argon2id hash. Default false: live.
     public var stored = false
     /// Stored sessions only (`--failover`): a user whose connection drops after its login logs in
-    /// again, on the next server of ``servers`` (user i's attempt k goes to `servers[(i + k) mod count]`),
+    /// again, on another server of ``servers`` (the users of one server spread over all the others:
+    /// user i's attempt k ≥ 1 goes to `servers[(i + 1 + (i / count + k − 1) mod count) mod count]`),
     /// at once, then after 2 s and 4 s, then doubling up to 30 s, each plus up to 1 s of jitter
     /// (``LoadRun/reconnectSchedule``); it sends its password, client instance, resume token and
     /// positions, then resends every message not yet answered with `stored` (docs/PROTOCOL.md). A
@@ -98,7 +99,7 @@ public struct LoadOptions: Equatable, Sendable {
           --duration SEC       seconds of messages after every user has logged in (default 10; crowd 5)
           --protocol 1|2       chat protocol version (default 2)
           --stored             version 2 with passwords: stored sessions, acknowledged (default: live)
-          --failover           with --stored: a user whose connection drops logs in again on the next server (at once,
+          --failover           with --stored: a user whose connection drops logs in again on another server (at once,
                                then 2, 4, 8… s up to 30 s, plus jitter) and resends what was not stored; deliveries
                                read before are dropped by sequence number (default: a drop fails the run)
           --heartbeat SEC      seconds between each connection's heartbeats, 0 = none (default 30)
