@@ -51,6 +51,10 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private var heartbeatTicks = 0
     /// Heartbeats sent by connections still open and not answered yet.
     private var heartbeatsOutstanding = 0
+    /// Heartbeats found unanswered when the next one was due, per user, not yet counted as missed:
+    /// counted once the connection answers again (or is still up at the end); with `--failover`
+    /// dropped with a connection that goes down first (its heartbeats count as lost, not missed).
+    private var missesPending: [Int: Int] = [:]
     /// Numbered (version 2) messages sent; the rest of the figures live in ``result`` and ``ledger``.
     private var numberedSent = 0
     private let spreads: Bool
@@ -310,7 +314,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         heartbeatTicks += 1
         for index in stride(from: slice, to: connections.count, by: slices) where connections[index].isLoggedIn {
             let connection = connections[index]
-            if connection.heartbeatsSent > connection.heartbeatsAnswered { result.heartbeatsMissed += 1 }
+            if connection.heartbeatsSent > connection.heartbeatsAnswered { missesPending[index, default: 0] += 1 }
             connection.sendHeartbeat()
             heartbeatsOutstanding += 1
         }
@@ -356,6 +360,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         result.heartbeatsSent = connections.reduce(0) { $0 + $1.heartbeatsSent }
         result.heartbeatsAnswered = connections.reduce(0) { $0 + $1.heartbeatsAnswered }
         result.heartbeatsMissed += connections.reduce(0) { $0 + ($1.isLoggedIn ? $1.heartbeatsSent - $1.heartbeatsAnswered : 0) }
+        result.heartbeatsMissed += missesPending.values.reduce(0, +)
         if lastDelivery > trafficStart, trafficStart > 0 { result.deliverySeconds = Double(lastDelivery - trafficStart) / 1e9 }
         if lastBroadcastDelivery > trafficStart, trafficStart > 0 {
             result.broadcastSeconds = Double(lastBroadcastDelivery - trafficStart) / 1e9
@@ -396,6 +401,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private func dropped(_ connection: ChatConnection, _ reason: String) {
         let index = connection.index
         heartbeatsOutstanding -= connection.heartbeatsSent - connection.heartbeatsAnswered
+        missesPending[index] = nil  // lost with the connection (ChatConnection.heartbeatsLost)
         if droppedAt[index] == nil {
             droppedAt[index] = MonotonicClock.now()
             result.drops += 1
@@ -523,6 +529,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         case .receipt:
             result.receipts += 1
         case .heartbeatAck:
+            if let missed = missesPending.removeValue(forKey: receiver) { result.heartbeatsMissed += missed }
             heartbeatsOutstanding -= 1
             checkDrained()
         case .error(let code, let detail, let id):
