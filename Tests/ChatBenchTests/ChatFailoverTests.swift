@@ -69,7 +69,9 @@ import Testing
         // (1 s here): a speed figure on a loaded test machine (the suite beside it), not a correctness
         // one. Every heartbeat on a live connection must have been answered by the end.
         #expect(result.heartbeatsSent == result.heartbeatsAnswered && result.heartbeatsSent > 0, "\(result.summary)")
-        #expect(result.drained && !result.loginTimedOut && result.misdelivered == 0 && result.unknownIDs == 0 && result.unexpected == 0, "\(result.summary)")
+        #expect(
+            result.drained && !result.loginTimedOut && result.misdelivered == 0 && result.unknownIDs == 0 && result.unexpected == 0,
+            "\(result.summary)")
         #expect(result.loggedIn == 6 && result.loginFailures == 0 && result.connectionFailures == 0)
         #expect(result.drops == 3 && result.failoverLatency.count == 3 && result.usersAway == 0)
         #expect(result.reconnectAttempts >= 3)
