@@ -77,6 +77,10 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private(set) var heartbeatsSent = 0, heartbeatsAnswered = 0
     /// Heartbeats left unanswered by connections that dropped (counted at each reconnect).
     private(set) var heartbeatsLost = 0
+    /// Heartbeats still unanswered when the next one was due, on connections that answered again
+    /// afterwards: missed. ``heartbeatsLate`` are those not yet confirmed: the connection has not
+    /// answered since; they become missed with its next answer, or lost with it at a reconnect.
+    private(set) var heartbeatsMissed = 0, heartbeatsLate = 0
     /// With ``keepsOutbox``: `storeUnavailable` answers to messages kept for the next reconnect (each
     /// ends the connection), and messages resent from the outbox after a reconnect.
     private(set) var storeRefusals = 0, messagesResent = 0
@@ -122,6 +126,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         old.disconnect()
         heartbeatsLost += heartbeatsSent - heartbeatsAnswered
         heartbeatsSent = heartbeatsAnswered
+        heartbeatsLate = 0
         hasFailed = false
         isLoggedIn = false
         pendingAcknowledgements = [:]
@@ -170,9 +175,11 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         send(numbered: login.version == .v2 ? .v2(.broadcast(id: id, text: text)) : .broadcast(text: text), id: id)
     }
 
-    /// Queues a heartbeat in the connection's version.
+    /// Queues a heartbeat in the connection's version; one still waiting for the answer to the one
+    /// before is late (``heartbeatsLate``).
     func sendHeartbeat() {
         guard isLoggedIn else { return }
+        if heartbeatsSent > heartbeatsAnswered { heartbeatsLate += 1 }
         heartbeatsSent += 1
         send(codec.heartbeat)
     }
@@ -247,7 +254,11 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
             return
         }
         if isLoggedIn {
-            if frame.functionCode == FunctionCode.heartbeatAck.rawValue { heartbeatsAnswered += 1 }
+            if frame.functionCode == FunctionCode.heartbeatAck.rawValue {
+                heartbeatsAnswered += 1
+                heartbeatsMissed += heartbeatsLate
+                heartbeatsLate = 0
+            }
             guard let event = ServerEvent(message) else {
                 fail("\(message) after the login")
                 return

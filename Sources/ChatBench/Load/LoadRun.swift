@@ -51,10 +51,6 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private var heartbeatTicks = 0
     /// Heartbeats sent by connections still open and not answered yet.
     private var heartbeatsOutstanding = 0
-    /// Heartbeats found unanswered when the next one was due, per user, not yet counted as missed:
-    /// counted once the connection answers again (or is still up at the end); with `--failover`
-    /// dropped with a connection that goes down first (its heartbeats count as lost, not missed).
-    private var missesPending: [Int: Int] = [:]
     /// Numbered (version 2) messages sent; the rest of the figures live in ``result`` and ``ledger``.
     private var numberedSent = 0
     private let spreads: Bool
@@ -306,7 +302,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     }
 
     /// Every tick one slice of the connections (index ≡ tick mod slices) heartbeats; one still waiting
-    /// for the answer to its previous heartbeat has missed it.
+    /// for the answer to its previous heartbeat is late (``ChatConnection/heartbeatsLate``).
     private func heartbeatTick() {
         guard !isDraining else { return }
         let slices = max(1, Int((options.heartbeat * 1e9 / Double(LoadRun.heartbeatTick)).rounded()))
@@ -314,7 +310,6 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         heartbeatTicks += 1
         for index in stride(from: slice, to: connections.count, by: slices) where connections[index].isLoggedIn {
             let connection = connections[index]
-            if connection.heartbeatsSent > connection.heartbeatsAnswered { missesPending[index, default: 0] += 1 }
             connection.sendHeartbeat()
             heartbeatsOutstanding += 1
         }
@@ -359,8 +354,11 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         result.unacknowledged = options.version == .v2 ? max(0, numberedSent - ledger.acknowledged - ledger.refused) : 0
         result.heartbeatsSent = connections.reduce(0) { $0 + $1.heartbeatsSent }
         result.heartbeatsAnswered = connections.reduce(0) { $0 + $1.heartbeatsAnswered }
-        result.heartbeatsMissed += connections.reduce(0) { $0 + ($1.isLoggedIn ? $1.heartbeatsSent - $1.heartbeatsAnswered : 0) }
-        result.heartbeatsMissed += missesPending.values.reduce(0, +)
+        // On connections still up, late and unanswered ones count as missed too; those of a connection
+        // that dropped were lost with it (ChatConnection.heartbeatsLost).
+        result.heartbeatsMissed = connections.reduce(0) {
+            $0 + $1.heartbeatsMissed + ($1.isLoggedIn ? $1.heartbeatsLate + $1.heartbeatsSent - $1.heartbeatsAnswered : 0)
+        }
         if lastDelivery > trafficStart, trafficStart > 0 { result.deliverySeconds = Double(lastDelivery - trafficStart) / 1e9 }
         if lastBroadcastDelivery > trafficStart, trafficStart > 0 {
             result.broadcastSeconds = Double(lastBroadcastDelivery - trafficStart) / 1e9
@@ -401,7 +399,6 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     private func dropped(_ connection: ChatConnection, _ reason: String) {
         let index = connection.index
         heartbeatsOutstanding -= connection.heartbeatsSent - connection.heartbeatsAnswered
-        missesPending[index] = nil  // lost with the connection (ChatConnection.heartbeatsLost)
         if droppedAt[index] == nil {
             droppedAt[index] = MonotonicClock.now()
             result.drops += 1
@@ -529,7 +526,6 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         case .receipt:
             result.receipts += 1
         case .heartbeatAck:
-            if let missed = missesPending.removeValue(forKey: receiver) { result.heartbeatsMissed += missed }
             heartbeatsOutstanding -= 1
             checkDrained()
         case .error(let code, let detail, let id):
