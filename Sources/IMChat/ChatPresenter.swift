@@ -32,8 +32,8 @@ final class ChatPresenter: @unchecked Sendable {
     private var attempt: Int?
     private var finished = false
     private var refusal: ChatClient.ExitStatus?
-    /// After a `throttled` answer: reconnect after this long.
-    private var throttleDelay: Duration?
+    /// After a login answered `throttled` or `storeUnavailable`: why, and how long until reconnecting.
+    private var loginRetry: (reason: String, delay: Duration)?
     private var connected = false
     /// Logged in on the current connection (version 2: what is sent after the input ends is answered).
     private var loggedIn = false
@@ -241,9 +241,9 @@ final class ChatPresenter: @unchecked Sendable {
     private func disconnected(_ reason: LongLinkClient<ChatCodec>.DisconnectReason) {
         connected = false
         loggedIn = false
-        if reason == .byUser, let delay = throttleDelay, let link {
-            throttleDelay = nil
-            say("* disconnected (login throttled); trying again in \(Self.seconds(delay)) s")
+        if reason == .byUser, let (why, delay) = loginRetry, let link {
+            loginRetry = nil
+            say("* disconnected (\(why)); trying again in \(Self.seconds(delay)) s")
             let at = now().addingTimeInterval(Self.interval(delay))
             updateStatus { $0.connection = .reconnecting(attempt: nil, at: at) }
             loop.scheduleTask(in: delay) { link.connect() }
@@ -333,24 +333,32 @@ final class ChatPresenter: @unchecked Sendable {
             slowedDown = true
             say(lines.error(code: .rateLimited, detail: detail, id: id))
             say("* sending one message at a time until the outbox is empty")
+        case .error(.notLoggedIn, _, _?, _):
+            // A message sent behind a login that failed: it stays in the outbox and is resent after
+            // the next login (docs/PROTOCOL.md "Before login accepted"); the login's error was shown.
+            break
         case .error(let code, let detail, let id, let retryAfter):
             if Self.isFailure(code) { failed = true }
             say(lines.error(code: code, detail: detail, id: id))
-            if id == nil { loginFailed(code, retryAfter: retryAfter) }
+            if id == nil, !loggedIn { loginFailed(code, retryAfter: retryAfter) }  // not a history's storeUnavailable
         case .login, .directMessage, .broadcast, .received, .historyRequest, .who, .heartbeat, .heartbeatAck:
             break  // client → server only (heartbeat acknowledgements never reach the app)
         }
     }
 
     /// A login answered with an error: a refused name or password ends the session; `throttled`
-    /// reconnects after `retryAfter` seconds (30 if not said).
+    /// reconnects after `retryAfter` seconds (30 if not said), `storeUnavailable` (the server's store,
+    /// or a cluster node's NATS, failed for a moment) after `retryAfter` seconds (1 if not said).
     private func loginFailed(_ code: ChatErrorCode, retryAfter: UInt64?) {
         switch code {
         case .nameTaken, .invalidName, .badPassword:
             refusal = .loginRefused
             link?.disconnect()
         case .throttled:
-            throttleDelay = .seconds(Int64(clamping: max(retryAfter ?? 30, 1)))
+            loginRetry = ("login throttled", .seconds(Int64(clamping: max(retryAfter ?? 30, 1))))
+            link?.disconnect()
+        case .storeUnavailable:
+            loginRetry = ("the server's store is unavailable", .seconds(Int64(clamping: max(retryAfter ?? 1, 1))))
             link?.disconnect()
         default:
             break

@@ -160,6 +160,36 @@ final class ClientFixture: Sendable {
             ])
     }
 
+    /// A login answered `storeUnavailable` (a cluster node while its NATS restarts): the client
+    /// reconnects after 1 s and logs in; the message it sent behind the failed login (answered
+    /// `notLoggedIn`) stays in the outbox, is stored once, and is no failure: the end is `quit`.
+    /// (Regression: the client stayed on the connection without a login, and every message in its
+    /// outbox counted as failed, until the server's login deadline closed it.)
+    @Test func aLoginTheStoreCouldNotTakeIsRetriedAndItsMessagesAreNoFailure() async throws {
+        let chat = try ClientFixture()
+        chat.server.answering = false
+        let (first, firstOut) = try await chat.loggedIn("ann")
+        first.handle(line: "/to bob one")
+        #expect(try await firstOut.next() == "accepted #1 to bob: one")
+        _ = try await chat.server.log.next(2)  // the login and the message
+        first.stop()
+
+        chat.server.answering = true
+        chat.server.loginStoreFailures = 1
+        let (second, output) = try chat.client(chat.configuration("ann"))
+        #expect(
+            try await output.next(7) == [
+                "* 1 message from an earlier run in the outbox; sent once logged in",
+                "* connected to 127.0.0.1:\(chat.server.port)", "! storeUnavailable: the message store failed; try again later",
+                "* disconnected (the server's store is unavailable); trying again in 1 s",
+                "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as ann; online: nobody else", "stored #1"
+            ])
+        second.finishInput()
+        #expect(try await output.next(2) == ["* disconnected (by user)", "finished quit"])
+        #expect(chat.server.messages(in: "direct:ann bob").map(\.text) == ["one"])
+        #expect(chat.server.logins.all.count == 3)
+    }
+
     /// A client killed before the server's answers came (they were lost with it): the next client
     /// with the same files resends, with the same ids; the server stores each once; the login's
     /// backlog (its own messages, before the answers) is not shown.

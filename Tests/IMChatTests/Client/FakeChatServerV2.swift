@@ -12,7 +12,8 @@ import TestSupport
 /// `received` → receipts to the other user, history. Everything in memory, on one serial queue.
 ///
 /// Knobs for faults: ``answering`` (store but do not answer `stored`: an answer lost with the
-/// connection), ``inject(_:to:)`` (any message to a user's sessions: duplicates, receipts again).
+/// connection), ``inject(_:to:)`` (any message to a user's sessions: duplicates, receipts again),
+/// ``loginStoreFailures`` (logins answered `storeUnavailable`, as a node whose NATS is restarting).
 final class FakeChatServerV2: Sendable {
     /// A stored message.
     struct Entry: Sendable, Equatable {
@@ -30,6 +31,7 @@ final class FakeChatServerV2: Sendable {
         var positions: [String: [String: UInt64]] = [:]  // user → conversation → acknowledged
         var answering = true
         var echoesToSender = true
+        var loginStoreFailures = 0
     }
 
     /// The time of message `sequence` in every conversation: 2023-11-14 22:13:20.000 UTC plus `sequence` ms.
@@ -66,6 +68,12 @@ final class FakeChatServerV2: Sendable {
     var answering: Bool {
         get { state.withLock { $0.answering } }
         set { state.withLock { $0.answering = newValue } }
+    }
+
+    /// How many of the next logins are answered `storeUnavailable` (no `retryAfter`, as im-server does).
+    var loginStoreFailures: Int {
+        get { state.withLock { $0.loginStoreFailures } }
+        set { state.withLock { $0.loginStoreFailures = newValue } }
     }
 
     /// Whether a stored message is delivered to the session that sent it too (the sender's other
@@ -108,10 +116,25 @@ final class FakeChatServerV2: Sendable {
 
     private func login(_ message: ChatMessageV2, _ session: LongLinkServer<ChatCodec>.Session) {
         guard case .login(let name, let password, _, let client, let positions, _) = message else {
-            session.send(.v2(.error(code: .notLoggedIn, detail: "log in first", id: nil, retryAfter: nil)))
+            let id: UInt64? =
+                switch message {
+                case .directMessage(let id, _, _), .broadcast(let id, _): id
+                default: nil
+                }
+            session.send(.v2(.error(code: .notLoggedIn, detail: "log in first", id: id, retryAfter: nil)))
             return
         }
         logins.record(message)
+        let storeFails = state.withLock { state -> Bool in
+            guard state.loginStoreFailures > 0 else { return false }
+            state.loginStoreFailures -= 1
+            return true
+        }
+        guard !storeFails else {
+            session.send(
+                .v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
+            return
+        }
         session.context = client
         let refused = state.withLock { state -> Bool in
             if let known = state.passwords[name], let claimed = known, claimed != password { return true }
