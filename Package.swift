@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
-        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog"]),
+        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog", "CAsyncSocketShims"]),
         .target(
             name: "IMChat",
             dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims", "NATSClient"]),

@@ -37,3 +37,30 @@ int cass_sendmmsg(int fd, struct cass_mmsghdr *vec, unsigned int vlen, int flags
     return (int)count;
 }
 #endif
+
+#ifdef __linux__
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+
+int cass_route_change_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address;
+    memset(&address, 0, sizeof address);
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+#else
+int cass_route_change_socket(void) {
+    errno = ENOSYS;
+    return -1;
+}
+#endif

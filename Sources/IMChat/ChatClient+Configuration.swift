@@ -60,6 +60,11 @@ extension ChatClient {
         }
         /// Time between heartbeats. Default 180 s (the articles' value).
         public var heartbeat: Duration = .seconds(180)
+        /// The adaptive heartbeat (``LongLink/SmartHeartbeat``): learns per network how long the NAT
+        /// keeps an idle connection and beats just under it, instead of every ``heartbeat``; the
+        /// status line shows the interval. `nil` (the default): the fixed ``heartbeat``.
+        /// `im-client --smart-heartbeat` (learned intervals in the data directory).
+        public var smartHeartbeat: SmartHeartbeat?
         /// TLS client settings (``TLSConfiguration``); with a `nil` ``TLSConfiguration/peerName`` each
         /// connection's server is verified as the host of the endpoint it went to (a name set here is
         /// checked on every endpoint). `nil` (the default): plaintext. `im-client --tls [--ca FILE]`.

@@ -64,6 +64,7 @@ public final class ChatClient: Sendable {
         var linkConfiguration = LongLinkClient<ChatCodec>.Configuration(endpoints: configuration.endpoints)
         linkConfiguration.tls = configuration.tls
         linkConfiguration.heartbeatInterval = configuration.heartbeat
+        linkConfiguration.smartHeartbeat = configuration.smartHeartbeat
         linkConfiguration.reconnectSchedule = configuration.reconnectSchedule
         linkConfiguration.reconnectPolicy = configuration.reconnectPolicy
         guard configuration.protocolVersion == .v2 else {

@@ -34,6 +34,9 @@ extension ChatClient {
         /// True once the input has ended (end of file, `/quit`): the session ends once the outbox is
         /// empty (or ``Configuration/wait`` passes). Default false.
         public var inputEnded = false
+        /// With ``Configuration/smartHeartbeat``: the interval heartbeats go out at now (learned for
+        /// the network); `nil` with the fixed heartbeat.
+        public var heartbeatInterval: Duration?
 
         /// A status for a session that starts connecting to `host`:`port`.
         public init(connecting host: String, port: UInt16, outboxCount: Int?) {
@@ -52,7 +55,8 @@ extension ChatClient {
         /// `[online as ann (live only)]`, `[reconnecting in 8 s (attempt 4 at 14:02:11)]` (seconds
         /// rounded up from `now`; `[reconnecting now (attempt 4)]` once due), with
         /// `server unavailable; ` before it after the whole schedule failed, `[offline]`; then
-        /// ` · 2 messages waiting` while the outbox holds some and ` · leaving` once the input ended.
+        /// ` · 2 messages waiting` while the outbox holds some, ` · heartbeat 270 s` with the smart
+        /// heartbeat (its current interval, whole seconds) and ` · leaving` once the input ended.
         /// With `color`, the state is green (online), yellow (connecting, logging in, reconnecting) or
         /// red (server unavailable, offline), as ANSI SGR sequences; times are in `timeZone`.
         public func line(now: Date, color: Bool, timeZone: TimeZone = .current) -> String {
@@ -90,6 +94,7 @@ extension ChatClient {
             if let outboxCount, outboxCount > 0 {
                 parts.append(outboxCount == 1 ? "1 message waiting" : "\(outboxCount) messages waiting")
             }
+            if let heartbeatInterval { parts.append("heartbeat \(heartbeatInterval.components.seconds) s") }
             if inputEnded { parts.append("leaving") }
             return "[" + parts.joined(separator: " · ") + "]"
         }

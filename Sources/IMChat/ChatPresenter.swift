@@ -72,6 +72,7 @@ final class ChatPresenter: @unchecked Sendable {
         status = ChatClient.Status(
             connecting: configuration.host, port: configuration.port,
             outboxCount: configuration.protocolVersion == .v2 ? 0 : nil)
+        status.heartbeatInterval = configuration.smartHeartbeat?.minimum
         self.onStatus = onStatus
         version = configuration.protocolVersion
         if case .keepTrying = configuration.reconnectPolicy { keepsTrying = true } else { keepsTrying = false }
@@ -207,6 +208,13 @@ final class ChatPresenter: @unchecked Sendable {
             updateStatus { $0.connection = .reconnecting(attempt: attempt, at: time.addingTimeInterval(Self.interval(delay))) }
         case .disconnected(let reason):
             disconnected(reason)
+        case .heartbeatIntervalChanged(let from, let to, let reason):
+            say("* heartbeat interval \(Self.seconds(from)) s → \(Self.seconds(to)) s (\(reason))")
+            updateStatus { $0.heartbeatInterval = to }
+        case .heartbeatProbe(let interval, let succeeded):
+            if !succeeded { say("* no answer to the heartbeat after \(Self.seconds(interval)) s idle") }
+        case .networkChanged(let from, let to):
+            say("* network changed: \((from ?? "unknown").terminalSafe) → \((to ?? "unknown").terminalSafe)")
         case .serverUnavailable:
             if draining {
                 finish(.quit)  // everything was stored; only the goodbye could not be said

@@ -236,7 +236,7 @@ public struct ServerOptions: Equatable, Sendable {
     }
 }
 
-/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2] [--password-file FILE]
+/// `im-client NAME [--host H] [--port P] [--heartbeat SECONDS | --smart-heartbeat] [--protocol 1|2] [--password-file FILE]
 /// [--data-dir DIR] [--wait SECONDS]`, or `--server HOST:PORT` (repeatable) instead of
 /// `--host`/`--port`, or with `--discover` instead of either:
 /// `[--discover-timeout S] [--discover-group G] [--discover-port P] [--discover-ttl N]
@@ -255,6 +255,10 @@ public struct ClientOptions: Equatable, Sendable {
     public var servers: [Endpoint] = []
     /// Seconds between heartbeats. Default 180 s, the articles' value.
     public var heartbeat: Duration = .seconds(180)
+    /// `--smart-heartbeat`: the adaptive heartbeat (``ChatClient/Configuration/smartHeartbeat``) with
+    /// Mars's figures, its learned intervals in `heartbeat-intervals.json` in the data directory.
+    /// Default false: a heartbeat every ``heartbeat``.
+    public var smartHeartbeat = false
     /// Find the server by LAN discovery instead of ``host`` and ``port`` (`--discover`); `nil` (the
     /// default) connects to ``host``:``port``. The `--discover-…` flags change the search:
     /// `--discover-timeout` (seconds, default 1), `--discover-group`, `--discover-port`, `--discover-ttl`
@@ -292,7 +296,7 @@ public struct ClientOptions: Equatable, Sendable {
 
     /// The synopsis printed with every usage error.
     public static let usage =
-        "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS] [--protocol 1|2]\n"
+        "usage: im-client NAME [--host H] [--port P] [--heartbeat SECONDS | --smart-heartbeat] [--protocol 1|2]\n"
         + "                 [--password-file FILE] [--data-dir DIR] [--wait SECONDS] [--timestamps] [--tls [--ca FILE]]\n"
         + "       im-client NAME --server HOST:PORT [--server HOST:PORT]... [other flags as above]\n"
         + "       im-client NAME --discover [--discover-timeout S] [--discover-group G] [--discover-port P]\n"
@@ -316,6 +320,10 @@ public struct ClientOptions: Equatable, Sendable {
                                       connection drops, each reconnect attempt goes to the next one
                                       (after the last, the first again), on the reconnect schedule
               --heartbeat SECONDS     seconds between heartbeats (default 180)
+              --smart-heartbeat       learn per network how long its NAT keeps an idle connection and
+                                      beat just under it (210 s up to 600 s in 60 s steps, as WeChat's
+                                      Mars); reconnect at once when the default route changes. The
+                                      server's --idle-timeout should exceed 630 s
               --protocol 1|2          protocol version (default 2; 1: live messages only, no ids, as before)
               --password-file FILE    the password is the first line of FILE; without it a terminal asks
                                       (empty: none) and a pipe logs in without one (live only: nothing is
@@ -442,6 +450,7 @@ public struct ClientOptions: Equatable, Sendable {
                 servers.append(try parser.server(for: option))
                 serverFlag = option
             case "--heartbeat": heartbeat = try parser.seconds(for: option)
+            case "--smart-heartbeat": smartHeartbeat = true
             case "--protocol":
                 let text = try parser.value(for: option)
                 guard let number = UInt16(text), let version = ChatProtocolVersion(rawValue: number) else {
@@ -634,6 +643,14 @@ extension ClientOptions {
     ) -> ChatClient.Configuration {
         var configuration = ChatClient.Configuration(name: name, endpoints: endpoints)
         configuration.heartbeat = heartbeat
+        if smartHeartbeat {
+            var smart = SmartHeartbeat()
+            if let directory = dataDirectory ?? ChatClientState.defaultDirectory(environment: environment) {
+                smart.store = FileHeartbeatIntervalStore(
+                    url: URL(fileURLWithPath: directory).appendingPathComponent("heartbeat-intervals.json"))
+            }
+            configuration.smartHeartbeat = smart
+        }
         configuration.protocolVersion = protocolVersion
         configuration.password = password
         configuration.dataDirectory = dataDirectory

@@ -41,6 +41,12 @@ extension LongLinkClient {
         /// greeting (a login) is unanswered, it is at least ``connectTimeout``: the server answers the
         /// heartbeats behind a login after it, and a login can take it seconds.
         public var heartbeatAckTimeout: Duration?
+        /// The adaptive heartbeat: instead of every ``heartbeatInterval``, a heartbeat after the link
+        /// has been idle for an interval learned per network, just under the NAT's idle timeout, and a
+        /// reconnect at once when the network changes (``SmartHeartbeat``, after WeChat's Mars). With
+        /// it, ``heartbeatAckTimeout`` defaults to ``SmartHeartbeat/acknowledgementTimeout`` (30 s).
+        /// `nil` (the default): the fixed ``heartbeatInterval``.
+        public var smartHeartbeat: SmartHeartbeat?
         /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
         /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after
         /// 0 s, 2 s and 4 s (article 000), each stretched by a random jitter in [0 s, 1 s), so the
@@ -135,9 +141,14 @@ extension LongLinkClient {
         /// due. It was not passed on; the link reconnects, and the next greeting's positions make the
         /// server resend from `expected`.
         case deliveryGap(conversation: String, expected: UInt64, received: UInt64)
+        /// The network changed (``LongLinkClient/networkDidChange()``, or with a ``SmartHeartbeat`` a
+        /// routing change that gave another network identifier): the link dropped the connection made
+        /// over the old one and reconnects at once.
+        case networkChanged
 
         public var description: String {
             switch self {
+            case .networkChanged: return "network changed"
             case .byUser: return "by user"
             case .byServer: return "by server"
             case .network(let error): return "by network: \(error)"
@@ -211,10 +222,20 @@ extension LongLinkClient {
         case refused(id: UInt64, Codec.Message)
         /// `message` will not be sent, for `reason`.
         case sendFailed(Codec.Message, SendFailure)
+        /// ``Configuration/smartHeartbeat``: the heartbeat sent after `interval` idle was answered
+        /// (`succeeded`), or was not within the acknowledgement timeout or the connection died first.
+        case heartbeatProbe(interval: Duration, succeeded: Bool)
+        /// ``Configuration/smartHeartbeat``: heartbeats now go after `to` idle instead of `from`, for `reason`.
+        case heartbeatIntervalChanged(from: Duration, to: Duration, reason: SmartHeartbeat.ChangeReason)
+        /// The network changed from `from` to `to` (``SmartHeartbeat/networkIdentifier``'s values;
+        /// both `nil` when the app reported it on a link without a smart heartbeat). A
+        /// ``disconnected(_:)`` with ``DisconnectReason/networkChanged`` and an immediate reconnect
+        /// follow when the link was connected or connecting.
+        case networkChanged(from: String?, to: String?)
 
         /// One line for logs: "connected to 127.0.0.1:7000" ("[::1]:7000" for IPv6), "reconnect attempt 2
         /// in 2.318 s" (delays to the millisecond), "reconnect attempt 2 to 10.0.0.2:7000 in 2.318 s"
-        /// (with several endpoints), ….
+        /// (with several endpoints), "heartbeat interval 210 s → 270 s (stepped up)", ….
         public var description: String {
             switch self {
             case .connected(let host, let port): return "connected to \(Endpoint(host: host, port: port))"
@@ -228,6 +249,12 @@ extension LongLinkClient {
             case .stored(let id, let message): return "stored #\(id): \(message)"
             case .refused(let id, let message): return "refused #\(id): \(message)"
             case .sendFailed(let message, let reason): return "send failed (\(reason)): \(message)"
+            case .heartbeatProbe(let interval, let succeeded):
+                return "heartbeat after \(interval.secondsText) s idle \(succeeded ? "answered" : "failed")"
+            case .heartbeatIntervalChanged(let from, let to, let reason):
+                return "heartbeat interval \(from.secondsText) s → \(to.secondsText) s (\(reason))"
+            case .networkChanged(let from, let to):
+                return "network changed: \(from ?? "unknown") → \(to ?? "unknown")"
             }
         }
     }

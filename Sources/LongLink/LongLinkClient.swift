@@ -127,6 +127,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Reliable delivery: the server asked for a pause (``DeliveryRole/retry(id:after:)``); the outbox
     /// is resent when it fires, and sends nothing before. With the time it fires (loop clock, ns).
     private var retryTimer: (timer: Scheduled, deadline: UInt64)?
+    /// ``Configuration/smartHeartbeat``'s state; `nil` with the fixed heartbeat.
+    private let smart: SmartHeartbeatDriver?
+    private var watchesNetwork = false
 
     /// The tag of writes that are not app messages (heartbeats, the greeting).
     private static var controlTag: Int { -1 }
@@ -167,6 +170,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.schedule = configuration.reconnectSchedule
         self.rotation = EndpointRotation(configuration.endpoints)
+        self.smart = configuration.smartHeartbeat.map {
+            SmartHeartbeatDriver(policy: $0, logger: Logger(label: "LongLink.LongLinkClient"))
+        }
         schedule.policy =
             configuration.reconnectPolicy
             ?? (delivery != nil ? .keepTrying() : configuration.reconnectSchedule.policy)
@@ -187,6 +193,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     public func connect() {
         onLoop { [self] in
             guard phase == .idle || phase == .unavailable else { return }
+            watchNetwork()
             schedule.reset()
             rotation.restart()
             closeWhenDrained = false
@@ -340,6 +347,11 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private func connected(host: String, port: UInt16) {
         phase = .connected
         dropReason = nil
+        if let smart {
+            smart.probe = nil
+            smart.lastTraffic = loop.now()
+            if let refreshed = smart.refreshNetwork() { report(refreshed) }
+        }
         heartbeatsSent = 0
         acksReceived = 0
         sendPaused = false
@@ -453,11 +465,18 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         nextTag += 1
         inflight.append((nextTag, message))
         socket?.write(data, withTimeout: -1, tag: nextTag)
+        noteTraffic()
     }
 
     private func writeControl(_ message: Codec.Message) {
         guard let data = try? codec.encode(message) else { return }
         socket?.write(data, withTimeout: -1, tag: LongLinkClient.controlTag)
+        noteTraffic()
+    }
+
+    /// With a smart heartbeat: the link is not idle now (a message written or read).
+    private func noteTraffic() {
+        if let smart { smart.lastTraffic = loop.now() }
     }
 
     /// Puts messages the dropped connection never finished writing back at the front of the queue.
@@ -480,16 +499,41 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     // MARK: Heartbeat
 
     private func scheduleHeartbeat() {
+        if let smart {
+            scheduleSmartHeartbeat(smart)
+            return
+        }
         heartbeatTimer = loop.scheduleTask(in: configuration.heartbeatInterval) { [self] in
             guard phase == .connected else { return }
             sendHeartbeat()
-            if ackTimer == nil {
-                ackTimer = loop.scheduleTask(in: ackDeadline) { [self] in
-                    ackTimer = nil
-                    drop(.heartbeatTimeout)
-                }
-            }
+            armAckTimer()
             scheduleHeartbeat()
+        }
+    }
+
+    /// The smart heartbeat: once the link has been idle for the current interval, a heartbeat that
+    /// probes it (traffic meanwhile puts it off, as Netty's IdleStateHandler does its idle events).
+    private func scheduleSmartHeartbeat(_ smart: SmartHeartbeatDriver) {
+        let interval = smart.interval.nanosecondsValue
+        let idle = loop.now() &- smart.lastTraffic
+        heartbeatTimer = loop.scheduleTask(in: .nanoseconds(Int64(clamping: idle >= interval ? 0 : interval - idle))) {
+            [self] in
+            guard phase == .connected, let smart = self.smart else { return }
+            if loop.now() &- smart.lastTraffic >= smart.interval.nanosecondsValue {
+                if smart.probe == nil { smart.probe = smart.interval }
+                sendHeartbeat()
+                armAckTimer()
+            }
+            scheduleSmartHeartbeat(smart)
+        }
+    }
+
+    private func armAckTimer() {
+        guard ackTimer == nil else { return }
+        ackTimer = loop.scheduleTask(in: ackDeadline) { [self] in
+            ackTimer = nil
+            if let smart, let probe = smart.probe { report(smart.probeFailed(at: probe)) }
+            drop(.heartbeatTimeout)
         }
     }
 
@@ -499,7 +543,9 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// died), and it answers the heartbeats behind it only after it: a client beating every 0.5 s
     /// dropped such logins one after another.
     private var ackDeadline: Duration {
-        let timeout = configuration.heartbeatAckTimeout ?? configuration.heartbeatInterval
+        let timeout =
+            configuration.heartbeatAckTimeout ?? configuration.smartHeartbeat?.acknowledgementTimeout
+            ?? configuration.heartbeatInterval
         guard awaitsGreetingReply else { return timeout }
         return max(timeout, .milliseconds(Int64(configuration.connectTimeout * 1000)))
     }
@@ -549,6 +595,10 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         ackTimer?.cancel()
         ackTimer = nil
         awaitsGreetingReply = false
+        if let smart {
+            smart.lastTraffic = loop.now()
+            if let answered = smart.probeAnswered() { report(answered, succeeded: true) }
+        }
         if codec.isHeartbeatAck(message) {
             acksReceived += 1
             finishDrainIfDone()
@@ -578,13 +628,116 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         case let error?: reason = dropReason ?? .network(error)
         }
         dropReason = nil
+        if let smart { connectionLost(reason, smart) }
         emit(.disconnected(reason))
-        if reason == .byUser {
+        if reason == .networkChanged {
+            reconnectAtOnce()
+        } else if reason == .byUser {
             phase = .idle
             if closeWhenDrained { failOutbox() }
         } else {
             scheduleReconnect()
         }
+    }
+
+    // MARK: Smart heartbeat and network changes
+
+    /// The interval heartbeats go out at now: the smart heartbeat's current one, or
+    /// ``Configuration/heartbeatInterval``. Waits for the link's loop.
+    public var currentHeartbeatInterval: Duration {
+        loop.runAndWait { [self] in smart?.interval ?? configuration.heartbeatInterval }
+    }
+
+    /// The app says the network changed (from its reachability API, as a mobile app does: another
+    /// Wi-Fi, Wi-Fi to mobile data). Reports ``Event/networkChanged(from:to:)``; when connected, drops
+    /// the connection with ``DisconnectReason/networkChanged`` and reconnects at once (the same
+    /// endpoint, the reconnect schedule started over); when connecting or waiting to reconnect, tries
+    /// again at once; when idle or unavailable, nothing more. With a ``SmartHeartbeat`` the network
+    /// identifier is read again and that network's learned interval used. Any thread.
+    public func networkDidChange() {
+        onLoop { [self] in networkMayHaveChanged(reportedByApp: true) }
+    }
+
+    /// Starts ``SmartHeartbeat/networkChanges`` on the first connect.
+    private func watchNetwork() {
+        guard !watchesNetwork, let source = smart?.policy.networkChanges else { return }
+        watchesNetwork = true
+        do {
+            try source.start { [weak self] in
+                guard let self else { return }
+                onLoop { [self] in networkMayHaveChanged(reportedByApp: false) }
+            }
+        } catch {
+            logger.warning("not watching routing changes: \(error)")
+        }
+    }
+
+    /// A change reported by the app (always acted on) or by the route source (acted on when the
+    /// network identifier differs).
+    private func networkMayHaveChanged(reportedByApp: Bool) {
+        if let smart {
+            let refreshed = smart.refreshNetwork()
+            guard refreshed != nil || reportedByApp else { return }
+            if let refreshed, refreshed.network != nil {
+                report(refreshed)
+            } else {
+                emit(.networkChanged(from: smart.network, to: smart.network))
+                if let change = refreshed?.interval { report(change) }
+            }
+        } else {
+            emit(.networkChanged(from: nil, to: nil))
+        }
+        switch phase {
+        case .connected:
+            drop(.networkChanged)
+        case .connecting:
+            stop()
+            reconnectAtOnce()
+        case .waitingToReconnect:
+            reconnectAtOnce()
+        case .idle, .unavailable:
+            break
+        }
+    }
+
+    /// After a network change: attempt 1 of a fresh schedule, now, to the same endpoint.
+    private func reconnectAtOnce() {
+        reconnectTimer?.cancel()
+        reconnectTimer = nil
+        schedule.reset()
+        let number = schedule.next()?.attempt ?? 1
+        phase = .waitingToReconnect
+        emit(.reconnecting(attempt: number, delay: .zero, endpoint: rotation.announced))
+        attempt()
+    }
+
+    /// A connection lost with the smart heartbeat on: a failure at the interval being tested when a
+    /// heartbeat was unanswered, or when the server or the network ended a connection idle for longer
+    /// than the minimum (a NAT or idle timeout that closes rather than black-holes).
+    private func connectionLost(_ reason: DisconnectReason, _ smart: SmartHeartbeatDriver) {
+        defer { smart.probe = nil }
+        switch reason {
+        case .byServer, .network:
+            let idle = loop.now() &- smart.lastTraffic
+            guard smart.probe != nil || idle > smart.policy.minimum.nanosecondsValue else { return }
+            report(smart.probeFailed(at: smart.probe ?? smart.interval))
+        default:
+            return
+        }
+    }
+
+    private func report(_ refreshed: (network: (from: String?, to: String?)?, interval: SmartHeartbeatDriver.Change?)) {
+        if let network = refreshed.network { emit(.networkChanged(from: network.from, to: network.to)) }
+        if let change = refreshed.interval { report(change) }
+    }
+
+    private func report(_ outcome: (interval: Duration, change: SmartHeartbeatDriver.Change?), succeeded: Bool = false) {
+        emit(.heartbeatProbe(interval: outcome.interval, succeeded: succeeded))
+        if let change = outcome.change { report(change) }
+    }
+
+    private func report(_ change: SmartHeartbeatDriver.Change) {
+        emit(.heartbeatIntervalChanged(from: change.from, to: change.to, reason: change.reason))
     }
 
     // MARK: Reliable delivery
@@ -595,6 +748,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         guard let delivery, phase == .connected, !sendPaused, retryTimer == nil, let socket else { return }
         while let frame = delivery.nextFrame() {
             socket.write(frame, withTimeout: -1, tag: LongLinkClient.controlTag)
+            noteTraffic()
         }
     }
 

@@ -70,4 +70,11 @@ int cass_sendmmsg(int fd, struct cass_mmsghdr *vec, unsigned int vlen, int flags
 /// was longer than the buffer.
 static inline int cass_msg_trunc(void) { return MSG_TRUNC; }
 
+/// A nonblocking, close-on-exec NETLINK_ROUTE socket (netlink(7), rtnetlink(7)) subscribed to
+/// the multicast groups of IPv4 and IPv6 route and address changes (RTMGRP_IPV4_ROUTE,
+/// RTMGRP_IPV6_ROUTE, RTMGRP_IPV4_IFADDR, RTMGRP_IPV6_IFADDR from <linux/rtnetlink.h>): each change
+/// of the routing table or of an interface address makes it readable. Returns the descriptor, or -1
+/// with errno (-1 with ENOSYS off Linux).
+int cass_route_change_socket(void);
+
 #endif
