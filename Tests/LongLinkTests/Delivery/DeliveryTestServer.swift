@@ -26,11 +26,12 @@ final class DeliveryTestServer: Sendable {
     let received = EventRecorder<String>()
     private let state = LockedValue(State())
 
-    init(harness: LinkHarness, port: UInt16 = 0) throws {
+    init(harness: LinkHarness, port: UInt16 = 0, idleTimeout: Duration = .seconds(360)) throws {
         let state = self.state
         let received = self.received
         var configuration = LongLinkServer<NumberedTextCodec>.Configuration(port: port)
         configuration.isReusePortEnabled = true
+        configuration.idleTimeout = idleTimeout
         server = LongLinkServer(
             codec: NumberedTextCodec(), configuration: configuration, group: harness.group,
             eventQueue: harness.serverQueue

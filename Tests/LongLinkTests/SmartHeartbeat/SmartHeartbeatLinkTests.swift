@@ -72,6 +72,26 @@ import TestSupport
         #expect(try await rig.harness.clientEvents.next() == "heartbeat after 210 s idle answered")
     }
 
+    /// A server idle timeout (360 s) closes the connection rather than black-holing it: a drop by the
+    /// server after more than the minimum idle is a failure at the interval being tried.
+    @Test func aServerIdleTimeoutUnderTheIntervalIsFoundAsANATWouldBe() async throws {
+        let rig = try SmartLinkRig(nat: .seconds(3600), serverIdleTimeout: .seconds(360))
+        try await rig.connect()
+        #expect(try await rig.beats(untilChanges: 3).last == "heartbeat interval 330 s → 390 s (stepped up)")
+        await rig.harness.clock.advance(by: .seconds(360))
+        #expect(
+            try await rig.harness.clientEvents.next(4) == [
+                "heartbeat after 390 s idle failed", "disconnected (by server)", "reconnect attempt 1 in 0 s", rig.connectedLine
+            ])
+        await rig.harness.clock.advance(by: .seconds(360))
+        #expect(
+            try await rig.harness.clientEvents.next(5) == [
+                "heartbeat after 390 s idle failed", "heartbeat interval 390 s → 310 s (backed off)", "disconnected (by server)",
+                "reconnect attempt 1 in 0 s", rig.connectedLine
+            ])
+        #expect(try await rig.beat() == ["heartbeat after 310 s idle answered"])
+    }
+
     @Test func eachNetworkKeepsItsOwnInterval() async throws {
         let rig = try SmartLinkRig(nat: .seconds(300))
         try await rig.connect()
@@ -148,5 +168,97 @@ import TestSupport
             try await harness.clientEvents.next(4) == [
                 "network changed: unknown → unknown", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 60 s"
             ])
+    }
+}
+
+/// The smart heartbeat on a reliable link: probing costs reconnects, never messages.
+@Suite struct SmartHeartbeatDeliveryTests {
+    @Test func probingThroughANATLosesNoMessageNotEvenOneSentIntoTheBlackHole() async throws {
+        let harness = LinkHarness()
+        let server = try DeliveryTestServer(harness: harness, idleTimeout: .seconds(3600))
+        defer { server.stop() }
+        let proxy = try NATProxy(serverPort: server.server.port, timeout: .seconds(300), group: harness.group)
+        defer { proxy.stop() }
+        let client = try harness.makeReliableClient(port: proxy.port, store: InMemoryDeliveryStateStore()) {
+            var smart = SmartHeartbeat()
+            smart.store = InMemoryHeartbeatIntervalStore()
+            smart.networkIdentifier = { "net-a" }
+            smart.networkChanges = nil
+            $0.smartHeartbeat = smart
+        }
+        defer { client.disconnect() }
+        client.connect()
+        let connected = "connected to 127.0.0.1:\(proxy.port)"
+        _ = try await harness.clientEvents.first { $0 == connected }
+        var sent: [String] = []
+        var interval = client.currentHeartbeatInterval
+        // Up the steps: a message after each answered heartbeat (which restarts the idle time).
+        while interval < .seconds(300) {
+            await harness.clock.advance(by: interval)
+            _ = try await harness.clientEvents.first { $0.hasPrefix("heartbeat after") }
+            let text = "m\(sent.count + 1)"
+            sent.append(text)
+            let id = try #require(client.send(text))
+            _ = try await harness.clientEvents.first { $0.hasPrefix("stored #\(id)") }
+            interval = client.currentHeartbeatInterval
+        }
+        #expect(interval == .seconds(330))
+        // 330 s idle: the NAT forgot the connection; the heartbeat and two messages vanish in it.
+        await harness.clock.advance(by: interval)
+        for text in ["lost-1", "lost-2"] {
+            sent.append(text)
+            _ = client.send(text)
+        }
+        await harness.clock.advance(by: .seconds(30))
+        #expect(try await harness.clientEvents.first { $0.hasPrefix("heartbeat after") } == "heartbeat after 330 s idle failed")
+        _ = try await harness.clientEvents.first { $0 == connected }
+        _ = try await harness.clientEvents.next(2, where: { $0.hasPrefix("stored #") })
+        #expect(server.stored == sent)
+        #expect(client.deliveryStatus?.outboxCount == 0)
+    }
+}
+
+/// Once in real time, with intervals of a fraction of a second: the same convergence on real timers
+/// and sockets. The NAT forgets after 1.2 s; each interval that works is at least 0.3 s under it.
+@Suite struct SmartHeartbeatRealTimeTests {
+    @Test func convergesUnderARealNATTimeout() async throws {
+        let group = EventLoopGroup(numberOfThreads: 1, name: "smart-heartbeat-real-time")
+        defer { group.shutdown() }
+        var serverConfiguration = LongLinkServer<TextCodec>.Configuration(port: 0)
+        serverConfiguration.idleTimeout = .seconds(60)
+        let server = LongLinkServer(codec: TextCodec(), configuration: serverConfiguration, group: group, eventQueue: nil) { _ in }
+        try server.start()
+        defer { server.stop() }
+        let proxy = try NATProxy(serverPort: server.port, timeout: .milliseconds(1200), group: group)
+        defer { proxy.stop() }
+        var configuration = LongLinkClient<TextCodec>.Configuration(host: "127.0.0.1", port: proxy.port)
+        configuration.reconnectSchedule.random = { 0 }
+        configuration.linkHealthyAfter = .zero  // each reconnect after a failed probe at once
+        var smart = SmartHeartbeat()
+        smart.minimum = .milliseconds(300)
+        smart.maximum = .seconds(3)
+        smart.step = .milliseconds(300)
+        smart.margin = .milliseconds(100)
+        smart.successesBeforeStep = 1
+        smart.acknowledgementTimeout = .milliseconds(500)
+        smart.store = InMemoryHeartbeatIntervalStore()
+        smart.networkIdentifier = { "loopback" }
+        smart.networkChanges = nil
+        configuration.smartHeartbeat = smart
+        let events = EventRecorder<String>()
+        let client = LongLinkClient(codec: TextCodec(), configuration: configuration, group: group, eventQueue: nil) {
+            events.record("\($0)")
+        }
+        defer { client.disconnect() }
+        client.connect()
+        #expect(
+            try await events.next(3, where: { $0.hasPrefix("heartbeat interval") }) == [
+                "heartbeat interval 0.3 s → 0.6 s (stepped up)", "heartbeat interval 0.6 s → 0.9 s (stepped up)",
+                "heartbeat interval 0.9 s → 1.2 s (stepped up)"
+            ])
+        #expect(try await events.first { $0.hasPrefix("heartbeat interval") } == "heartbeat interval 1.2 s → 0.8 s (backed off)")
+        #expect(try await events.first { $0.hasPrefix("heartbeat after") } == "heartbeat after 0.8 s idle answered")
+        #expect(events.all.filter { $0 == "heartbeat after 1.2 s idle failed" }.count == 2)
+        #expect(events.all.filter { $0 == "disconnected (heartbeat timeout)" }.count == 2)
     }
 }

@@ -18,7 +18,7 @@ final class FakeRouteSource: NetworkChangeSource, @unchecked Sendable {
     func fire() { handler.withLock { $0 }?() }
 }
 
-/// A ``LinkHarness`` echo server (idle timeout an hour, longer than any interval) behind a
+/// A ``LinkHarness`` echo server (idle timeout an hour unless said, longer than any interval) behind a
 /// ``NATProxy`` forgetting after `nat`, and a client of the proxy with a smart heartbeat (Mars's
 /// figures unless `configure` changes them) whose network identifier is ``network`` and whose
 /// learned intervals go to ``store``; all in virtual time.
@@ -33,9 +33,9 @@ final class SmartLinkRig: Sendable {
 
     init(
         nat: Duration, store: InMemoryHeartbeatIntervalStore = InMemoryHeartbeatIntervalStore(),
-        configure: (inout SmartHeartbeat) -> Void = { _ in }
+        serverIdleTimeout: Duration = .seconds(3600), configure: (inout SmartHeartbeat) -> Void = { _ in }
     ) throws {
-        server = try harness.makeServer(idleTimeout: .seconds(3600))
+        server = try harness.makeServer(idleTimeout: serverIdleTimeout)
         proxy = try NATProxy(serverPort: server.port, timeout: nat, group: harness.group)
         self.store = store
         var smart = SmartHeartbeat()
