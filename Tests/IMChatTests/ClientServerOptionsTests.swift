@@ -20,6 +20,17 @@ extension CommandLineOptionsTests {
         #expect(configuration.port == 7000)
     }
 
+    @Test func smartHeartbeatUsesMarsFiguresAndKeepsWhatItLearnsInTheDataDirectory() throws {
+        let plain = try ClientOptions(arguments: ["ann"])
+        #expect(!plain.smartHeartbeat)
+        #expect(plain.configuration(host: plain.host, port: plain.port, password: nil, style: .pipe).smartHeartbeat == nil)
+        let options = try ClientOptions(arguments: ["ann", "--smart-heartbeat", "--data-dir", "/tmp/ann-chat"])
+        #expect(options.smartHeartbeat)
+        let smart = try #require(options.configuration(host: options.host, port: options.port, password: nil, style: .pipe).smartHeartbeat)
+        #expect([smart.minimum, smart.maximum, smart.step, smart.margin] == [.seconds(210), .seconds(600), .seconds(60), .seconds(20)])
+        #expect((smart.store as? FileHeartbeatIntervalStore)?.url.path == "/tmp/ann-chat/heartbeat-intervals.json")
+    }
+
     @Test func hostAndPortStillNameTheOneServer() throws {
         #expect(try ClientOptions(arguments: ["ann"]).endpoints == [Endpoint(host: "127.0.0.1", port: 7777)])
         let options = try ClientOptions(arguments: ["ann", "--host", "::1", "--port", "7001"])

@@ -160,6 +160,24 @@ final class ClientFixture: Sendable {
             ])
     }
 
+    /// `--smart-heartbeat`: the interval learned for this network is used from the connect on, and said.
+    @Test func theSmartHeartbeatSaysTheIntervalItUses() async throws {
+        let chat = try ClientFixture()
+        var configuration = chat.configuration("ann")
+        var smart = SmartHeartbeat()
+        smart.store = InMemoryHeartbeatIntervalStore(["test-net": LearnedHeartbeat(interval: .seconds(270), isSettled: true)])
+        smart.networkIdentifier = { "test-net" }
+        smart.networkChanges = nil
+        configuration.smartHeartbeat = smart
+        let (client, output) = try chat.client(configuration)
+        defer { client.stop() }
+        #expect(
+            try await output.next(3) == [
+                "* heartbeat interval 210 s → 270 s (learned for this network)", "* connected to 127.0.0.1:\(chat.server.port)",
+                "* logged in as ann; online: nobody else"
+            ])
+    }
+
     /// A login answered `storeUnavailable` (a cluster node while its NATS restarts): the client
     /// reconnects after 1 s and logs in; the message it sent behind the failed login (answered
     /// `notLoggedIn`) stays in the outbox, is stored once, and is no failure: the end is `quit`.

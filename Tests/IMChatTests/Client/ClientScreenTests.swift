@@ -91,6 +91,9 @@ import TestSupport
         status.outboxCount = 2
         status.inputEnded = true
         #expect(line(status) == "[online as ann (live only) · 2 messages waiting · leaving]")
+        status.heartbeatInterval = .seconds(270)
+        #expect(line(status) == "[online as ann (live only) · 2 messages waiting · heartbeat 270 s · leaving]")
+        status.heartbeatInterval = nil
         status.inputEnded = false
         // 8.2 s ahead: "in 9 s", the time to the second (rounded down).
         status.connection = .reconnecting(attempt: 4, at: now.addingTimeInterval(8.2))
