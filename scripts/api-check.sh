@@ -7,7 +7,8 @@
 #
 # The baseline is the API of one commit, kept as swift-api-digester's JSON per module in
 # api/baselines/COMMIT/MODULE.json (SwiftPM names the folder after the commit); additions are not
-# breaking, removals and changed signatures are.
+# breaking, removals and changed signatures are, and so is a case added to a public enum (a switch
+# over it in an app's code no longer compiles without a default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 products=(AsyncSocket SocketFraming FramedSocket LongLink)

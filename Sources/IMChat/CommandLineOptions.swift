@@ -409,6 +409,9 @@ public struct ClientOptions: Equatable, Sendable {
                                             disconnected, reconnect attempt N in S s (attempt N to
                                             HOST:PORT with several --server; a terminal adds the clock
                                             time), messages left in the outbox
+              * heartbeat interval 210 s → 270 s (stepped up)  --smart-heartbeat: the interval changed
+              * no answer to the heartbeat after 330 s idle    a probe failed (a reconnect follows)
+              * network changed: eth0 via 192.0.2.1 → wlan0 via 10.0.0.1   (a reconnect follows)
             Text from others is shown with control characters escaped (\\u{1B}).
 
             Exit status: 0 once every message is stored (or refused) after the input ends or /quit; 1 when
