@@ -5,11 +5,11 @@ import Foundation
 /// ``LongLinkClient/connect()`` and then re-derives ``SmartHeartbeat/networkIdentifier`` at each report:
 /// a report need not mean that the network changed (one routing change often brings several).
 public protocol NetworkChangeSource: AnyObject, Sendable {
-    /// Starts reporting: `onChange` is called, on any thread, after each change (or burst of changes).
-    /// Starting a source that is already started replaces the handler.
+    /// Starts reporting to `onChange`, called on any thread after each change (or burst of changes).
+    /// Each call adds a handler: links whose configurations share one source all hear of changes.
     /// - Throws: when the source cannot watch (a ``RouteChangeMonitor`` whose netlink socket cannot be
     ///   opened throws `SocketError`); the link then only hears of changes the app reports.
     func start(onChange: @escaping @Sendable () -> Void) throws
-    /// Stops reporting; `onChange` is not called after this returns.
+    /// Stops reporting to every handler; none is called after this returns.
     func stop()
 }

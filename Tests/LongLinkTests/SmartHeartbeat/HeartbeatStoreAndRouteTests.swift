@@ -91,7 +91,7 @@ import Testing
         @Test func theRouteMonitorStartsAndStops() throws {
             let monitor = RouteChangeMonitor()
             try monitor.start {}
-            try monitor.start {}  // replaces the handler, keeps the socket
+            try monitor.start {}  // a second handler on the same socket
             monitor.stop()
             monitor.stop()
         }

@@ -5,17 +5,16 @@ import TestSupport
 
 /// A fake ``NetworkChangeSource``: ``fire()`` reports a change as a route monitor would.
 final class FakeRouteSource: NetworkChangeSource, @unchecked Sendable {
-    private let handler = LockedValue<(@Sendable () -> Void)?>(nil)
-    let starts = LockedValue(0)
+    private let handlers = LockedValue<[@Sendable () -> Void]>([])
+    var starts: Int { handlers.withLock { $0.count } }
 
-    func start(onChange: @escaping @Sendable () -> Void) throws {
-        handler.withLock { $0 = onChange }
-        starts.withLock { $0 += 1 }
+    func start(onChange: @escaping @Sendable () -> Void) throws { handlers.withLock { $0.append(onChange) } }
+
+    func stop() { handlers.withLock { $0.removeAll() } }
+
+    func fire() {
+        for handler in handlers.withLock({ $0 }) { handler() }
     }
-
-    func stop() { handler.withLock { $0 = nil } }
-
-    func fire() { handler.withLock { $0 }?() }
 }
 
 /// A ``LinkHarness`` echo server (idle timeout an hour unless said, longer than any interval) behind a
