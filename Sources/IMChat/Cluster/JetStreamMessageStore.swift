@@ -212,9 +212,12 @@ public final class JetStreamMessageStore: MessageStore {
                 // The same id within JetStream's duplicate window: stored before, its id not recorded
                 // (a crash in between), or removed by retention since (then it is stored anew).
                 if let original = try jetStream.message(stream: streamName, sequence: ack.sequence),
-                    let (_, stored) = parse(original.subject)
+                    let (conversation, stored) = parse(original.subject)
                 {
                     try recordID(idKey, stored)
+                    // The first attempt may have failed before raising the head: readers at their
+                    // next login would not see the message.
+                    try raiseHead(of: conversation, to: stored)
                     return .duplicate(sequence: stored)
                 }
                 messageID = idKey + "." + String(ack.sequence)

@@ -123,20 +123,24 @@ extension Router {
             if let id = item.id {
                 item.session.send(.v2(.stored(id: id, conversation: conversation.description, sequence: outcome.sequence)))
             }
-            if case .stored(let sequence) = outcome {
-                let message = item.message
-                fanOut(
-                    StoredMessage(
-                        conversation: conversation, sequence: sequence, sender: message.sender, text: message.text,
-                        time: message.time, clientInstance: message.clientInstance, clientID: message.clientID))
-            }
+            // A duplicate goes to the stored sessions again (their windows make that a no-op when
+            // they had it): its first append may have failed after storing it (a batch that failed
+            // part-way, a store request that timed out after the write), so that nobody was told.
+            // Live-only sessions, which have no sequence to tell a repeat by, get only what is new.
+            let message = item.message
+            fanOut(
+                StoredMessage(
+                    conversation: conversation, sequence: outcome.sequence, sender: message.sender, text: message.text,
+                    time: message.time, clientInstance: message.clientInstance, clientID: message.clientID),
+                storedSessionsOnly: outcome != .stored(sequence: outcome.sequence))
         }
     }
 
     /// A newly stored message to everyone online who reads its conversation: through the window of a
     /// stored session (the sender's own included, so every device sees the whole conversation), at once
     /// and without a sequence number to a live-only one (not to its sender, unless it wrote to itself).
-    func fanOut(_ message: StoredMessage) {
+    /// `storedSessionsOnly`: through the windows only (a message the store reports as a duplicate).
+    func fanOut(_ message: StoredMessage, storedSessionsOnly: Bool = false) {
         let readers: [String]
         switch message.conversation {
         case .room: readers = Array(users.keys)
@@ -151,7 +155,7 @@ extension Router {
                 window.available(conversation: message.conversation.description, upTo: message.sequence)
                 users[name]?.window = window
                 pump(name, fresh: message)
-            } else if name != message.sender || (isDirect && readers.count == 1) {  // a direct message to oneself reaches oneself
+            } else if !storedSessionsOnly, name != message.sender || (isDirect && readers.count == 1) {  // to oneself: reaches oneself
                 if user.version == .v1 { liveV1.append(user.session) } else { liveV2.append(user.session) }
             }
         }
