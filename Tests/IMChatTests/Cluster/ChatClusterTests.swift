@@ -166,7 +166,6 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         let cy = chat.peer(on: 2)
         _ = try await cy.loggedIn("cy", password: "c")
         try await eventually("node 2 lists ann") { chat.nodes[2].onlineUsers == ["ann", "bob", "cy"] }
-        print("DEBUG", chat.nodes.map(\.onlineUsers), chat.clusters.map(\.nodeID))
         let key = JetStreamMessageStore.key("ann")
         #expect(try chat.clusters[1].presence.get(key) != nil)
         chat.crash(0)
