@@ -52,6 +52,10 @@ public struct LoadResult: Sendable {
     public var messagesResent = 0, storeRefusals = 0
     /// Connections that failed (first few reasons) and how many.
     public var failureReasons: [String] = [], connectionFailures = 0
+    /// The first 10 messages with deliveries still missing at the end, one line each (run id, sender
+    /// → recipient or room, whether it was acknowledged, and each recipient's position in the
+    /// conversation): where to look when ``missing`` is not 0.
+    public var undelivered: [String] = []
     /// Send → delivery of direct messages and broadcasts (all, and each kind), and of the probes' messages.
     public var deliveryLatency = LatencyHistogram(), directLatency = LatencyHistogram(), broadcastLatency = LatencyHistogram()
     public var probeLatency = LatencyHistogram()
@@ -198,6 +202,7 @@ public struct LoadResult: Sendable {
                     + "\(storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failoverLatency))")
         }
         if connectionFailures > 0 { lines.append("  connection failures: \(connectionFailures) (first: \(failureReasons.first ?? "?"))") }
+        if !undelivered.isEmpty { lines.append("  undelivered: " + undelivered.joined(separator: "; ")) }
         if !drained { lines.append("  NOT DRAINED: something was still outstanding at the end") }
         return lines.joined(separator: "\n")
     }

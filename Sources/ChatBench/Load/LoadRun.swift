@@ -332,6 +332,25 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     }
     private var drainedSignalled = false
 
+    /// Lines for the first `limit` messages whose deliveries are not all in (``LoadResult/undelivered``).
+    private func undeliveredMessages(limit: Int) -> [String] {
+        var lines: [String] = []
+        for (offset, sent) in ledger.messages.enumerated() where sent.delivered < sent.expected && lines.count < limit {
+            let sender = connections[Int(sent.sender)].name
+            var line = "#\(offset + 1) \(sender) → "
+            if sent.recipient >= 0 {
+                let recipient = connections[Int(sent.recipient)].name
+                let conversation = ConversationID(between: sender, and: recipient).description
+                line += "\(recipient) (\(conversation), recipient at \(positions[Int(sent.recipient)].positions[conversation] ?? 0))"
+            } else {
+                line += "room"
+            }
+            line += " \(sent.delivered)/\(sent.expected) delivered, \(sent.isAcknowledged ? "acknowledged" : "not acknowledged")"
+            lines.append(line)
+        }
+        return lines
+    }
+
     private func makeResult() -> LoadResult {
         isFinished = true
         var result = self.result
@@ -349,6 +368,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         result.unknownIDs = ledger.unknown
         result.refused = ledger.refused
         result.echoes = ledger.echoes
+        result.undelivered = undeliveredMessages(limit: 10)
         result.acknowledged = ledger.acknowledged
         result.acknowledgementErrors = ledger.acknowledgementErrors
         result.unacknowledged = options.version == .v2 ? max(0, numberedSent - ledger.acknowledged - ledger.refused) : 0
