@@ -305,12 +305,12 @@ public final class JetStreamMessageStore: MessageStore {
     /// The head and the first sequence not removed of `conversation`. The head is the higher of the
     /// recorded one and the sequence of the conversation's last message in the stream: a message is
     /// stored before its head is raised, and a node that stopped (or failed) in between left the head
-    /// one short, so that a reader logging in afterwards would never be sent that message (ChatFailover
-    /// Tests, about 1 run in 4). Within a conversation the stream holds the sequences in order (each is
+    /// one short, so that a reader logging in afterwards would never be sent that message (ChatFailoverTests,
+    /// about 1 run in 4). Within a conversation the stream holds the sequences in order (each is
     /// published only once the one before is in the stream), so its last message is the true head.
     func bounds(of conversation: ConversationID) throws -> JetStreamRecord.Head {
-        var bounds = try heads.get(Self.key(conversation)).map { try JetStreamRecord.Head.decode($0.value) }
-            ?? JetStreamRecord.Head(head: 0, first: 1)
+        var bounds = JetStreamRecord.Head(head: 0, first: 1)
+        if let entry = try heads.get(Self.key(conversation)) { bounds = try JetStreamRecord.Head.decode(entry.value) }
         if let last = try jetStream.lastMessage(stream: streamName, subject: "\(prefix).msg.\(Self.key(conversation)).*"),
             let (_, sequence) = parse(last.subject)
         {

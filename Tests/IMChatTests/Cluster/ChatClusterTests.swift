@@ -93,9 +93,15 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
     @Test func aMessageStoredByAnAppendThatStoppedHalfWayReachesItsReaderAtLoginOnAnotherNode() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
         struct Stopped: Error {}
-        let stops = LockedValue(1)
+        let stopped = LockedValue(false)  // once: the retry works
         chat.clusters[0].store.afterPublish.withLock {
-            $0 = { _ in if stops.withLock({ $0 -= 1; return $0 >= 0 }) { throw Stopped() } }
+            $0 = { _ in
+                let first = stopped.withLock { wasStopped in
+                    defer { wasStopped = true }
+                    return !wasStopped
+                }
+                if first { throw Stopped() }
+            }
         }
         let bob = chat.peer(on: 1)
         _ = try await bob.loggedIn("bob", password: "b")
