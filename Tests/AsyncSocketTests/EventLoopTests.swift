@@ -1,4 +1,5 @@
 import AsyncSocket
+import Dispatch
 import Testing
 import TestSupport
 
@@ -49,6 +50,48 @@ import TestSupport
         #expect(recorder.all == ["20 ms"])
         await clock.advance(by: .milliseconds(1))
         #expect(recorder.all == ["20 ms", "50 ms"])
+    }
+
+    /// Regression (SmartHeartbeatLinkTests "no event within 10.0 seconds", about 1 run in 3): a test
+    /// advanced the clock as soon as its client reported the connect, before the same loop had
+    /// accepted the connection on the server side; the server's idle timer was then set from the new
+    /// time and fired 360 s late. Now ``ManualClock/advance(by:draining:)`` settles first: what is under
+    /// way (here a task that sets a timer, handed over through a dispatch queue) runs at the time it
+    /// was started in, however late the loop gets to it.
+    @Test func advancingSettlesWhatIsUnderWayBeforeTheClockMoves() async throws {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let queue = DispatchQueue(label: "events")
+        let recorder = EventRecorder<String>()
+        for round in 1...50 {
+            queue.async {
+                loop.execute { loop.scheduleTask(in: .seconds(360)) { recorder.record("idle timeout \(round)") } }
+            }
+            await clock.advance(by: .seconds(359), draining: [queue])
+            #expect(recorder.all.count == round - 1)
+            await clock.advance(by: .seconds(1), draining: [queue])
+            #expect(recorder.all.last == "idle timeout \(round)", "round \(round): \(recorder.all.suffix(2))")
+        }
+    }
+
+    /// Settling waits for a chain that goes back and forth between a loop and a queue: each step
+    /// hands the next to the other side, and only the last one records.
+    @Test func settlingWaitsForWorkHandedBetweenTheLoopAndAQueue() async {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let queue = DispatchQueue(label: "events")
+        let recorder = EventRecorder<String>()
+        @Sendable func step(_ left: Int) {
+            guard left > 0 else { return recorder.record("done") }
+            if left.isMultiple(of: 2) { queue.async { step(left - 1) } } else { loop.execute { step(left - 1) } }
+        }
+        loop.execute { step(40) }
+        await clock.settle(draining: [queue])
+        #expect(recorder.all == ["done"])
     }
 
     @Test func groupHandsOutItsLoopsInTurn() {

@@ -64,6 +64,16 @@ final class LinkHarness: Sendable {
         }
     }
 
+    /// Moves virtual time forward by `duration` (``ManualClock/advance(by:draining:)``): what is under
+    /// way settles first, then the timers now due run, and everything they set off, on the loop and on
+    /// the two event queues, has happened when it returns. Nothing here waits for real time to pass.
+    func advance(by duration: Duration) async {
+        await clock.advance(by: duration, draining: [clientQueue, serverQueue])
+    }
+
+    /// Waits until the loop and both event queues have nothing left to do at the current virtual time.
+    func settle() async { await clock.settle(draining: [clientQueue, serverQueue]) }
+
     /// Waits until every event already issued has reached the recorders.
     func drainEventQueues() {
         clientQueue.sync {}

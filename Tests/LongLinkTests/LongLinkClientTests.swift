@@ -33,17 +33,17 @@ import TestSupport
         client.connect()
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(listener.localPort)")
         _ = try await peer.events.next()  // accepted
-        await harness.clock.advance(by: .seconds(179))
+        await harness.advance(by: .seconds(179))
         // Nothing yet: prove it by sending a marker frame through the link and seeing it arrive first.
         client.send("mark")
         #expect(try await peer.events.next().readData == TextCodec.frame("mark"))
-        await harness.clock.advance(by: .seconds(1))
+        await harness.advance(by: .seconds(1))
         #expect(try await peer.events.next().readData == TextCodec.frame("PING"))
-        await harness.clock.advance(by: .seconds(180))
+        await harness.advance(by: .seconds(180))
         #expect(try await peer.events.next().readData == TextCodec.frame("PING"))
         client.disconnect()
         #expect(try await harness.clientEvents.next() == "disconnected (by user)")
-        await harness.clock.advance(by: .seconds(720))
+        await harness.advance(by: .seconds(720))
         let closed = try await peer.events.next()
         #expect(closed.description == "disconnected(socket closed by remote peer)")
     }
@@ -56,11 +56,11 @@ import TestSupport
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = try await connectedClient(harness, to: listener)
         defer { client.disconnect() }
-        await harness.clock.advance(by: .seconds(2))  // heartbeat sent
-        await harness.clock.advance(by: .milliseconds(1999))
+        await harness.advance(by: .seconds(2))  // heartbeat sent
+        await harness.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))  // no acknowledgement for 2 s
+        await harness.advance(by: .milliseconds(1))  // no acknowledgement for 2 s
         #expect(
             try await harness.clientEvents.next(3) == [
                 "disconnected (heartbeat timeout)",
@@ -90,15 +90,15 @@ import TestSupport
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = try await connectedClient(harness, to: listener)
         defer { client.disconnect() }
-        await harness.clock.advance(by: .seconds(2))  // heartbeat 1, answered by "still working"
+        await harness.advance(by: .seconds(2))  // heartbeat 1, answered by "still working"
         #expect(try await harness.clientEvents.next() == "received still working")
-        await harness.clock.advance(by: .seconds(2))  // heartbeat 2, never answered
+        await harness.advance(by: .seconds(2))  // heartbeat 2, never answered
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])  // only the acknowledgement counted: dropped here
-        await harness.clock.advance(by: .milliseconds(1999))
+        await harness.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))  // 2 s of silence after heartbeat 2
+        await harness.advance(by: .milliseconds(1))  // 2 s of silence after heartbeat 2
         #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
     }
 
@@ -112,11 +112,11 @@ import TestSupport
         defer { listener.disconnect(); peer.accepted.forEach { $0.disconnect() } }
         let client = try await connectedClient(harness, to: listener, greeting: "login ann")
         defer { client.disconnect() }
-        await harness.clock.advance(by: .seconds(2))  // the first heartbeat: 20 s from here
-        await harness.clock.advance(by: .milliseconds(19_999))
+        await harness.advance(by: .seconds(2))  // the first heartbeat: 20 s from here
+        await harness.advance(by: .milliseconds(19_999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
     }
 
@@ -129,7 +129,7 @@ import TestSupport
         client.connect()
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
         for _ in 0..<10 {
-            await harness.clock.advance(by: .seconds(2))
+            await harness.advance(by: .seconds(2))
             // The acknowledgement comes back in real time; a round trip through the echo proves it has.
             client.send("tick")
             #expect(try await harness.clientEvents.next() == "received echo: tick")
@@ -162,7 +162,7 @@ import TestSupport
             ])
         let second = try harness.makeServer(port: port)
         defer { second.stop() }
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(port)")
         client.send("after restart")
         #expect(try await harness.clientEvents.next() == "received echo: hello again")
@@ -182,14 +182,14 @@ import TestSupport
             try await harness.clientEvents.next(4) == [
                 "disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"
             ])
-        await harness.clock.advance(by: .milliseconds(1999))
+        await harness.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next(2) == [refused, "reconnect attempt 3 in 4 s"])
-        await harness.clock.advance(by: .seconds(4))
+        await harness.advance(by: .seconds(4))
         #expect(try await harness.clientEvents.next(2) == [refused, "server unavailable"])
-        await harness.clock.advance(by: .seconds(600))
+        await harness.advance(by: .seconds(600))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
@@ -204,7 +204,7 @@ import TestSupport
         client.disconnect()
         #expect(try await harness.clientEvents.next() == "disconnected (by user)")
         #expect(try await harness.serverEvents.next(2) == ["opened", "closed (closed by client)"])
-        await harness.clock.advance(by: .seconds(600))
+        await harness.advance(by: .seconds(600))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
@@ -307,13 +307,13 @@ import TestSupport
             (.milliseconds(2250), "reconnect attempt 3 in 4.75 s"),
             (.milliseconds(4750), "server unavailable")
         ] {
-            await harness.clock.advance(by: waited - .milliseconds(1))
+            await harness.advance(by: waited - .milliseconds(1))
             harness.drainEventQueues()
             #expect(harness.clientEvents.pending == [])
-            await harness.clock.advance(by: .milliseconds(1))
+            await harness.advance(by: .milliseconds(1))
             #expect(try await harness.clientEvents.next(4) == visit + [next])
         }
-        await harness.clock.advance(by: .seconds(600))
+        await harness.advance(by: .seconds(600))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         #expect(peer.accepted.count == 4)
@@ -348,13 +348,13 @@ import TestSupport
         try await closeConnection(1)
         #expect(try await harness.clientEvents.next(3) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", connected])
         // Up for 1 ms less than the heartbeat interval: not yet healthy, the schedule goes on.
-        await harness.clock.advance(by: .milliseconds(9999))
+        await harness.advance(by: .milliseconds(9999))
         try await closeConnection(2)
         #expect(try await harness.clientEvents.next(2) == ["disconnected (by server)", "reconnect attempt 2 in 2 s"])
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         #expect(try await harness.clientEvents.next() == connected)
         // Up for the whole interval (its first heartbeat goes out): healthy, so the next drop starts over.
-        await harness.clock.advance(by: .seconds(10))
+        await harness.advance(by: .seconds(10))
         _ = try await peer.events.first(where: { $0.readData == TextCodec.frame("PING") })
         try await closeConnection(3)
         #expect(try await harness.clientEvents.next(3) == ["disconnected (by server)", "reconnect attempt 1 in 0 s", connected])
@@ -373,10 +373,10 @@ import TestSupport
         #expect(try await harness.clientEvents.next(4) == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
         let server = try harness.makeServer(port: port, reusePort: true)
         reserved.release()
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(port)")
         // 30 s up (the heartbeat, 180 s, has not even gone out): healthy.
-        await harness.clock.advance(by: .seconds(30))
+        await harness.advance(by: .seconds(30))
         server.stop()
         // Taken first, so a failure shows what arrived (an awaited expression's value is not printed).
         let afterStop = try await harness.clientEvents.next(4)

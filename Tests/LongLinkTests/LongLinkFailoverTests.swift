@@ -67,16 +67,16 @@ import TestSupport
                 "reconnect attempt 2 to 127.0.0.1:\(ports[2]) in 2 s"
             ])
         // The schedule's delays are as with one server: nothing before the 2 s are up.
-        await harness.clock.advance(by: .milliseconds(1999))
+        await harness.advance(by: .milliseconds(1999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next(2) == [refused, "reconnect attempt 3 to 127.0.0.1:\(ports[0]) in 4 s"])
         // After the last endpoint, the first again: a server there now is reached.
         let server = try harness.makeServer(port: ports[0], reusePort: true)
         defer { server.stop() }
         reserved[0].release()
-        await harness.clock.advance(by: .seconds(4))
+        await harness.advance(by: .seconds(4))
         #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(ports[0])")
     }
 

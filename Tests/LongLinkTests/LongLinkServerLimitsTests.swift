@@ -63,11 +63,11 @@ final class RawTextPeer: @unchecked Sendable {
         defer { server.stop() }
         let peer = try await RawTextPeer(port: server.port)
         #expect(try await peer.roundTrip() == "PONG")
-        await harness.clock.advance(by: .seconds(5))
+        await harness.advance(by: .seconds(5))
         #expect(try await peer.roundTrip() == "PONG")
-        await harness.clock.advance(by: .milliseconds(4_999))
+        await harness.advance(by: .milliseconds(4_999))
         #expect(try await peer.roundTrip() == "PONG")
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await peer.next() == "BYE: not admitted within 10 s")
         #expect(try await peer.next() == nil)
         #expect(try await harness.serverEvents.next(2) == ["opened", "closed (admission timeout)"])
@@ -80,7 +80,7 @@ final class RawTextPeer: @unchecked Sendable {
         let peer = try await RawTextPeer(port: server.port)
         try await peer.send(TextCodec.frame("admit me"))
         #expect(try await peer.next() == "echo: admit me")
-        await harness.clock.advance(by: .seconds(60))
+        await harness.advance(by: .seconds(60))
         #expect(try await peer.roundTrip() == "PONG")
         #expect(server.sessions.count == 1)
     }
@@ -90,15 +90,15 @@ final class RawTextPeer: @unchecked Sendable {
         let server = try harness.makeServer { $0.admissionTimeout = .seconds(10) }
         defer { server.stop() }
         let peer = try await RawTextPeer(port: server.port)
-        await harness.clock.advance(by: .seconds(5))
+        await harness.advance(by: .seconds(5))
         try await peer.send(TextCodec.frame("admit me"))
         #expect(try await peer.next() == "echo: admit me")
-        await harness.clock.advance(by: .seconds(3))
+        await harness.advance(by: .seconds(3))
         try await peer.send(TextCodec.frame("withdraw"))
         #expect(try await peer.next() == "echo: withdraw")
-        await harness.clock.advance(by: .milliseconds(9_999))  // 17.999 s from the connect
+        await harness.advance(by: .milliseconds(9_999))  // 17.999 s from the connect
         #expect(try await peer.roundTrip() == "PONG")
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await peer.next() == "BYE: not admitted within 10 s")
         #expect(try await peer.next() == nil)
     }
@@ -112,12 +112,12 @@ final class RawTextPeer: @unchecked Sendable {
         #expect(try await peer.roundTrip(after: Data()) == "PONG")
         try await peer.send(TextCodec.frame("PING") + Data([0, 0, 0, 100, 0x61, 0x62]))
         #expect(try await peer.next() == "PONG")
-        await harness.clock.advance(by: .seconds(6))
+        await harness.advance(by: .seconds(6))
         try await peer.send(Data([0x63]))  // a trickle does not move the deadline
-        await harness.clock.advance(by: .milliseconds(3_999))
+        await harness.advance(by: .milliseconds(3_999))
         harness.drainEventQueues()
         #expect(harness.serverEvents.all == ["opened"])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await peer.next() == "BYE: frame not finished within 10 s")
         #expect(try await peer.next() == nil)
         #expect(try await harness.serverEvents.next(2) == ["opened", "closed (frame timeout)"])
@@ -132,13 +132,13 @@ final class RawTextPeer: @unchecked Sendable {
         // The first frame starts at 0 s and ends at 9 s, with the start of the next one.
         try await peer.send(TextCodec.frame("PING") + whole.prefix(5))
         #expect(try await peer.next() == "PONG")
-        await harness.clock.advance(by: .seconds(9))
+        await harness.advance(by: .seconds(9))
         try await peer.send(whole.dropFirst(5) + Data([0, 0, 0, 9]))
         #expect(try await peer.next() == "echo: first")
-        await harness.clock.advance(by: .milliseconds(9_999))
+        await harness.advance(by: .milliseconds(9_999))
         harness.drainEventQueues()
         #expect(harness.serverEvents.all == ["opened", "received first"])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await peer.next() == "BYE: frame not finished within 10 s")
         #expect(try await harness.serverEvents.next(3) == ["opened", "received first", "closed (frame timeout)"])
     }
@@ -150,10 +150,10 @@ final class RawTextPeer: @unchecked Sendable {
         let peer = try await RawTextPeer(port: server.port)
         try await peer.send(TextCodec.frame("PING") + Data([0, 0, 0, 100]))
         #expect(try await peer.next() == "PONG")
-        await harness.clock.advance(by: .seconds(29))
+        await harness.advance(by: .seconds(29))
         harness.drainEventQueues()
         #expect(harness.serverEvents.all == ["opened"])
-        await harness.clock.advance(by: .seconds(1))
+        await harness.advance(by: .seconds(1))
         #expect(try await harness.serverEvents.next(2) == ["opened", "closed (idle timeout)"])
     }
 

@@ -19,10 +19,10 @@ import TestSupport
         socket.readData(withTimeout: -1, tag: 0)
         #expect(try await harness.serverEvents.next(2) == ["opened", "received hi"])
         _ = try await silent.events.next(3)  // connected, wrote, read "echo: hi"
-        await harness.clock.advance(by: .seconds(359))
+        await harness.advance(by: .seconds(359))
         harness.drainEventQueues()
         #expect(harness.serverEvents.pending == [])
-        await harness.clock.advance(by: .seconds(1))
+        await harness.advance(by: .seconds(1))
         #expect(try await harness.serverEvents.next() == "closed (idle timeout)")
         #expect(try await silent.events.next().description == "disconnected(socket closed by remote peer)")
         #expect(server.sessions.isEmpty)
@@ -38,7 +38,7 @@ import TestSupport
         try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
         _ = try await peer.events.next()
         for _ in 0..<5 {
-            await harness.clock.advance(by: .seconds(9))
+            await harness.advance(by: .seconds(9))
             socket.write(TextCodec.frame("PING"), withTimeout: -1, tag: 0)
             socket.readData(toLength: 8, withTimeout: -1, tag: 1)
             let reply = try await peer.events.first { if case .read = $0 { true } else { false } }
@@ -102,16 +102,16 @@ import TestSupport
         try socket.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
         socket.write(TextCodec.frame("hi"), withTimeout: -1, tag: 1)
         #expect(try await harness.serverEvents.next(2) == ["opened", "received hi"])
-        await harness.clock.advance(by: .seconds(200))
+        await harness.advance(by: .seconds(200))
         // The first byte of a header that claims 64 KiB; loopback hands it to the server's socket
         // before the write completes, and one loop iteration reads it.
         socket.write(Data([0x00]), withTimeout: -1, tag: 2)
         _ = try await dripper.events.first { $0.description == "wrote(tag: 2)" }
-        await harness.clock.advance(by: .zero)
-        await harness.clock.advance(by: .seconds(159))
+        await harness.advance(by: .zero)
+        await harness.advance(by: .seconds(159))
         harness.drainEventQueues()
         #expect(harness.serverEvents.pending == [])
-        await harness.clock.advance(by: .seconds(1))
+        await harness.advance(by: .seconds(1))
         #expect(try await harness.serverEvents.next() == "closed (idle timeout)")
     }
 

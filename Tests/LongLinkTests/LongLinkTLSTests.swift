@@ -29,7 +29,7 @@ import TestSupport
         #expect(try await harness.clientEvents.first { $0.hasPrefix("reconnect attempt 2") } == "reconnect attempt 2 in 2 s")
         let second = try harness.makeServer(port: port) { $0.tls = server }
         defer { second.stop() }
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         #expect(try await harness.clientEvents.next(2) == ["connected to 127.0.0.1:\(port)", "secured with TLSv1.3 (session resumed)"])
         client.send("after the restart")
         #expect(try await harness.clientEvents.next() == "received echo: after the restart")

@@ -19,6 +19,8 @@ public final class EventLoop: @unchecked Sendable {
         /// A wake-up is pending: the loop will look at `tasks` before it next blocks.
         var wakeupPending = false
         var stopping = false
+        /// Called at the end of the next iteration that finds nothing to do (``whenIdle(_:)``).
+        var idleWaiters: [@Sendable (UInt64) -> Void] = []
     }
 
     private struct Registration {
@@ -44,6 +46,9 @@ public final class EventLoop: @unchecked Sendable {
     /// compiler's dynamic exclusivity check.
     @exclusivity(unchecked) private var threadID = pthread_self()
     private let stopped = DispatchSemaphore(value: 0)
+    /// Iterations of a loop driven by a ``ManualClock`` that handled a descriptor, a timer or a task
+    /// (``whenIdle(_:)`` reports it, so ``ManualClock/settle(draining:)`` can tell when nothing moved).
+    private let busyIterations = Atomic<UInt64>(0)
 
     /// A read buffer shared by the sockets of this loop: each readable event reads into it once, so an
     /// idle connection holds no buffer of its own. Used only on the loop thread, within one handler call.
@@ -175,6 +180,17 @@ public final class EventLoop: @unchecked Sendable {
     /// Wakes the loop so it looks at the clock again (used by ``ManualClock``).
     func wakeup() { selector.wakeup() }
 
+    /// Calls `body` on the loop thread at the end of the next iteration that finds no ready descriptor
+    /// (a zero-timeout poll), no timer due and no task: the loop is idle at the current time. `body`
+    /// gets the number of busy iterations the loop had made by then (counted on loops driven by a
+    /// ``ManualClock`` only), so two calls with the same number saw nothing happen in between. Safe from
+    /// any thread. Threaded loops only (an embedded loop is idle whenever ``run()`` returns).
+    func whenIdle(_ body: @escaping @Sendable (UInt64) -> Void) {
+        precondition(!isEmbedded, "whenIdle(_:) is for threaded loops; an embedded loop is idle after run()")
+        taskQueue.withLock { $0.idleWaiters.append(body) }
+        selector.wakeup()
+    }
+
     /// Stops the loop after the current iteration (running the tasks already submitted) and waits for
     /// its thread to end. Sockets still registered are not closed. Call from outside the loop.
     func stop() {
@@ -284,14 +300,17 @@ public final class EventLoop: @unchecked Sendable {
 
     private func runThread() {
         while true {
-            let (hasTasks, stopping) = taskQueue.withLock { ($0.tasks.isEmpty == false, $0.stopping) }
+            let (hasTasks, stopping, waitingForIdle) = taskQueue.withLock {
+                ($0.tasks.isEmpty == false, $0.stopping, $0.idleWaiters.isEmpty == false)
+            }
             if stopping {
                 // Tasks submitted before the stop (closing sockets, say) still run.
                 runTasks()
+                runIdleWaiters()
                 return
             }
             var timeout: UInt64? = nil
-            if hasTasks {
+            if hasTasks || waitingForIdle {
                 timeout = 0
             } else if let next = timers.first {
                 let current = now()
@@ -301,14 +320,33 @@ public final class EventLoop: @unchecked Sendable {
                     timeout = next.deadline > current ? next.deadline - current : 0
                 }
             }
+            var handled = false
             do {
-                try selector.wait(timeoutNanoseconds: timeout) { event in dispatch(event) }
+                try selector.wait(timeoutNanoseconds: timeout) { event in
+                    handled = true
+                    dispatch(event)
+                }
             } catch {
                 fatalError("AsyncSocket: the event loop's selector failed: \(error)")
             }
-            runExpiredTimers()
-            runTasks()
+            let ranTimers = runExpiredTimers()
+            let ranTasks = runTasks()
+            if handled || ranTimers || ranTasks {
+                if clock != nil { busyIterations.add(1, ordering: .relaxed) }
+            } else if waitingForIdle {
+                runIdleWaiters()
+            }
         }
+    }
+
+    /// Calls the ``whenIdle(_:)`` bodies registered so far.
+    private func runIdleWaiters() {
+        let waiters = taskQueue.withLock { queue in
+            defer { queue.idleWaiters.removeAll() }
+            return queue.idleWaiters
+        }
+        let busy = busyIterations.load(ordering: .relaxed)
+        for waiter in waiters { waiter(busy) }
     }
 
     private func dispatch(_ event: SelectorEvent) {

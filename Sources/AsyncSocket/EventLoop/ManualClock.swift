@@ -1,3 +1,4 @@
+import Dispatch
 /// Virtual time for tests: loops created with this clock fire their timers only when ``advance(by:)``
 /// moves the clock past the deadlines, never because real time passed ("advance 49 ms: nothing; 1 ms
 /// more: the event", as SwiftNIO's embedded-loop tests do).
@@ -25,18 +26,50 @@ public final class ManualClock: Sendable {
         state.withLock { $0.nanoseconds &+= duration.nanosecondsClamped }
     }
 
-    /// Moves time forward by `duration` and returns once every attached loop has run the timers that
-    /// are now due (and whatever those timers run on the loop synchronously).
-    public func advance(by duration: Duration) async {
+    /// Moves time forward by `duration`: ``advance(by:draining:)`` with no queues.
+    public func advance(by duration: Duration) async { await advance(by: duration, draining: []) }
+
+    /// Moves time forward by `duration` as SwiftNIO's `NIOAsyncTestingEventLoop.advanceTime(by:)` does:
+    /// first ``settle(draining:)`` at the current time (so what is under way, a connect, an accept, a
+    /// reply, happens before the clock moves, however slow the machine), then the move, then
+    /// ``settle(draining:)`` again, so the timers now due and everything they set off have run when it
+    /// returns. `queues`: dispatch queues the loops hand events to (and that may hand work back).
+    public func advance(by duration: Duration, draining queues: [DispatchQueue]) async {
+        await settle(draining: queues)
         let loops = state.withLock { state -> [EventLoop] in
             state.nanoseconds &+= duration.nanosecondsClamped
             return state.loops
         }
-        for loop in loops {
-            // Timers run before tasks within an iteration, so this task runs after the due timers.
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                loop.execute { continuation.resume() }
+        for loop in loops { loop.wakeup() }
+        await settle(draining: queues)
+    }
+
+    /// Returns once every attached loop and every queue in `queues` has nothing left to do at the
+    /// current virtual time: each loop made an iteration with no ready descriptor, no timer due and
+    /// no task, the queues ran what they had, and the loops then did nothing more (what a queue ran
+    /// handed them nothing). Gives up after 1,000 rounds (a descriptor that stays ready, a ping-pong
+    /// that never ends) and returns anyway: the test's own expectations then say what is missing.
+    public func settle(draining queues: [DispatchQueue] = []) async {
+        for _ in 0..<1_000 {
+            let before = await idleCounts()
+            for queue in queues {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    queue.async { continuation.resume() }
+                }
             }
+            if await idleCounts() == before { return }
         }
+    }
+
+    /// Waits for each attached loop to be idle; returns their busy-iteration counts then.
+    private func idleCounts() async -> [UInt64] {
+        var counts: [UInt64] = []
+        for loop in state.withLock({ $0.loops }) {
+            counts.append(
+                await withCheckedContinuation { (continuation: CheckedContinuation<UInt64, Never>) in
+                    loop.whenIdle { continuation.resume(returning: $0) }
+                })
+        }
+        return counts
     }
 }

@@ -17,27 +17,27 @@ import TestSupport
             let got = try await harness.clientEvents.next(4);
             #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
         }
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 4 s"]) }
-        await harness.clock.advance(by: .seconds(4))
+        await harness.advance(by: .seconds(4))
         do {
             let got = try await harness.clientEvents.next(3); #expect(got == [refused, "server unavailable", "reconnect attempt 4 in 8 s"])
         }
-        await harness.clock.advance(by: .milliseconds(7999))
+        await harness.advance(by: .milliseconds(7999))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 5 in 16 s"]) }
         for (waited, next) in [
             (16, "reconnect attempt 6 in 32 s"), (32, "reconnect attempt 7 in 60 s"), (60, "reconnect attempt 8 in 60 s")
         ] {
-            await harness.clock.advance(by: .seconds(waited))
+            await harness.advance(by: .seconds(waited))
             do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, next]) }
         }
         let server = try DeliveryTestServer(harness: harness, port: port)
         defer { server.stop() }
         reserved.release()
-        await harness.clock.advance(by: .seconds(60))
+        await harness.advance(by: .seconds(60))
         do { let got = try await harness.clientEvents.next(); #expect(got == "connected to 127.0.0.1:\(port)") }
         #expect(try await server.received.next() == "login")
     }
@@ -55,11 +55,11 @@ import TestSupport
             let got = try await harness.clientEvents.next(4);
             #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
         }
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 4 s"]) }
-        await harness.clock.advance(by: .seconds(4))
+        await harness.advance(by: .seconds(4))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "server unavailable"]) }
-        await harness.clock.advance(by: .seconds(600))
+        await harness.advance(by: .seconds(600))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
@@ -78,9 +78,9 @@ import TestSupport
             try await harness.clientEvents.next(5) == [
                 refused, "reconnect attempt 1 in 0 s", refused, "server unavailable", "reconnect attempt 2 in 2 s"
             ])
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 3 in 3 s"]) }
-        await harness.clock.advance(by: .seconds(3))
+        await harness.advance(by: .seconds(3))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 4 in 3 s"]) }
     }
 
@@ -99,9 +99,9 @@ import TestSupport
             #expect(got == [refused, "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"])
         }
         client.disconnectAfterSending()
-        await harness.clock.advance(by: .seconds(2))
+        await harness.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "server unavailable"]) }
-        await harness.clock.advance(by: .seconds(600))
+        await harness.advance(by: .seconds(600))
         harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         // The numbered message stays in the outbox (and the store) for a later connect.

@@ -22,11 +22,11 @@ import TestSupport
         #expect(try await server.received.next(4) == ["login", "#1 one", "#2 two", "#3 three"])
         // Paused: a new message waits in the outbox too; an unnumbered one (a barrier) still goes.
         #expect(client.send("four") == 4)
-        await harness.clock.advance(by: .milliseconds(1_999))
+        await harness.advance(by: .milliseconds(1_999))
         client.send("?barrier")
         #expect(try await server.received.next() == "?barrier")
         #expect(client.deliveryStatus?.outboxCount == 3)
-        await harness.clock.advance(by: .milliseconds(1))
+        await harness.advance(by: .milliseconds(1))
         #expect(try await server.received.next(3) == ["#2 two", "#3 three", "#4 four"])
         #expect(try await harness.clientEvents.next(3) == ["stored #2: #2 two", "stored #3: #3 three", "stored #4: #4 four"])
         #expect(server.stored == ["one", "two", "three", "four"])
@@ -49,7 +49,7 @@ import TestSupport
         #expect(try await server.received.next(2) == ["login", "#1 one"])
         server.sendRaw("batch\nbusy 1 1\nbusy 1 5")
         #expect(try await harness.clientEvents.next(2) == ["received busy 1 1", "received busy 1 5"])
-        await harness.clock.advance(by: .seconds(4))
+        await harness.advance(by: .seconds(4))
         client.send("?barrier")
         #expect(try await server.received.next() == "?barrier")  // nothing resent after 1 s: 5 s asked last
         // A reconnect sends the outbox at once, pause or not.

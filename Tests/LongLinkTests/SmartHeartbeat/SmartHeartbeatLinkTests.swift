@@ -62,13 +62,13 @@ import TestSupport
     @Test func trafficPutsTheHeartbeatOffSoEachProbeTestsAWholeIdleInterval() async throws {
         let rig = try SmartLinkRig(nat: .seconds(300))
         try await rig.connect()
-        await rig.harness.clock.advance(by: .seconds(200))
+        await rig.harness.advance(by: .seconds(200))
         rig.client.send("hello")
         #expect(try await rig.harness.clientEvents.next() == "received echo: hello")
-        await rig.harness.clock.advance(by: .seconds(209))  // 209 s idle: no heartbeat yet
+        await rig.harness.advance(by: .seconds(209))  // 209 s idle: no heartbeat yet
         rig.harness.drainEventQueues()
         #expect(rig.harness.clientEvents.pending == [])
-        await rig.harness.clock.advance(by: .seconds(1))  // 210 s idle
+        await rig.harness.advance(by: .seconds(1))  // 210 s idle
         #expect(try await rig.harness.clientEvents.next() == "heartbeat after 210 s idle answered")
     }
 
@@ -78,12 +78,12 @@ import TestSupport
         let rig = try SmartLinkRig(nat: .seconds(3600), serverIdleTimeout: .seconds(360))
         try await rig.connect()
         #expect(try await rig.beats(untilChanges: 3).last == "heartbeat interval 330 s → 390 s (stepped up)")
-        await rig.harness.clock.advance(by: .seconds(360))
+        await rig.harness.advance(by: .seconds(360))
         #expect(
             try await rig.harness.clientEvents.next(4) == [
                 "heartbeat after 390 s idle failed", "disconnected (by server)", "reconnect attempt 1 in 0 s", rig.connectedLine
             ])
-        await rig.harness.clock.advance(by: .seconds(360))
+        await rig.harness.advance(by: .seconds(360))
         #expect(
             try await rig.harness.clientEvents.next(5) == [
                 "heartbeat after 390 s idle failed", "heartbeat interval 390 s → 310 s (backed off)", "disconnected (by server)",
@@ -125,7 +125,7 @@ import TestSupport
         try await rig.connect()
         #expect(rig.routes.starts == 1)
         rig.routes.fire()
-        await rig.harness.clock.advance(by: .zero)
+        await rig.harness.advance(by: .zero)
         rig.harness.drainEventQueues()
         #expect(rig.harness.clientEvents.pending == [])
         #expect(try await rig.beat() == ["heartbeat after 210 s idle answered"])
@@ -194,7 +194,7 @@ import TestSupport
         var interval = client.currentHeartbeatInterval
         // Up the steps: a message after each answered heartbeat (which restarts the idle time).
         while interval < .seconds(300) {
-            await harness.clock.advance(by: interval)
+            await harness.advance(by: interval)
             _ = try await harness.clientEvents.first { $0.hasPrefix("heartbeat after") }
             let text = "m\(sent.count + 1)"
             sent.append(text)
@@ -204,12 +204,12 @@ import TestSupport
         }
         #expect(interval == .seconds(330))
         // 330 s idle: the NAT forgot the connection; the heartbeat and two messages vanish in it.
-        await harness.clock.advance(by: interval)
+        await harness.advance(by: interval)
         for text in ["lost-1", "lost-2"] {
             sent.append(text)
             _ = client.send(text)
         }
-        await harness.clock.advance(by: .seconds(30))
+        await harness.advance(by: .seconds(30))
         #expect(try await harness.clientEvents.first { $0.hasPrefix("heartbeat after") } == "heartbeat after 330 s idle failed")
         _ = try await harness.clientEvents.first { $0 == connected }
         _ = try await harness.clientEvents.next(2, where: { $0.hasPrefix("stored #") })

@@ -60,12 +60,12 @@ final class SmartLinkRig: Sendable {
     @discardableResult
     func beat() async throws -> [String] {
         let interval = client.currentHeartbeatInterval
-        await harness.clock.advance(by: interval)
+        await harness.advance(by: interval)
         var events: [String] = []
         if interval < proxy.timeout {
             events.append(try await harness.clientEvents.first { $0.hasPrefix("heartbeat after") })
         } else {
-            await harness.clock.advance(by: .seconds(30))
+            await harness.advance(by: .seconds(30))
             while true {
                 let event = try await harness.clientEvents.next()
                 if event == connectedLine { break }
@@ -73,7 +73,7 @@ final class SmartLinkRig: Sendable {
             }
         }
         // The interval change, if any, is emitted in the same loop pass as the outcome.
-        await harness.clock.advance(by: .zero)
+        await harness.advance(by: .zero)
         harness.drainEventQueues()
         while let event = harness.clientEvents.pending.first, event.hasPrefix("heartbeat interval") {
             events.append(try await harness.clientEvents.next())
