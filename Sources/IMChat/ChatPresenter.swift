@@ -497,14 +497,21 @@ final class ChatPresenter: @unchecked Sendable {
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 
-    /// Whether an error with `code` counts as a failure for the exit status: every code but those
-    /// about the login, which end the session with their own status (`nameTaken`, `invalidName`,
-    /// `badPassword`) or are retried (`throttled`), and those after which the message stays in the
-    /// outbox to be resent (`storeUnavailable`) or the session goes on elsewhere (`replaced`).
+    /// Whether an error with `code` counts as a failure for the exit status (4): a message refused for
+    /// good (``ChatErrorCode/refusesForGood``), a command the server could not do
+    /// (`historyUnavailable`, `alreadyLoggedIn`) and a frame it could not read (`protocolError`). Not
+    /// the login's refusals, which end the session with a status of their own (`nameTaken`,
+    /// `invalidName`, `badPassword`), nor any answer the client rides out: it reconnects, waits or
+    /// resends, and the message stays in the outbox until stored (`throttled`, `storeUnavailable`,
+    /// `replaced`, `notLoggedIn`, `serverFull`, `rateLimited`, `loginTimeout`, `frameTimeout`,
+    /// `serverShuttingDown`). An outage the client came through is no failure of the user's messages.
     static func isFailure(_ code: ChatErrorCode) -> Bool {
         switch code {
-        case .nameTaken, .invalidName, .badPassword, .throttled, .storeUnavailable, .replaced: return false
-        default: return true
+        case .unknownRecipient, .badRequest, .messageTooLong, .historyUnavailable, .alreadyLoggedIn, .protocolError:
+            return true
+        case .nameTaken, .invalidName, .badPassword, .throttled, .storeUnavailable, .replaced, .notLoggedIn, .serverFull,
+            .rateLimited, .loginTimeout, .frameTimeout, .serverShuttingDown:
+            return false
         }
     }
 

@@ -419,8 +419,9 @@ public struct ClientOptions: Equatable, Sendable {
             messages stay in the outbox, for the next start); 2 when the server refused the name or
             password (an input already ended waits for the login's answer); 3 when the
             data directory cannot be used (another im-client uses it for this name and server, say);
-            4 as 0, but something failed on the way: a message was refused, the server answered with an
-            error, or a command was not understood or needs protocol 2 (the ! lines say what); 64 for bad
+            4 as 0, but something failed on the way: a message was refused for good, the server could not do
+            a command, or a command was not understood or needs protocol 2 (the ! lines say what; answers
+            the client rides out, such as loginTimeout or rateLimited during an outage, are none); 64 for bad
             flags or an unreadable password file; in a terminal 130 after Ctrl-C, 143 after SIGTERM, 129
             after SIGHUP (128 + the signal's number).
             """

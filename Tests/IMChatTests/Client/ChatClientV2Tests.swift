@@ -183,6 +183,34 @@ final class ClientFixture: Sendable {
     /// `notLoggedIn`) stays in the outbox, is stored once, and is no failure: the end is `quit`.
     /// (Regression: the client stayed on the connection without a login, and every message in its
     /// outbox counted as failed, until the server's login deadline closed it.)
+    /// Regression (issue 31 §4): after a 6 s black hole im-client exited 4 although every message
+    /// was stored and none refused, because `loginTimeout` (and `rateLimited`) answers it rode out
+    /// counted as failures. Only a message refused for good or a command the server could not do
+    /// makes the exit status 4; every answer the client comes through is shown and is no failure.
+    @Test(arguments: [
+        ChatErrorCode.loginTimeout, .frameTimeout, .serverFull, .serverShuttingDown, .rateLimited, .storeUnavailable,
+        .notLoggedIn, .replaced, .throttled
+    ])
+    func anAnswerTheClientRidesOutIsNoFailure(_ code: ChatErrorCode) async throws {
+        let chat = try ClientFixture()
+        let (client, output) = try await chat.loggedIn("ann")
+        chat.server.inject(.v2(.error(code: code, detail: "transient", id: nil, retryAfter: 1)), to: "ann")
+        client.handle(line: "/to bob one")
+        _ = try await output.first { $0 == "stored #1" }
+        client.finishInput()
+        #expect(try await output.first { $0.hasPrefix("finished") } == "finished quit")
+    }
+
+    /// The other side of the test above: a command the server could not do is a failure (status 4).
+    @Test func aCommandTheServerCouldNotDoIsAFailure() async throws {
+        let chat = try ClientFixture()
+        let (client, output) = try await chat.loggedIn("ann")
+        chat.server.inject(.v2(.error(code: .historyUnavailable, detail: "no history", id: nil, retryAfter: nil)), to: "ann")
+        #expect(try await output.next() == "! historyUnavailable: no history")
+        client.finishInput()
+        #expect(try await output.first { $0.hasPrefix("finished") } == "finished completedWithErrors")
+    }
+
     @Test func aLoginTheStoreCouldNotTakeIsRetriedAndItsMessagesAreNoFailure() async throws {
         let chat = try ClientFixture()
         chat.server.answering = false
