@@ -12,6 +12,10 @@ import Foundation
 /// Subscriptions, JetStream contexts and KV buckets hold their connection, so it lives as long as
 /// they do; the `events` handler must not hold the connection strongly (or ``close()`` it to break
 /// the cycle).
+///
+/// libnats opens its socket without close-on-exec (Debian's libnats has no option for it): a process
+/// that starts children while connected should close descriptors above 2 in them
+/// (`posix_spawn_file_actions_addclosefrom_np`), or the child holds the connection open.
 public final class NATSConnection: @unchecked Sendable {
     /// libnats' connection, destroyed in deinit.
     let pointer: OpaquePointer

@@ -112,3 +112,23 @@ import TestSupport
         #expect(throws: NATSError.invalid("no server URL")) { try NATSConnection.connect(NATSConnection.Options(servers: [])) }
     }
 }
+
+/// libnats opens its socket without close-on-exec (Debian's libnats 3.3: no `SOCK_CLOEXEC`, and no
+/// option for it), so any child spawned without closing descriptors inherits it: the NATS tests start
+/// nats-server and other children beside each other, and a child holding another test's connection
+/// keeps it from ending. The tests' children therefore close every descriptor above 2 at their start.
+@Suite struct NATSDescriptorInheritanceTests {
+    @Test func theTestsChildrenInheritNoNATSConnectionThoughLibnatsLeavesItOpenOnExec() async throws {
+        let nats = try await NATSTestServer.start()
+        defer { nats.stop() }
+        let connection = try await runOnAThread { try NATSConnection.connect(.init(servers: [nats.natsURL])) }
+        defer { connection.close() }
+        let ours = try ChildProcess.loopbackSockets(connectedTo: nats.port)
+        #expect(ours.count == 1, "\(ours)")
+        func leaked(_ inherited: [String]) -> [String] { inherited.filter { line in ours.contains { line.hasSuffix(" -> \($0)") } } }
+        // What libnats does (if this starts failing, libnats sets close-on-exec now: say so in NATSConnection's docs).
+        #expect(leaked(try await ChildProcess.inheritedDescriptors()).count == 1)
+        // What a test's child gets: nothing but its standard input, output and error.
+        #expect(try await ChildProcess.inheritedDescriptors(inheriting: false) == [])
+    }
+}

@@ -20,8 +20,12 @@ public final class ChildProcess: Sendable {
     private let exit = LockedValue<Int32?>(nil)
 
     /// Starts `path` with `arguments` (not including the program name) and environment `environment`
-    /// (this process's when nil).
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// (this process's when nil). The child gets only its standard input, output and error: every other
+    /// descriptor is closed in it (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34), so it holds
+    /// no socket of a test running beside it, whoever opened that socket without close-on-exec
+    /// (libnats does; so does `swift test` with those it hands the test process), unless
+    /// `inheritingDescriptors` (``inheritedDescriptors()`` uses that to see what would leak).
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, inheritingDescriptors: Bool = false) throws {
         // Unix socket pairs serve as pipes: they can be made close-on-exec atomically (so no other
         // test's child inherits them), and [0] / [1] are used as a pipe's read and write ends.
         var stdinPipe: [Int32] = [-1, -1]
@@ -38,6 +42,9 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 2)
+        if !inheritingDescriptors, let addclosefrom = glibcExtension("posix_spawn_file_actions_addclosefrom_np", as: AddClosefrom.self) {
+            _ = addclosefrom(&actions, 3)
+        }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let environmentStrings = environment.map { $0.map { "\($0.key)=\($0.value)" } }
@@ -149,6 +156,42 @@ public final class ChildProcess: Sendable {
 public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension ChildProcess {
+    /// The descriptors above 2 that a program started now inherits from this process (`inheriting`:
+    /// started with `inheritingDescriptors`, as any `posix_spawn` or `fork` without closing does; else
+    /// as the tests start their children), each as `N -> TARGET` (`socket:[INODE]`,
+    /// `anon_inode:[eventpoll]`, a path): `ls -l /proc/PID/fd` of a `/bin/sh` started for it. Waits up
+    /// to 10 s for it.
+    public static func inheritedDescriptors(inheriting: Bool = true) async throws -> [String] {
+        let child = try ChildProcess("/bin/sh", ["-c", "ls -l /proc/$$/fd"], inheritingDescriptors: inheriting)
+        defer { child.stop() }
+        let status = try await child.exitStatus()
+        let listing = String(decoding: child.allOutput, as: UTF8.self)
+        guard status == 0 else { throw ChildProcessError("ls -l /proc/PID/fd exited \(status): \(listing)") }
+        return listing.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.components(separatedBy: " -> ")
+            guard parts.count == 2, let number = parts[0].split(separator: " ").last.flatMap({ Int($0) }), number > 2 else { return nil }
+            return "\(number) -> \(parts[1])"
+        }
+    }
+}
+
+extension ChildProcess {
+    /// The `socket:[INODE]` names of this process's (and everyone's) IPv4 TCP sockets connected to
+    /// 127.0.0.1:`port`, from `/proc/net/tcp` (columns: local, remote as hex `ADDR:PORT`, …, inode).
+    public static func loopbackSockets(connectedTo port: UInt16) throws -> Set<String> {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let remote = "0100007F:" + String(format: "%04X", port)
+        var names: Set<String> = []
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[2] == remote else { continue }
+            names.insert("socket:[\(fields[9])]")
+        }
+        return names
+    }
 }
 
 extension ChildProcess {

@@ -243,11 +243,11 @@
         }
     }
 
-    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-    private typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    typealias AddClosefrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// The C function `name` from the C library, looked up at run time; nil when this glibc lacks it.
-    private func glibcExtension<Function>(_ name: String, as type: Function.Type) -> Function? {
+    func glibcExtension<Function>(_ name: String, as type: Function.Type) -> Function? {
         guard let symbol = dlsym(nil, name) else { return nil }
         return unsafeBitCast(symbol, to: type)
     }
