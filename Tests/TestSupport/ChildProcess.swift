@@ -182,7 +182,10 @@ extension ChildProcess {
     /// The `socket:[INODE]` names of this process's (and everyone's) IPv4 TCP sockets connected to
     /// 127.0.0.1:`port`, from `/proc/net/tcp` (columns: local, remote as hex `ADDR:PORT`, …, inode).
     public static func loopbackSockets(connectedTo port: UInt16) throws -> Set<String> {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        // Read to the end: procfs reports a size of 0, and a whole-file read may stop after a page.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { throw ChildProcessError("cannot open /proc/net/tcp") }
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         let remote = "0100007F:" + String(format: "%04X", port)
         var names: Set<String> = []
         for line in table.split(separator: "\n").dropFirst() {
