@@ -74,11 +74,9 @@ final class LinkHarness: Sendable {
     /// Waits until the loop and both event queues have nothing left to do at the current virtual time.
     func settle() async { await clock.settle(draining: [clientQueue, serverQueue]) }
 
-    /// Waits until every event already issued has reached the recorders.
-    func drainEventQueues() {
-        clientQueue.sync {}
-        serverQueue.sync {}
-    }
+    /// Waits until every event already issued has reached the recorders (and whatever they set off
+    /// has happened): ``settle()``, without blocking a thread of the cooperative pool.
+    func drainEventQueues() async { await settle() }
 
     deinit { group.shutdown() }
 }

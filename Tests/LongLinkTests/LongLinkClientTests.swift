@@ -58,7 +58,7 @@ import TestSupport
         defer { client.disconnect() }
         await harness.advance(by: .seconds(2))  // heartbeat sent
         await harness.advance(by: .milliseconds(1999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))  // no acknowledgement for 2 s
         #expect(
@@ -93,10 +93,10 @@ import TestSupport
         await harness.advance(by: .seconds(2))  // heartbeat 1, answered by "still working"
         #expect(try await harness.clientEvents.next() == "received still working")
         await harness.advance(by: .seconds(2))  // heartbeat 2, never answered
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])  // only the acknowledgement counted: dropped here
         await harness.advance(by: .milliseconds(1999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))  // 2 s of silence after heartbeat 2
         #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
@@ -114,7 +114,7 @@ import TestSupport
         defer { client.disconnect() }
         await harness.advance(by: .seconds(2))  // the first heartbeat: 20 s from here
         await harness.advance(by: .milliseconds(19_999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next() == "disconnected (heartbeat timeout)")
@@ -134,7 +134,7 @@ import TestSupport
             client.send("tick")
             #expect(try await harness.clientEvents.next() == "received echo: tick")
         }
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
 
@@ -183,14 +183,14 @@ import TestSupport
                 "disconnected (by server)", "reconnect attempt 1 in 0 s", refused, "reconnect attempt 2 in 2 s"
             ])
         await harness.advance(by: .milliseconds(1999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next(2) == [refused, "reconnect attempt 3 in 4 s"])
         await harness.advance(by: .seconds(4))
         #expect(try await harness.clientEvents.next(2) == [refused, "server unavailable"])
         await harness.advance(by: .seconds(600))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
 
@@ -205,7 +205,7 @@ import TestSupport
         #expect(try await harness.clientEvents.next() == "disconnected (by user)")
         #expect(try await harness.serverEvents.next(2) == ["opened", "closed (closed by client)"])
         await harness.advance(by: .seconds(600))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
 
@@ -308,13 +308,13 @@ import TestSupport
             (.milliseconds(4750), "server unavailable")
         ] {
             await harness.advance(by: waited - .milliseconds(1))
-            harness.drainEventQueues()
+            await harness.drainEventQueues()
             #expect(harness.clientEvents.pending == [])
             await harness.advance(by: .milliseconds(1))
             #expect(try await harness.clientEvents.next(4) == visit + [next])
         }
         await harness.advance(by: .seconds(600))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         #expect(peer.accepted.count == 4)
     }

@@ -68,7 +68,7 @@ import TestSupport
             ])
         // The schedule's delays are as with one server: nothing before the 2 s are up.
         await harness.advance(by: .milliseconds(1999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))
         #expect(try await harness.clientEvents.next(2) == [refused, "reconnect attempt 3 to 127.0.0.1:\(ports[0]) in 4 s"])

@@ -20,7 +20,7 @@ import TestSupport
         #expect(try await harness.serverEvents.next(2) == ["opened", "received hi"])
         _ = try await silent.events.next(3)  // connected, wrote, read "echo: hi"
         await harness.advance(by: .seconds(359))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.serverEvents.pending == [])
         await harness.advance(by: .seconds(1))
         #expect(try await harness.serverEvents.next() == "closed (idle timeout)")
@@ -44,7 +44,7 @@ import TestSupport
             let reply = try await peer.events.first { if case .read = $0 { true } else { false } }
             #expect(reply.readData == TextCodec.frame("PONG"))
         }
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         // The heartbeats never reached the app; the session is still open after 45 s.
         #expect(harness.serverEvents.all == ["opened"])
         #expect(server.sessions.count == 1)
@@ -109,7 +109,7 @@ import TestSupport
         _ = try await dripper.events.first { $0.description == "wrote(tag: 2)" }
         await harness.advance(by: .zero)
         await harness.advance(by: .seconds(159))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.serverEvents.pending == [])
         await harness.advance(by: .seconds(1))
         #expect(try await harness.serverEvents.next() == "closed (idle timeout)")

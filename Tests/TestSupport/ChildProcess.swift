@@ -2,6 +2,7 @@ import AsyncSocket
 import Dispatch
 import Foundation
 import Glibc
+import Testing
 
 /// A program run by a test with pipes on its standard input and output (standard error goes to the same
 /// pipe as output), started with `posix_spawn(3)` directly.
@@ -124,6 +125,7 @@ public final class ChildProcess: Sendable {
     /// Blocks until the program exits (up to `limit`) and its output is read to the end; returns its
     /// exit status, or nil when it is still running.
     public func waitForExit(within limit: Duration = .seconds(10)) -> Int32? {
+        expectOffThePool("ChildProcess.waitForExit")
         if let status = exit.withLock({ $0 }) { return status }
         let deadline = ContinuousClock.now + limit
         var status: Int32 = 0

@@ -24,3 +24,19 @@ extension Trait where Self == OffThePoolTrait {
     /// which tasks inherit it), which is what the behaviour under test, not the pool's latency, needs.
     public static var offThePool: Self { OffThePoolTrait() }
 }
+
+/// A debug check for test helpers that block their thread (waiting for a child process, a semaphore,
+/// a poll loop): records an issue when called from a task that runs on Swift's cooperative pool (a
+/// task with no executor preference; here the pool has two threads, and one blocked thread halves
+/// what every other test can do). Call it from such helpers; run the caller in `runOnAThread` or in a
+/// ``Trait/cpuBound`` / ``Trait/offThePool`` test instead. Compiled out of release builds.
+public func expectOffThePool(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #if DEBUG
+        let onThePool = withUnsafeCurrentTask { task in task.map { $0.unownedTaskExecutor == nil } ?? false }
+        if onThePool {
+            Issue.record(
+                "\(what) blocks a thread of Swift's cooperative pool: run it in runOnAThread, or mark the test .cpuBound or .offThePool",
+                sourceLocation: sourceLocation)
+        }
+    #endif
+}

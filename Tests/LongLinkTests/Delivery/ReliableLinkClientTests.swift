@@ -113,7 +113,7 @@ import TestSupport
         #expect(try await server.received.next() == "ack room 2")
         server.sendRaw("deliver room 1 a")
         #expect(try await server.received.next() == "ack room 2")
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         #expect(client.deliveryStatus?.duplicatesDropped == 2)
     }

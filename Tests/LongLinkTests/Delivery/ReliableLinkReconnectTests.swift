@@ -24,7 +24,7 @@ import TestSupport
             let got = try await harness.clientEvents.next(3); #expect(got == [refused, "server unavailable", "reconnect attempt 4 in 8 s"])
         }
         await harness.advance(by: .milliseconds(7999))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         await harness.advance(by: .milliseconds(1))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "reconnect attempt 5 in 16 s"]) }
@@ -60,7 +60,7 @@ import TestSupport
         await harness.advance(by: .seconds(4))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "server unavailable"]) }
         await harness.advance(by: .seconds(600))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
     }
 
@@ -102,7 +102,7 @@ import TestSupport
         await harness.advance(by: .seconds(2))
         do { let got = try await harness.clientEvents.next(2); #expect(got == [refused, "server unavailable"]) }
         await harness.advance(by: .seconds(600))
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         #expect(harness.clientEvents.pending == [])
         // The numbered message stays in the outbox (and the store) for a later connect.
         #expect(client.deliveryStatus?.outboxCount == 1)

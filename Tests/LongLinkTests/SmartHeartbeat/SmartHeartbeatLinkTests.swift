@@ -66,7 +66,7 @@ import TestSupport
         rig.client.send("hello")
         #expect(try await rig.harness.clientEvents.next() == "received echo: hello")
         await rig.harness.advance(by: .seconds(209))  // 209 s idle: no heartbeat yet
-        rig.harness.drainEventQueues()
+        await rig.harness.drainEventQueues()
         #expect(rig.harness.clientEvents.pending == [])
         await rig.harness.advance(by: .seconds(1))  // 210 s idle
         #expect(try await rig.harness.clientEvents.next() == "heartbeat after 210 s idle answered")
@@ -126,7 +126,7 @@ import TestSupport
         #expect(rig.routes.starts == 1)
         rig.routes.fire()
         await rig.harness.advance(by: .zero)
-        rig.harness.drainEventQueues()
+        await rig.harness.drainEventQueues()
         #expect(rig.harness.clientEvents.pending == [])
         #expect(try await rig.beat() == ["heartbeat after 210 s idle answered"])
     }

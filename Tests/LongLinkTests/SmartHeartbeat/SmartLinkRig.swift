@@ -74,7 +74,7 @@ final class SmartLinkRig: Sendable {
         }
         // The interval change, if any, is emitted in the same loop pass as the outcome.
         await harness.advance(by: .zero)
-        harness.drainEventQueues()
+        await harness.drainEventQueues()
         while let event = harness.clientEvents.pending.first, event.hasPrefix("heartbeat interval") {
             events.append(try await harness.clientEvents.next())
         }
