@@ -187,8 +187,12 @@ public final class EventLoop: @unchecked Sendable {
     /// any thread. Threaded loops only (an embedded loop is idle whenever ``run()`` returns).
     func whenIdle(_ body: @escaping @Sendable (UInt64) -> Void) {
         precondition(!isEmbedded, "whenIdle(_:) is for threaded loops; an embedded loop is idle after run()")
-        taskQueue.withLock { $0.idleWaiters.append(body) }
-        selector.wakeup()
+        let stopping = taskQueue.withLock { queue in
+            if !queue.stopping { queue.idleWaiters.append(body) }
+            return queue.stopping
+        }
+        // A stopped loop does nothing more: idle for good.
+        if stopping { body(busyIterations.load(ordering: .relaxed)) } else { selector.wakeup() }
     }
 
     /// Stops the loop after the current iteration (running the tasks already submitted) and waits for
@@ -304,7 +308,8 @@ public final class EventLoop: @unchecked Sendable {
                 ($0.tasks.isEmpty == false, $0.stopping, $0.idleWaiters.isEmpty == false)
             }
             if stopping {
-                // Tasks submitted before the stop (closing sockets, say) still run.
+                // Tasks submitted before the stop (closing sockets, say) still run; waiters for idleness
+                // registered until now are answered (later ones at once, by whenIdle).
                 runTasks()
                 runIdleWaiters()
                 return
