@@ -194,6 +194,7 @@ final class ClusterLink: @unchecked Sendable {
 
     /// The bucket says `name` is on `value`'s node now, or (nil) nowhere.
     private func presenceChanged(_ name: String, _ value: Presence?) {
+        logger.debug("cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline")")
         if let value, value.node != nodeID {
             let wasOnline = router.presence.contains(name)
             remote[name] = value
@@ -221,6 +222,7 @@ final class ClusterLink: @unchecked Sendable {
     /// trips a user, five times over) kept NATS busy while those users were logging in again.
     private func dropUsers(ofNodesNotIn live: Set<String>) {
         let dead = remoteNodes.subtracting(live)
+        logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.sorted())")
         guard !dead.isEmpty else { return }
         remoteNodes.subtract(dead)
         let gone = remote.filter { dead.contains($0.value.node) }

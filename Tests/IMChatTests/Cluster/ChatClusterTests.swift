@@ -2,6 +2,7 @@ import AsyncSocket
 import Foundation
 @testable import IMChat
 import LongLink
+import SocketLog
 import Testing
 import TestSupport
 
@@ -13,6 +14,9 @@ final class ClusterFixture: Sendable {
     let clusters: [ChatCluster]
     let nodes: [ChatServer]
     let group = EventLoopGroup(numberOfThreads: 1, name: "cluster-fixture")
+    /// Every node's operator log from `debug` up, each line starting with the node's id: what
+    /// ``explained(_:)`` adds to a failure.
+    let log = EventRecorder<String>()
 
     /// Starts nats-server and the nodes (their NATS set-up blocks: on a thread of its own).
     static func make(nodes count: Int) async throws -> ClusterFixture {
@@ -28,9 +32,12 @@ final class ClusterFixture: Sendable {
             var configuration = ChatCluster.Configuration(servers: [nats.natsURL], nodeID: "node-\(index)")
             configuration.prefix = prefix
             let cluster = try ChatCluster(configuration)
+            var handler = RecordingLogHandler { [log] level, text in log.record("node-\(index) \(level): \(text)") }
+            handler.logLevel = .debug
             let server = ChatServer(
                 host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
-                limits: ChatFixture.testLimits, group: group, cluster: cluster)
+                limits: ChatFixture.testLimits, group: group, logger: Logger(label: "node-\(index)", handler: handler),
+                cluster: cluster)
             try server.start()
             clusters.append(cluster)
             nodes.append(server)
@@ -40,6 +47,16 @@ final class ClusterFixture: Sendable {
     }
 
     func peer(on node: Int) -> V2Peer { V2Peer(port: nodes[node].port, group: group) }
+
+    /// Runs `body`; an error it throws comes back with the nodes' log appended, so a wait that timed out
+    /// says what the cluster did meanwhile.
+    func explained<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw WaitTimedOut(description: "\(error)\nthe nodes' log:\n" + log.all.joined(separator: "\n"))
+        }
+    }
 
     /// Stops node `index` as a crash would: no goodbye, its users left in the presence bucket.
     func crash(_ index: Int) {
@@ -200,8 +217,10 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         let key = JetStreamMessageStore.key("ann")
         #expect(try chat.clusters[1].presence.get(key) != nil)
         chat.crash(0)
-        _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
-        _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        try await chat.explained {
+            _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+            _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
+        }
         try await eventually("ann's key removed") { (try? chat.clusters[1].presence.get(key)) == .some(nil) }
         #expect(chat.nodes[1].onlineUsers == ["bob", "cy"])
         #expect(chat.nodes[2].onlineUsers == ["bob", "cy"])
