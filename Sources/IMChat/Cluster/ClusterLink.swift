@@ -61,7 +61,10 @@ final class ClusterLink: @unchecked Sendable {
                 let record = try? JetStreamRecord.Message.decode(message.data), record.o != self.nodeID
             else { return }
             let stored = record.stored(in: conversation, sequence: sequence)
-            queue.async { self.router.fanOut(stored) }
+            queue.async {
+                self.logger.trace("path: \(conversation)#\(sequence) from \(stored.sender) stored by \(record.o ?? "an unnamed node"), from the stream")
+                self.router.fanOut(stored)
+            }
         }
         let notices = try cluster.connection.subscribe("\(prefix).node.\(nodeID)") { [weak self] message in
             guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data), let name = notice.replace else {

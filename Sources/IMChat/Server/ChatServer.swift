@@ -19,7 +19,12 @@ import SocketLog
 /// are logged once per offender, repeats summed up a minute later: `refused connection from ADDRESS
 /// (server full (N connections))`, `rate limit: NAME sends more than R messages/s (burst B); messages
 /// refused`, `drop ADDRESS (CAUSE)` before a login; `not sent to NAMES: MESSAGE (cannot encode: …)` at
-/// `warning`; `shutting down: …` at `notice`.
+/// `warning`; `shutting down: …` at `notice`. At `debug`, in a cluster, what the presence bucket says
+/// of each user and which nodes each refresh finds live. At `trace`, the path of every stored message
+/// (`--log-level trace`, for finding where one went): `path: CONV#SEQ from NAME stored here` (`found stored already` for a repeat)
+/// or `… stored by NODE, from the stream`, then per reader `… in NAME's window` or `… live to NAME`,
+/// and `… sent to NAME` when a window sends it; at a login, `path: NAME's login window: [CONV
+/// START..HEAD, …]`.
 ///
 /// Limits (``Limits``, docs/PROTOCOL.md "Limits and refusals"): connections, a message rate per
 /// connection, login and frame deadlines, the text limit; each refusal is an error frame for the

@@ -128,6 +128,7 @@ extension Router {
             // part-way, a store request that timed out after the write), so that nobody was told.
             // Live-only sessions, which have no sequence to tell a repeat by, get only what is new.
             let message = item.message
+            logger.trace("path: \(conversation)#\(outcome.sequence) from \(message.sender) \(outcome == .stored(sequence: outcome.sequence) ? "stored here" : "found stored already")")
             fanOut(
                 StoredMessage(
                     conversation: conversation, sequence: outcome.sequence, sender: message.sender, text: message.text,
@@ -154,8 +155,10 @@ extension Router {
             if var window = user.window {
                 window.available(conversation: message.conversation.description, upTo: message.sequence)
                 users[name]?.window = window
+                logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window")
                 pump(name, fresh: message)
             } else if !storedSessionsOnly, name != message.sender || (isDirect && readers.count == 1) {  // to oneself: reaches oneself
+                logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)")
                 if user.version == .v1 { liveV1.append(user.session) } else { liveV2.append(user.session) }
             }
         }
@@ -192,6 +195,7 @@ extension Router {
                 }
             }
             for message in page {
+                logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)")
                 session.send(
                     .v2(
                         .delivery(

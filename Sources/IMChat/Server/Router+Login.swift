@@ -218,6 +218,7 @@ extension Router {
         }
         var window = DeliveryWindow(positions: starts, limit: Router.deliveryWindow)
         for (conversation, head) in heads { window.available(conversation: conversation, upTo: head) }
+        logger.trace("path: \(record.name)'s login window: \(heads.keys.sorted().map { "\($0) \(starts[$0] ?? 0)..\(heads[$0] ?? 0)" })")
         return window
     }
 

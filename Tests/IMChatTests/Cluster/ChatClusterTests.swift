@@ -14,7 +14,7 @@ final class ClusterFixture: Sendable {
     let clusters: [ChatCluster]
     let nodes: [ChatServer]
     let group = EventLoopGroup(numberOfThreads: 1, name: "cluster-fixture")
-    /// Every node's operator log from `debug` up, each line starting with the node's id: what
+    /// Every node's operator log from `trace` up, each line starting with the node's id: what
     /// ``explained(_:)`` adds to a failure.
     let log = EventRecorder<String>()
 
@@ -33,7 +33,7 @@ final class ClusterFixture: Sendable {
             configuration.prefix = prefix
             let cluster = try ChatCluster(configuration)
             var handler = RecordingLogHandler { [log] level, text in log.record("node-\(index) \(level): \(text)") }
-            handler.logLevel = .debug
+            handler.logLevel = .trace
             let server = ChatServer(
                 host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
                 limits: ChatFixture.testLimits, group: group, logger: Logger(label: "node-\(index)", handler: handler),
@@ -146,6 +146,20 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         bob.send(.received(conversation: "direct:ann bob", upTo: 3))
         _ = try await ann.received.first { $0 == .v2(.receipt(conversation: "direct:ann bob", upTo: 3, by: "bob")) }
         #expect(try chat.clusters[1].store.messages(in: .direct("ann", "bob"), after: 0, limit: 10).map(\.text) == ["hi 1", "hi 2", "hi 3"])
+        // The path each took, in each node's log (`--log-level trace`).
+        let path = chat.log.all.filter { $0.contains("path: direct:ann bob#2 ") }
+        #expect(
+            path.filter { $0.hasPrefix("node-0 ") } == [
+                "node-0 trace: path: direct:ann bob#2 from ann stored here",
+                "node-0 trace: path: direct:ann bob#2 in ann's window",
+                "node-0 trace: path: direct:ann bob#2 sent to ann",
+            ])
+        #expect(
+            path.filter { $0.hasPrefix("node-1 ") } == [
+                "node-1 trace: path: direct:ann bob#2 from ann stored by node-0, from the stream",
+                "node-1 trace: path: direct:ann bob#2 in bob's window",
+                "node-1 trace: path: direct:ann bob#2 sent to bob",
+            ])
     }
 
     @Test func aBroadcastReachesTheUsersOfEveryNodeOnce() async throws {
