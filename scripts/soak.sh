@@ -20,9 +20,14 @@ LOGDIR=${LOGDIR:-.build/soak/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$LOGDIR"
 echo "soak: $N runs of swift test $*; logs in $LOGDIR"
 # The build takes only the arguments that change what is built (swift build knows no --filter).
+# Both spellings: `--sanitize=thread` and `--sanitize thread`.
 build_args=()
-for arg in "$@"; do
-    case $arg in --sanitize=*|--scratch-path=*|--configuration=*|-c=*) build_args+=("$arg") ;; esac
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+    case ${args[i]} in
+    --sanitize=*|--scratch-path=*|--configuration=*|-c=*) build_args+=("${args[i]}") ;;
+    --sanitize|--scratch-path|--configuration|-c) build_args+=("${args[i]}" "${args[i+1]:-}"); i=$((i + 1)) ;;
+    esac
 done
 swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
 

@@ -197,7 +197,7 @@ final class ClusterLink: @unchecked Sendable {
 
     /// The bucket says `name` is on `value`'s node now, or (nil) nowhere.
     private func presenceChanged(_ name: String, _ value: Presence?) {
-        logger.debug("cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline")")
+        logger.debug("cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.contains(name) ? "online" : "offline"), event \(router.presence.event))")
         if let value, value.node != nodeID {
             let wasOnline = router.presence.contains(name)
             remote[name] = value

@@ -87,7 +87,7 @@ final class V2Fixture: Sendable {
         let log = self.log
         server = ChatServer(
             host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum),
-            retention: retention, limits: ChatFixture.testLimits, group: group, logger: .recording(into: log))
+            retention: retention, limits: ChatFixture.testLimits, group: group, logger: .recording(into: log, level: .debug))
         try server.start()
     }
 
