@@ -42,7 +42,10 @@ import SocketLog
 /// in order per conversation; duplicates are dropped and acknowledged again; an early delivery (a gap)
 /// is dropped and the link reconnects so the server resends from the position. Acknowledgements are
 /// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
-/// brought), written after the positions have been handed to the store. An answer the codec reads as
+/// brought), written after the positions have been handed to the store. Positions and outbox removals
+/// are handed to the store only once `onEvent` has returned for the events they cover (on
+/// `eventQueue`, then back on the loop): a client killed while a delivery's event waited for it has
+/// neither saved nor acknowledged that delivery, so the server sends it again. An answer the codec reads as
 /// ``DeliveryRole/retry(id:after:)`` (a rate limit) pauses the outbox for its delay, after which every
 /// unanswered message is sent again, oldest first, one at a time (each after the answer to the one
 /// before) until the outbox is empty: a server over its rate then refuses one message per pause, not
@@ -756,9 +759,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// order), anything else passed on.
     private func receivedReliably(_ message: Codec.Message, _ delivery: ReliableDelivery<Codec.Message>) {
         let incoming = delivery.classify(message)
-        // Queued before the app hears of the answer: a task it then queues on the loop (deliveryStatus,
-        // say) runs after the removal or position is persisted. (Queued after the events, an observer
-        // on the loop's thread could get in first.)
+        // Written once the app has handled this message's event (see scheduleDeliveryFlush).
         scheduleDeliveryFlush()
         switch incoming {
         case .other, .deliver:
@@ -806,10 +807,25 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
 
     /// Queues one flush for the end of this loop pass (after the frames read in it): one store update
     /// and at most one acknowledgement per conversation, however many deliveries arrived.
+    ///
+    /// In two steps, so that nothing is persisted or acknowledged before the app has handled it: after
+    /// the loop's current task (every frame of one read) what is owed is taken; it is written once
+    /// the event queue has run the events emitted before (a delivery's `.received` included), back on
+    /// the loop. A position saved first was the app's loss when it was killed in between: a message
+    /// acknowledged, never shown, and not sent again (chat-chaos recipient-kill, 299/300).
     private func scheduleDeliveryFlush() {
         guard let delivery, !delivery.flushScheduled, delivery.needsFlush else { return }
         delivery.flushScheduled = true
-        loop.execute { [self] in flushDelivery() }
+        loop.execute { [self] in
+            let flush = delivery.takeFlush()
+            events.perform { [self] in onLoop { [self] in writeDelivery(flush, delivery) } }
+        }
+    }
+
+    private func writeDelivery(_ flush: ReliableDelivery<Codec.Message>.Flush, _ delivery: ReliableDelivery<Codec.Message>) {
+        let acknowledgements = delivery.write(flush)
+        guard phase == .connected, dropReason == nil, delivery === self.delivery else { return }
+        for acknowledgement in acknowledgements { writeControl(acknowledgement) }
     }
 
     /// Persists outbox removals and positions, then writes the acknowledgements owed (only on a

@@ -190,29 +190,44 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// True when a ``flush()`` has something to do.
     var needsFlush: Bool { !pendingRemovals.isEmpty || tracker.owesAcknowledgements }
 
-    /// Brings the store up to date (removals, then changed positions) and returns the
-    /// acknowledgements owed, one per conversation. A store failure is counted; the state in memory
-    /// goes on.
-    func flush() -> [Message] {
-        flushScheduled = false
-        if !pendingRemovals.isEmpty {
-            do {
-                try store.remove(ids: pendingRemovals)
-            } catch {
-                noteStoreFailure(error)
-            }
-            pendingRemovals.removeAll()
-        }
-        let changed = tracker.takeChangedPositions()
-        if !changed.isEmpty {
-            do {
-                try store.setPositions(changed)
-            } catch {
-                noteStoreFailure(error)
-            }
-        }
-        return tracker.takeAcknowledgements().map { operations.acknowledgement($0.conversation, $0.sequence) }
+    /// What one flush writes: outbox removals, changed positions, acknowledgements owed.
+    struct Flush: Sendable {
+        var removals: [UInt64]
+        var positions: DeliveryPositions
+        var acknowledgements: [(conversation: String, sequence: UInt64)]
     }
+
+    /// Takes what is owed to the store and the server now (see ``write(_:)``), so that it can be
+    /// written once the app has handled the events it covers.
+    func takeFlush() -> Flush {
+        flushScheduled = false
+        defer { pendingRemovals.removeAll() }
+        return Flush(
+            removals: pendingRemovals, positions: tracker.takeChangedPositions(), acknowledgements: tracker.takeAcknowledgements())
+    }
+
+    /// Brings the store up to date with `flush` (removals, then positions) and returns its
+    /// acknowledgements, one per conversation. A store failure is counted; the state in memory goes on.
+    func write(_ flush: Flush) -> [Message] {
+        if !flush.removals.isEmpty {
+            do {
+                try store.remove(ids: flush.removals)
+            } catch {
+                noteStoreFailure(error)
+            }
+        }
+        if !flush.positions.isEmpty {
+            do {
+                try store.setPositions(flush.positions)
+            } catch {
+                noteStoreFailure(error)
+            }
+        }
+        return flush.acknowledgements.map { operations.acknowledgement($0.conversation, $0.sequence) }
+    }
+
+    /// ``takeFlush()`` and ``write(_:)`` at once.
+    func flush() -> [Message] { write(takeFlush()) }
 
     private func noteStoreFailure(_ error: any Error) {
         storeFailures += 1

@@ -98,6 +98,34 @@ import TestSupport
         #expect(client.deliveryStatus?.positions == ["room": 3])
     }
 
+    /// Regression (chat-chaos recipient-kill, "received 299/300"): a delivery's position was saved and
+    /// acknowledged on the loop while its event still waited on the app's queue, so a client killed in
+    /// between had it acknowledged, never shown, and not sent again. Now both wait for the event.
+    @Test func aDeliveryIsPersistedAndAcknowledgedOnlyOnceTheAppHandledItsEvent() async throws {
+        let harness = LinkHarness()
+        let server = try DeliveryTestServer(harness: harness)
+        defer { server.stop() }
+        let store = InMemoryDeliveryStateStore()
+        let client = try harness.makeReliableClient(port: server.port, store: store)
+        defer { client.disconnect() }
+        client.connect()
+        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
+        #expect(try await server.received.next() == "login")
+        harness.clientQueue.suspend()  // the app is busy: the delivery's event waits
+        server.append("a", to: "room")
+        // Waits (at most 10 s, polling) until the client's loop has taken the delivery in.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.deliveryStatus?.positions != ["room": 1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(client.deliveryStatus?.positions == ["room": 1])
+        _ = client.deliveryStatus  // one more pass of the loop: any flush queued before it has run
+        #expect(store.snapshot.positions == [:])
+        #expect(server.received.pending == [])
+        harness.clientQueue.resume()
+        #expect(try await harness.clientEvents.next() == "received deliver room 1 a")
+        #expect(try await server.received.next() == "ack room 1")
+        #expect(store.snapshot.positions == ["room": 1])
+    }
+
     @Test func duplicateDeliveryIsNotPassedOnButAcknowledgedAgain() async throws {
         let harness = LinkHarness()
         let server = try DeliveryTestServer(harness: harness)
