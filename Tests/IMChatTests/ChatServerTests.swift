@@ -33,7 +33,8 @@ final class ChatFixture: Sendable {
         ownsGroup = group == nil
         server = ChatServer(
             host: "127.0.0.1", port: port, idleTimeout: idleTimeout, store: store,
-            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group, logger: .recording(into: log, level: .debug),
+            passwordHasher: PasswordHasher(limits: .minimum), limits: limits, group: self.group,
+            logger: .recording(into: log, level: .debug),
             tls: tls)
         try server.start()
     }

@@ -62,7 +62,8 @@ final class ClusterLink: @unchecked Sendable {
             else { return }
             let stored = record.stored(in: conversation, sequence: sequence)
             queue.async {
-                self.logger.trace("path: \(conversation)#\(sequence) from \(stored.sender) stored by \(record.o ?? "an unnamed node"), from the stream")
+                self.logger.trace(
+                    "path: \(conversation)#\(sequence) from \(stored.sender) stored by \(record.o ?? "an unnamed node"), from the stream")
                 self.router.fanOut(stored)
             }
         }
@@ -197,7 +198,9 @@ final class ClusterLink: @unchecked Sendable {
 
     /// The bucket says `name` is on `value`'s node now, or (nil) nowhere.
     private func presenceChanged(_ name: String, _ value: Presence?) {
-        logger.debug("cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.contains(name) ? "online" : "offline"), event \(router.presence.event))")
+        logger.debug(
+            "cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.contains(name) ? "online" : "offline"), event \(router.presence.event))"
+        )
         if let value, value.node != nodeID {
             let wasOnline = router.presence.contains(name)
             remote[name] = value

@@ -128,7 +128,9 @@ extension Router {
             // part-way, a store request that timed out after the write), so that nobody was told.
             // Live-only sessions, which have no sequence to tell a repeat by, get only what is new.
             let message = item.message
-            logger.trace("path: \(conversation)#\(outcome.sequence) from \(message.sender) \(outcome == .stored(sequence: outcome.sequence) ? "stored here" : "found stored already")")
+            logger.trace(
+                "path: \(conversation)#\(outcome.sequence) from \(message.sender) \(outcome == .stored(sequence: outcome.sequence) ? "stored here" : "found stored already")"
+            )
             fanOut(
                 StoredMessage(
                     conversation: conversation, sequence: outcome.sequence, sender: message.sender, text: message.text,

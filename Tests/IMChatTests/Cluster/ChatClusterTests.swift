@@ -155,13 +155,13 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
             path.filter { $0.hasPrefix("node-0 ") } == [
                 "node-0 trace: path: direct:ann bob#2 from ann stored here",
                 "node-0 trace: path: direct:ann bob#2 in ann's window",
-                "node-0 trace: path: direct:ann bob#2 sent to ann",
+                "node-0 trace: path: direct:ann bob#2 sent to ann"
             ])
         #expect(
             path.filter { $0.hasPrefix("node-1 ") } == [
                 "node-1 trace: path: direct:ann bob#2 from ann stored by node-0, from the stream",
                 "node-1 trace: path: direct:ann bob#2 in bob's window",
-                "node-1 trace: path: direct:ann bob#2 sent to bob",
+                "node-1 trace: path: direct:ann bob#2 sent to bob"
             ])
     }
 

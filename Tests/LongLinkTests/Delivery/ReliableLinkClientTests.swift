@@ -115,7 +115,9 @@ import TestSupport
         server.append("a", to: "room")
         // Waits (at most 10 s, polling) until the client's loop has taken the delivery in.
         let deadline = ContinuousClock.now + .seconds(10)
-        while client.deliveryStatus?.positions != ["room": 1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while client.deliveryStatus?.positions != ["room": 1], ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(client.deliveryStatus?.positions == ["room": 1])
         _ = client.deliveryStatus  // one more pass of the loop: any flush queued before it has run
         #expect(store.snapshot.positions == [:])
