@@ -822,19 +822,18 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
+    /// Persists `flush`'s outbox removals and positions, then writes its acknowledgements (only on a
+    /// connection of this delivery; a later greeting carries the positions anyway).
     private func writeDelivery(_ flush: ReliableDelivery<Codec.Message>.Flush, _ delivery: ReliableDelivery<Codec.Message>) {
         let acknowledgements = delivery.write(flush)
         guard phase == .connected, dropReason == nil, delivery === self.delivery else { return }
         for acknowledgement in acknowledgements { writeControl(acknowledgement) }
     }
 
-    /// Persists outbox removals and positions, then writes the acknowledgements owed (only on a
-    /// connection; a later greeting carries the positions anyway).
+    /// Everything owed, persisted and acknowledged now (a drain's end, a stop: the app is still there).
     private func flushDelivery() {
         guard let delivery, delivery.needsFlush || delivery.flushScheduled else { return }
-        let acknowledgements = delivery.flush()
-        guard phase == .connected, dropReason == nil else { return }
-        for acknowledgement in acknowledgements { writeControl(acknowledgement) }
+        writeDelivery(delivery.takeFlush(), delivery)
     }
 
     // MARK: Plumbing

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Multicast, broadcast and port sharing, kept on this machine: IPv4 multicast joins 239.255.x.y on
 /// interface 127.0.0.1 and is sent from 127.0.0.1 with loop on and TTL 0; broadcast goes to
-/// 127.255.255.255 only (never 255.255.255.255, which would leave through eth0). IPv6 multicast is not
+/// 127.255.255.255 only (never the limited broadcast address, all ones, which would leave through eth0). IPv6 multicast is not
 /// deliverable on loopback here (`sendto` fails with `ENETUNREACH`), so IPv6 join and leave are tested
 /// at the call level only.
 @Suite struct UDPSocketMulticastTests {

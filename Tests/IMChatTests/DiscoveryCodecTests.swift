@@ -146,8 +146,9 @@ import TestSupport
         #expect(throws: UsageError(description: "--discover-ttl: not a TTL (0-255): 256\n\(ClientOptions.usage)")) {
             try ClientOptions(arguments: ["ann", "--discover", "--discover-ttl", "256"])
         }
-        // Multicast only: never a broadcast address (255.255.255.255 would leave the host everywhere).
-        for group in ["255.255.255.255", "127.255.255.255", "192.0.2.1", "ff02::1", "chat.example"] {
+        // Multicast only (224.0.0.0-239.255.255.255): the addresses just outside the range, a broadcast
+        // address, a unicast one, IPv6, a name.
+        for group in ["223.255.255.255", "240.0.0.0", "127.255.255.255", "192.0.2.1", "ff02::1", "chat.example"] {
             #expect(
                 throws: UsageError(
                     description:

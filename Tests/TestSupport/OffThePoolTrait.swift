@@ -32,11 +32,16 @@ extension Trait where Self == OffThePoolTrait {
 /// ``Trait/cpuBound`` / ``Trait/offThePool`` test instead. Compiled out of release builds.
 public func expectOffThePool(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
     #if DEBUG
-        let onThePool = withUnsafeCurrentTask { task in task.map { $0.unownedTaskExecutor == nil } ?? false }
-        if onThePool {
+        if isOnTheCooperativePool() {
             Issue.record(
                 "\(what) blocks a thread of Swift's cooperative pool: run it in runOnAThread, or mark the test .cpuBound or .offThePool",
                 sourceLocation: sourceLocation)
         }
     #endif
+}
+
+/// True when the caller runs in a task on Swift's cooperative pool: a task with no executor
+/// preference (``Trait/offThePool``, ``Trait/cpuBound`` and `runOnAThread` give one).
+public func isOnTheCooperativePool() -> Bool {
+    withUnsafeCurrentTask { task in task.map { $0.unownedTaskExecutor == nil } ?? false }
 }

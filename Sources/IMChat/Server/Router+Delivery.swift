@@ -152,15 +152,16 @@ extension Router {
         let isDirect = message.conversation != .room
         var liveV1: [Session] = []
         var liveV2: [Session] = []
+        let tracing = logger.logLevel == .trace  // asked once, not per reader
         for name in readers {
             guard let user = users[name] else { continue }
             if var window = user.window {
                 window.available(conversation: message.conversation.description, upTo: message.sequence)
                 users[name]?.window = window
-                logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window")
+                if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window") }
                 pump(name, fresh: message)
             } else if !storedSessionsOnly, name != message.sender || (isDirect && readers.count == 1) {  // to oneself: reaches oneself
-                logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)")
+                if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)") }
                 if user.version == .v1 { liveV1.append(user.session) } else { liveV2.append(user.session) }
             }
         }
@@ -182,6 +183,7 @@ extension Router {
     func pump(_ name: String, fresh: StoredMessage? = nil) {
         guard let session = users[name]?.session, var window = users[name]?.window else { return }
         defer { users[name]?.window = window }
+        let tracing = logger.logLevel == .trace
         while var fetch = window.nextFetch() {
             let page: [StoredMessage]
             if let fresh, fresh.conversation.description == fetch.conversation, fetch.after + 1 == fresh.sequence {
@@ -197,7 +199,7 @@ extension Router {
                 }
             }
             for message in page {
-                logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)")
+                if tracing { logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)") }
                 session.send(
                     .v2(
                         .delivery(

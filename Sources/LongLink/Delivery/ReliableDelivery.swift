@@ -187,7 +187,7 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// True when a ``flush()`` has something to do.
+    /// True when a ``takeFlush()`` would take something.
     var needsFlush: Bool { !pendingRemovals.isEmpty || tracker.owesAcknowledgements }
 
     /// What one flush writes: outbox removals, changed positions, acknowledgements owed.
@@ -225,9 +225,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         }
         return flush.acknowledgements.map { operations.acknowledgement($0.conversation, $0.sequence) }
     }
-
-    /// ``takeFlush()`` and ``write(_:)`` at once.
-    func flush() -> [Message] { write(takeFlush()) }
 
     private func noteStoreFailure(_ error: any Error) {
         storeFailures += 1

@@ -7,14 +7,9 @@ import TestSupport
 /// LongLinkClient with reliable delivery against ``DeliveryTestServer``, on the harness's manual clock.
 @Suite struct ReliableLinkClientTests {
     @Test func sendReturnsTheIDAndStoredAnswersEmptyTheOutbox() async throws {
-        let harness = LinkHarness()
-        let server = try DeliveryTestServer(harness: harness)
-        defer { server.stop() }
-        let store = InMemoryDeliveryStateStore()
-        let client = try harness.makeReliableClient(port: server.port, store: store)
-        defer { client.disconnect() }
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
+        let rig = try await ReliableRig.connected()
+        defer { rig.stop() }
+        let (harness, server, store, client) = (rig.harness, rig.server, rig.store, rig.client)
         #expect(client.send("one") == 1)
         #expect(client.send("two") == 2)
         #expect(client.send("?help") == nil)  // not numbered: sent as on a plain link
@@ -102,14 +97,9 @@ import TestSupport
     /// acknowledged on the loop while its event still waited on the app's queue, so a client killed in
     /// between had it acknowledged, never shown, and not sent again. Now both wait for the event.
     @Test func aDeliveryIsPersistedAndAcknowledgedOnlyOnceTheAppHandledItsEvent() async throws {
-        let harness = LinkHarness()
-        let server = try DeliveryTestServer(harness: harness)
-        defer { server.stop() }
-        let store = InMemoryDeliveryStateStore()
-        let client = try harness.makeReliableClient(port: server.port, store: store)
-        defer { client.disconnect() }
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
+        let rig = try await ReliableRig.connected()
+        defer { rig.stop() }
+        let (harness, server, store, client) = (rig.harness, rig.server, rig.store, rig.client)
         #expect(try await server.received.next() == "login")
         harness.clientQueue.suspend()  // the app is busy: the delivery's event waits
         server.append("a", to: "room")
@@ -129,13 +119,9 @@ import TestSupport
     }
 
     @Test func duplicateDeliveryIsNotPassedOnButAcknowledgedAgain() async throws {
-        let harness = LinkHarness()
-        let server = try DeliveryTestServer(harness: harness)
-        defer { server.stop() }
-        let client = try harness.makeReliableClient(port: server.port, store: InMemoryDeliveryStateStore())
-        defer { client.disconnect() }
-        client.connect()
-        #expect(try await harness.clientEvents.next() == "connected to 127.0.0.1:\(server.port)")
+        let rig = try await ReliableRig.connected()
+        defer { rig.stop() }
+        let (harness, server, client) = (rig.harness, rig.server, rig.client)
         #expect(try await server.received.next() == "login")
         server.sendRaw("batch\ndeliver room 1 a\ndeliver room 1 a\ndeliver room 2 b")
         #expect(try await harness.clientEvents.next(2) == ["received deliver room 1 a", "received deliver room 2 b"])
@@ -384,5 +370,32 @@ import TestSupport
         #expect(try await shown.next() == "✓ 1")
         server.append("hello", to: "room")
         #expect(try await shown.next() == "deliver room 1 hello")
+    }
+}
+
+/// A reliable client (on an in-memory store) connected to a ``DeliveryTestServer``: where most of
+/// these tests start. ``stop()`` disconnects the client and stops the server.
+struct ReliableRig {
+    let harness = LinkHarness()
+    let server: DeliveryTestServer
+    let store = InMemoryDeliveryStateStore()
+    let client: LongLinkClient<NumberedTextCodec>
+
+    /// Connects, and checks that the client reports the connection.
+    static func connected() async throws -> ReliableRig {
+        let rig = try ReliableRig()
+        rig.client.connect()
+        #expect(try await rig.harness.clientEvents.next() == "connected to 127.0.0.1:\(rig.server.port)")
+        return rig
+    }
+
+    private init() throws {
+        server = try DeliveryTestServer(harness: harness)
+        client = try harness.makeReliableClient(port: server.port, store: store)
+    }
+
+    func stop() {
+        client.disconnect()
+        server.stop()
     }
 }
