@@ -6,7 +6,9 @@ import TestSupport
 @Suite struct PoolCheckTests {
     @Test func aBlockingHelperCalledOnTheCooperativePoolIsReported() async {
         #expect(isOnTheCooperativePool())
-        withKnownIssue { expectOffThePool("a blocking helper") } matching: { issue in
+        withKnownIssue {
+            expectOffThePool("a blocking helper")
+        } matching: { issue in
             issue.comments.map(\.rawValue) == [
                 "a blocking helper blocks a thread of Swift's cooperative pool: run it in runOnAThread, or mark the test .cpuBound or .offThePool"
             ]
