@@ -45,7 +45,9 @@ import SocketLog
 /// brought), written after the positions have been handed to the store. Positions and outbox removals
 /// are handed to the store only once `onEvent` has returned for the events they cover (on
 /// `eventQueue`, then back on the loop): a client killed while a delivery's event waited for it has
-/// neither saved nor acknowledged that delivery, so the server sends it again. An answer the codec reads as
+/// neither saved nor acknowledged that delivery, so the server sends it again. So across a kill
+/// (`kill -9`) deliveries are at least once: one whose `onEvent` had run but whose position was not yet
+/// written (one loop hop and a store write later) is passed on again by the next process. An answer the codec reads as
 /// ``DeliveryRole/retry(id:after:)`` (a rate limit) pauses the outbox for its delay, after which every
 /// unanswered message is sent again, oldest first, one at a time (each after the answer to the one
 /// before) until the outbox is empty: a server over its rate then refuses one message per pause, not
