@@ -810,32 +810,39 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     /// Queues one flush for the end of this loop pass (after the frames read in it): one store update
     /// and at most one acknowledgement per conversation, however many deliveries arrived.
     ///
-    /// In two steps, so that nothing is persisted or acknowledged before the app has handled it: after
-    /// the loop's current task (every frame of one read) what is owed is taken; it is written once
-    /// the event queue has run the events emitted before (a delivery's `.received` included), back on
-    /// the loop. A position saved first was the app's loss when it was killed in between: a message
-    /// acknowledged, never shown, and not sent again (chat-chaos recipient-kill, 299/300).
+    /// Nothing is persisted or acknowledged before the app has handled it: after the loop's current
+    /// task (every frame of one read) what is owed is taken, and it is written on the event queue
+    /// right behind the events emitted before (a delivery's `.received` included); its
+    /// acknowledgements follow on the loop. A position saved first was the app's loss when it was
+    /// killed in between: a message acknowledged, never shown, and not sent again (chat-chaos
+    /// recipient-kill, 299/300). Written on the event queue, not back on the loop, the position follows
+    /// the app's handler with nothing in between, so a kill in that gap, which shows the message
+    /// again after a restart, is as unlikely as it can be.
     private func scheduleDeliveryFlush() {
         guard let delivery, !delivery.flushScheduled, delivery.needsFlush else { return }
         delivery.flushScheduled = true
         loop.execute { [self] in
             let flush = delivery.takeFlush()
-            events.perform { [self] in onLoop { [self] in writeDelivery(flush, delivery) } }
+            events.perform { [self] in
+                let persisted = delivery.persist(through: flush)
+                onLoop { [self] in acknowledge(persisted, delivery) }
+            }
         }
     }
 
-    /// Persists `flush`'s outbox removals and positions, then writes its acknowledgements (only on a
-    /// connection of this delivery; a later greeting carries the positions anyway).
-    private func writeDelivery(_ flush: ReliableDelivery<Codec.Message>.Flush, _ delivery: ReliableDelivery<Codec.Message>) {
-        let acknowledgements = delivery.write(flush)
+    /// Counts `persisted`'s store failures and writes its acknowledgements (only on a connection of
+    /// this delivery; a later greeting carries the positions anyway).
+    private func acknowledge(_ persisted: ReliableDelivery<Codec.Message>.Persisted, _ delivery: ReliableDelivery<Codec.Message>) {
+        delivery.noteStoreFailures(persisted.failures)
         guard phase == .connected, dropReason == nil, delivery === self.delivery else { return }
-        for acknowledgement in acknowledgements { writeControl(acknowledgement) }
+        for acknowledgement in persisted.acknowledgements { writeControl(acknowledgement) }
     }
 
     /// Everything owed, persisted and acknowledged now (a drain's end, a stop: the app is still there).
     private func flushDelivery() {
-        guard let delivery, delivery.needsFlush || delivery.flushScheduled else { return }
-        writeDelivery(delivery.takeFlush(), delivery)
+        guard let delivery else { return }
+        if delivery.needsFlush || delivery.flushScheduled { _ = delivery.takeFlush() }
+        acknowledge(delivery.persist(through: delivery.lastFlush), delivery)
     }
 
     // MARK: Plumbing

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RegexBuilder
 import TestSupport
 
 /// Issue 11 §6 and issue 14 §2 with short timings: scripts/chat-chaos.sh, one scenario per test, against
@@ -30,7 +31,15 @@ import TestSupport
             ], environment: environment)
         defer { chaos.stop() }
         let line = try await chaos.lines.next(within: .seconds(60))
-        #expect(line.hasPrefix("\(scenario): PASS received 300/300, duplicates 0, out of order 0, sender exit 0 ("), "\(line)")
+        // Only a recipient killed between showing a message and saving its position is shown it again
+        // (docs/TESTING.md, "recipient-kill"); the script passes at most 10 such repeats.
+        let repeats = scenario == "recipient-kill" ? #/\d+/# : #/0/#
+        let expected = Regex {
+            "\(scenario): PASS received 300/300, duplicates 0, out of order 0, shown again after the kill "
+            repeats
+            ", sender exit 0 ("
+        }
+        #expect(line.prefixMatch(of: expected) != nil, "\(line)")
         #expect(try await chaos.exitStatus(within: .seconds(20)) == 0)
     }
 }

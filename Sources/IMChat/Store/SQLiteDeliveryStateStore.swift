@@ -12,7 +12,7 @@ import LongLink
 /// processes sharing it would give the same ids to different messages.
 ///
 /// Threading: the connection lives behind a lock, so each method is atomic and may be called from any
-/// thread; the link calls them on its loop.
+/// thread (the link calls them on its loop and its event queue: ``DeliveryStateStore``).
 ///
 /// Errors: ``SQLiteError`` when SQLite fails; ``StoreError`` when opening (another kind of file, a
 /// later schema) and for values this program never writes (``StoreError/corrupt(_:)``) or cannot

@@ -41,10 +41,14 @@ public struct DeliveryState: Sendable, Equatable {
 /// ``InMemoryDeliveryStateStore`` keeps the state in memory (tests, or an app that needs no
 /// persistence); IMChat's SQLite client store keeps it in a file.
 ///
-/// The link calls these methods on its event loop, one at a time (``load()`` in its initializer, on the
-/// caller's thread). ``enqueue(id:frame:)`` runs before ``LongLinkClient/send(_:)`` returns (`send` waits
-/// for the loop), so a message the app handed over is persisted when `send` returns. Removals and
-/// positions are written once per loop pass, before the acknowledgements they allow are sent. A method
+/// Threads: ``load()`` runs in the link's initializer, on the caller's thread. ``enqueue(id:frame:)``
+/// runs on the link's event loop before ``LongLinkClient/send(_:)`` returns (`send` waits for the
+/// loop), so a message the app handed over is persisted when `send` returns. Removals and positions
+/// are written at most once per loop pass, on the link's event queue right after the events they cover
+/// (so a delivery's position is saved as soon as the app's handler for it has returned), or on the
+/// loop at a drain's end and a stop; one such write at a time, in order, and always before the
+/// acknowledgements they allow are sent. So an `enqueue` and a `remove`/`setPositions` can run at the
+/// same time on two threads: a store must be safe for that (both stores here take a lock). A method
 /// that throws should leave the state as it was; the link reports a failed enqueue as
 /// ``LongLinkClient/SendFailure/storeFailed(_:)`` (the message is not sent) and counts other failures in
 /// ``DeliveryStatus/storeFailures``, going on with its state in memory.

@@ -161,7 +161,7 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     // MARK: Receiving
 
     /// What `message` means; updates the outbox and the positions. Removals and positions reach the
-    /// store at the next ``flush()``.
+    /// store at the next ``persist(through:)``.
     func classify(_ message: Message) -> Incoming {
         switch operations.role(message) {
         case .other:
@@ -197,39 +197,72 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         var acknowledgements: [(conversation: String, sequence: UInt64)]
     }
 
-    /// Takes what is owed to the store and the server now (see ``write(_:)``), so that it can be
-    /// written once the app has handled the events it covers.
-    func takeFlush() -> Flush {
+    /// What ``persist(through:)`` did: the acknowledgements now allowed, and the store's errors.
+    struct Persisted: Sendable {
+        var acknowledgements: [Message]
+        var failures: [String]
+    }
+
+    /// Flushes taken on the loop and not yet given to the store, oldest first, each with its number.
+    private let unwritten = LockedValue<[(number: UInt64, flush: Flush)]>([])
+    /// Held while the store is written, so that two writers (the event queue, the loop at a stop)
+    /// never put an older position over a newer one.
+    private let writer = LockedValue(())
+    /// The number of the last flush taken (loop-confined).
+    private var flushesTaken: UInt64 = 0
+
+    /// Takes what is owed to the store and the server now and queues it for ``persist(through:)``;
+    /// returns its number. Loop only.
+    func takeFlush() -> UInt64 {
         flushScheduled = false
         defer { pendingRemovals.removeAll() }
-        return Flush(
+        let flush = Flush(
             removals: pendingRemovals, positions: tracker.takeChangedPositions(), acknowledgements: tracker.takeAcknowledgements())
+        flushesTaken += 1
+        let number = flushesTaken
+        unwritten.withLock { $0.append((number, flush)) }
+        return number
     }
 
-    /// Brings the store up to date with `flush` (removals, then positions) and returns its
-    /// acknowledgements, one per conversation. A store failure is counted; the state in memory goes on.
-    func write(_ flush: Flush) -> [Message] {
-        if !flush.removals.isEmpty {
-            do {
-                try store.remove(ids: flush.removals)
-            } catch {
-                noteStoreFailure(error)
+    /// The number of the last flush taken; with ``persist(through:)``, everything taken so far. Loop only.
+    var lastFlush: UInt64 { flushesTaken }
+
+    /// Brings the store up to date with every flush taken up to number `last` (removals, then
+    /// positions, oldest first) and returns their acknowledgements, one per conversation. Any thread:
+    /// the link calls it on its event queue, right after the events the flushes cover, so a position is
+    /// saved as soon as the app has handled its delivery; and on the loop at a drain's end or a stop.
+    /// A store failure is returned for the loop to count; the state in memory goes on.
+    func persist(through last: UInt64) -> Persisted {
+        writer.withLock { _ in
+            let flushes = unwritten.withLock { queued in
+                let count = queued.prefix { $0.number <= last }.count
+                defer { queued.removeFirst(count) }
+                return queued.prefix(count).map(\.flush)
             }
-        }
-        if !flush.positions.isEmpty {
-            do {
-                try store.setPositions(flush.positions)
-            } catch {
-                noteStoreFailure(error)
+            var failures: [String] = []
+            var acknowledged: [String: UInt64] = [:]
+            for flush in flushes {
+                if !flush.removals.isEmpty {
+                    do { try store.remove(ids: flush.removals) } catch { failures.append("\(error)") }
+                }
+                if !flush.positions.isEmpty {
+                    do { try store.setPositions(flush.positions) } catch { failures.append("\(error)") }
+                }
+                for (conversation, sequence) in flush.acknowledgements { acknowledged[conversation] = sequence }
             }
+            let acknowledgements = acknowledged.sorted { $0.key < $1.key }.map { operations.acknowledgement($0.key, $0.value) }
+            return Persisted(acknowledgements: acknowledgements, failures: failures)
         }
-        return flush.acknowledgements.map { operations.acknowledgement($0.conversation, $0.sequence) }
     }
 
-    private func noteStoreFailure(_ error: any Error) {
-        storeFailures += 1
-        lastStoreError = "\(error)"
+    /// Counts the store failures ``persist(through:)`` returned. Loop only.
+    func noteStoreFailures(_ failures: [String]) {
+        guard let last = failures.last else { return }
+        storeFailures += failures.count
+        lastStoreError = last
     }
+
+    private func noteStoreFailure(_ error: any Error) { noteStoreFailures(["\(error)"]) }
 }
 
 /// A ``DeliveryStateStore``'s content that a reliable ``LongLinkClient`` cannot use.
