@@ -5,13 +5,13 @@
 #
 #   scripts/soak.sh                                   # 20 runs of the whole suite
 #   scripts/soak.sh 50 --filter 'TCPSocketReadTests|FrameBoundaryReadTests'
-#   scripts/soak.sh 10 --sanitize=thread
+#   scripts/soak.sh 10 --sanitize=thread --scratch-path /tmp/tsan  # TSAN_OPTIONS: scripts/tsan-suppressions.txt
 #   LOGDIR=/tmp/soak scripts/soak.sh 5               # where the logs go (default: .build/soak/<time>)
 #
 # Builds once first (with the same arguments), then runs `swift test --skip-build ARGS` N times. Each
 # run's output is kept as LOGDIR/run-K.log; per run it prints PASS or FAIL and the names of the failing
 # tests (Swift Testing's `✘ Test ... recorded an issue` / `failed` lines, XCTest's `error:` and
-# `' failed (` lines). Ends with `P passed, F failed`; the exit status is 1 when any run failed.
+# `' failed (` lines). A run still going after SOAK_RUN_LIMIT seconds (default 900) is ended and failed. Ends with `P passed, F failed`; the exit status is 1 when any run failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 N=20
@@ -29,13 +29,18 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --sanitize|--scratch-path|--configuration|-c) build_args+=("${args[i]}" "${args[i+1]:-}"); i=$((i + 1)) ;;
     esac
 done
+# Under ThreadSanitizer: libnats' threads are not reported as leaks (scripts/tsan-suppressions.txt).
+if [[ " $* " =~ " --sanitize thread "|" --sanitize=thread " ]]; then
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$PWD/scripts/tsan-suppressions.txt}
+fi
 swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
 
 passed=0 failed=0
 for run in $(seq "$N"); do
     log=$LOGDIR/run-$run.log
     start=$SECONDS
-    if swift test --skip-build "$@" >"$log" 2>&1; then
+    # A hung run (a deadlock) is ended after SOAK_RUN_LIMIT seconds (default 900) and counts as failed.
+    if timeout --kill-after=10 "${SOAK_RUN_LIMIT:-900}" swift test --skip-build "$@" >"$log" 2>&1; then
         passed=$((passed + 1))
         echo "run $run: PASS ($((SECONDS - start)) s)"
     else
@@ -45,6 +50,7 @@ for run in $(seq "$N"); do
         # XCTest: "Test Case '-[Suite test]' failed (...)". A crash shows as the last lines of the log.
         names=$(grep -aoE "✘ Test [^ ]+|Test Case '[^']+' failed" "$log" | grep -v '^✘ Test run$' |
             sed -E "s/^✘ Test //; s/^Test Case '([^']+)' failed/\1/" | sort -u)
+        [[ $((SECONDS - start)) -ge ${SOAK_RUN_LIMIT:-900} ]] && echo "    (ended after ${SOAK_RUN_LIMIT:-900} s: a hang)"
         if [[ -n $names ]]; then
             sed 's/^/    /' <<<"$names"
         else

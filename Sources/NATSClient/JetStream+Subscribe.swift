@@ -32,7 +32,7 @@ extension JetStream {
                     copying: message, sequence: metadata.pointee.Sequence.Stream,
                     nanosecondsSince1970: metadata.pointee.Timestamp))
         }
-        return try NATSSubscription.make(owner: self, deliver: deliver) { callback, closure throws(NATSError) in
+        return try NATSSubscription.make(owner: self, connection: connection, deliver: deliver) { callback, closure throws(NATSError) in
             var options = jsSubOptions()
             jsSubOptions_Init(&options)
             options.Ordered = true

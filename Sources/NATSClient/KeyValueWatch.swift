@@ -19,7 +19,7 @@ public final class KeyValueWatch: Sendable {
     private let bucket: KeyValueBucket
 
     init(watcher: OpaquePointer, bucket: KeyValueBucket, handler: @escaping @Sendable (KeyValueBucket.Change) -> Void) {
-        let loop = WatchLoop(watcher: watcher, handler: handler)
+        let loop = WatchLoop(watcher: watcher, connection: bucket.jetStream.connection, handler: handler)
         self.loop = loop
         self.bucket = bucket
         let thread = Thread { loop.run() }
@@ -45,6 +45,8 @@ public final class KeyValueWatch: Sendable {
 /// the rest is in a `Mutex` or is Sendable.
 final class WatchLoop: @unchecked Sendable {
     private let watcher: OpaquePointer
+    /// The connection whose read loop delivers to the watcher's subscription.
+    private let connection: NATSConnection
     private let handler: @Sendable (KeyValueBucket.Change) -> Void
     /// Opened when the thread leaves ``run()``.
     let finished = Latch()
@@ -58,12 +60,19 @@ final class WatchLoop: @unchecked Sendable {
     /// How long one `kvWatcher_Next` waits before the loop asks again (a stop wakes it at once).
     private static let nextTimeoutMilliseconds: Int64 = 60_000
 
-    init(watcher: OpaquePointer, handler: @escaping @Sendable (KeyValueBucket.Change) -> Void) {
+    init(watcher: OpaquePointer, connection: NATSConnection, handler: @escaping @Sendable (KeyValueBucket.Change) -> Void) {
         self.watcher = watcher
+        self.connection = connection
         self.handler = handler
     }
 
-    deinit { kvWatcher_Destroy(watcher) }
+    deinit {
+        // Stopped by KeyValueWatch.stop() already. kvWatcher_Destroy frees the watcher's
+        // subscription, which libnats 3.4.1's read loop may have just looked up without a reference
+        // (see NATSConnection.close()).
+        connection.waitForReadLoop()
+        kvWatcher_Destroy(watcher)
+    }
 
     /// The thread's body: the next change, to the handler, until stopped or closed.
     func run() {

@@ -16,7 +16,7 @@ extension NATSConnection {
     ) throws(NATSError) -> NATSSubscription {
         guard !subject.isEmpty else { throw .invalid("the subject is empty") }
         if let queueGroup, queueGroup.isEmpty { throw .invalid("the queue group is empty") }
-        return try NATSSubscription.make(owner: self, deliver: { handler(NATSMessage(copying: $0)) }) {
+        return try NATSSubscription.make(owner: self, connection: self, deliver: { handler(NATSMessage(copying: $0)) }) {
             callback, closure throws(NATSError) in
             var subscription: OpaquePointer?
             let status = withOptionalCString(queueGroup) { group in

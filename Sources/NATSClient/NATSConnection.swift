@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import Glibc
 
 /// A connection to a NATS server (libnats' `natsConnection`), reconnecting by itself after losses.
 ///
@@ -83,7 +84,10 @@ public final class NATSConnection: @unchecked Sendable {
         return NATSConnection(pointer: connection, options: options)
     }
 
-    deinit { natsConnection_Destroy(pointer) }
+    deinit {
+        close()
+        natsConnection_Destroy(pointer)
+    }
 
     /// Whether libnats' state is connected (`natsConnection_Status` is `NATS_CONN_STATUS_CONNECTED`):
     /// false while connecting, reconnecting, draining or closed. Does not block.
@@ -143,9 +147,42 @@ public final class NATSConnection: @unchecked Sendable {
         try LibNATS.check(natsConnection_FlushTimeout(pointer, milliseconds))
     }
 
-    /// Closes the connection for good (`natsConnection_Close`): subscriptions end, blocked requests
-    /// fail with ``NATSError/notConnected``, and ``Event/disconnected`` (when it was connected) and
-    /// ``Event/closed`` follow. Idempotent; blocks until
-    /// libnats' connection threads have stopped.
-    public func close() { natsConnection_Close(pointer) }
+    /// Closes the connection for good: subscriptions end, blocked requests fail with
+    /// ``NATSError/notConnected`` or time out, and ``Event/disconnected`` (when it was connected) and
+    /// ``Event/closed`` follow. Idempotent.
+    ///
+    /// A connected connection is drained first (`natsConnection_DrainTimeout`): libnats unsubscribes
+    /// everything, waits for the server's answer to a flush, lets the handlers finish what had
+    /// arrived, then closes (its threads end just after). Blocks until it is closed: a round trip
+    /// and up to 100 ms, up to ``Options/timeout`` when called from a subscription's handler (that
+    /// subscription cannot finish draining first) or with a JetStream subscription or KV watch still
+    /// open (libnats then deletes its consumer, a request whose answer the drain no longer reads).
+    /// Otherwise (connecting, reconnecting, closed) it closes at once (`natsConnection_Close`).
+    ///
+    /// Why drain: libnats 3.4.1's read loop (Debian 12's libnats; nats.c issue 637, fixed upstream
+    /// in 3.6.1) hands a message to a subscription it holds no reference to, and
+    /// `natsConnection_Close` frees subscriptions (its request muxer's always) before it stops that
+    /// loop, so a close amid arriving messages wrote into freed memory. Draining leaves no
+    /// subscription for the read loop to find by the time the close frees them.
+    public func close() {
+        if natsConnection_DrainTimeout(pointer, LibNATS.milliseconds(options.timeout)) == NATS_OK {
+            // libnats drains on a thread of its own, which closes the connection when done or when
+            // the timeout is up; the bound here is only a safety net.
+            let deadline = ContinuousClock.now + options.timeout + .seconds(1)
+            while !natsConnection_IsClosed(pointer) && ContinuousClock.now < deadline { usleep(1000) }
+        }
+        natsConnection_Close(pointer)
+    }
+
+    /// Waits until libnats' read loop is done with every message it read before now: the answer to
+    /// a flush sent now (`natsConnection_FlushTimeout`) is read after them. Call it between
+    /// unsubscribing and destroying a libnats subscription, which libnats 3.4.1's read loop may have
+    /// looked up just before the unsubscribe and still be using without a reference (see
+    /// ``close()``). Returns at once when not connected: no read loop runs while reconnecting, and
+    /// ``close()`` drains first, which leaves the read loop no subscription to find. Blocks up to
+    /// ``Options/timeout``.
+    func waitForReadLoop() {
+        guard isConnected else { return }
+        _ = natsConnection_FlushTimeout(pointer, LibNATS.milliseconds(options.timeout))
+    }
 }

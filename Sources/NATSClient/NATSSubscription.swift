@@ -24,19 +24,25 @@ public final class NATSSubscription: @unchecked Sendable {
     private let unsubscribed = Mutex(false)
     /// The connection (or JetStream context) it was made on, kept alive while it exists.
     private let owner: AnyObject & Sendable
+    /// The connection whose read loop delivers to it.
+    private let connection: NATSConnection
 
-    init(pointer: OpaquePointer, core: SubscriptionCore, waitsForCompletion: Bool, owner: AnyObject & Sendable) {
+    init(
+        pointer: OpaquePointer, core: SubscriptionCore, waitsForCompletion: Bool, owner: AnyObject & Sendable,
+        connection: NATSConnection
+    ) {
         self.pointer = pointer
         self.core = core
         self.waitsForCompletion = waitsForCompletion
         self.owner = owner
+        self.connection = connection
     }
 
     /// Makes a subscription for `make`'s libnats subscription: `make` gets the callback and closure
     /// to give libnats. Registers the on-complete callback, or unsubscribes and throws when the
     /// subscription was closed before that could happen (the connection closed meanwhile).
     static func make(
-        owner: AnyObject & Sendable, deliver: @escaping @Sendable (OpaquePointer) -> Void,
+        owner: AnyObject & Sendable, connection: NATSConnection, deliver: @escaping @Sendable (OpaquePointer) -> Void,
         _ make: (natsMsgHandler, UnsafeMutableRawPointer) throws(NATSError) -> OpaquePointer
     ) throws(NATSError) -> NATSSubscription {
         let core = SubscriptionCore(deliver: deliver)
@@ -50,7 +56,8 @@ public final class NATSSubscription: @unchecked Sendable {
             throw error
         }
         let status = natsSubscription_SetOnCompleteCB(pointer, SubscriptionCore.onComplete, closure)
-        let subscription = NATSSubscription(pointer: pointer, core: core, waitsForCompletion: status == NATS_OK, owner: owner)
+        let subscription = NATSSubscription(
+            pointer: pointer, core: core, waitsForCompletion: status == NATS_OK, owner: owner, connection: connection)
         guard status == NATS_OK else {
             // Closed already: libnats' delivery thread may still be in a last handler call with
             // `closure`, so its reference is left to leak rather than freed under it.
@@ -62,6 +69,9 @@ public final class NATSSubscription: @unchecked Sendable {
 
     deinit {
         unsubscribe()
+        // libnats 3.4.1's read loop may still be handing it a message it looked up just before the
+        // unsubscribe, without a reference: not freed under it (see NATSConnection.close()).
+        connection.waitForReadLoop()
         natsSubscription_Destroy(pointer)
     }
 

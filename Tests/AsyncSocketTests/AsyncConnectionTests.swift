@@ -21,7 +21,7 @@ func within<Value: Sendable>(
     try await withThrowingTaskGroup(of: Outcome<Value>.self) { group in
         group.addTask { .value(try await body()) }
         group.addTask {
-            try await Task.sleep(for: limit)
+            try await Task.sleep(for: TestTiming.hangLimit(limit))
             return .timedOut
         }
         defer { group.cancelAll() }

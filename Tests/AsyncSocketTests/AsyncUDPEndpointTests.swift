@@ -8,7 +8,7 @@ import TestSupport
 /// ``UDPEndpoint``: send and receive on loopback, the connected variant, per-datagram errors, truncated
 /// datagrams skipped and counted, backpressure (the buffer never holds more than its limit; the kernel
 /// drops the rest), cancellation and close. All on 127.0.0.1 / ::1, ports picked by the kernel.
-@Suite(.timeLimit(.minutes(1))) struct AsyncUDPEndpointTests {
+@Suite(TestTiming.timeLimit(minutes: 1)) struct AsyncUDPEndpointTests {
     static func text(_ datagram: UDPEndpoint.Datagram?) -> String? {
         datagram.map { String(decoding: $0.data, as: UTF8.self) }
     }

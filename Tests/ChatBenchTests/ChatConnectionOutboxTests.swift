@@ -74,7 +74,7 @@ private final class RecordingHandler: ChatConnectionHandler, @unchecked Sendable
 /// messages not answered with `stored`, in id order with their ids, after a login that carries the
 /// same client instance, the last resume token and the positions given (docs/PROTOCOL.md "Sending").
 @Suite struct ChatConnectionOutboxTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(TestTiming.timeLimit(minutes: 1))
     func aReconnectResendsWhatWasNotStoredInIdOrder() async throws {
         let group = EventLoopGroup(numberOfThreads: 1, name: "outbox-test")
         defer { group.shutdown() }

@@ -24,7 +24,7 @@ import Testing
         #expect((1...3).map { LoadRun.serverIndex(user: 7, attempt: $0, count: 1) } == [0, 0, 0])
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(TestTiming.timeLimit(minutes: 2))
     func aNodeCrashedMidRunLosesNothingAndItsUsersComeBackOnTheOther() async throws {
         let nats = try await NATSTestServer.start()
         defer { nats.stop() }
@@ -58,7 +58,7 @@ import Testing
 
         // Once node 1 lists all six (every login done, messages about to start), node 0 crashes: no
         // goodbye, its sockets closed, its users left in the presence bucket.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(30))
         while nodes[1].0.onlineUsers.count < 6, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(nodes[1].0.onlineUsers.count == 6)
         nodes[0].0.stop()

@@ -6,7 +6,7 @@
 
     /// TCPSocket with TLS as an HTTPS client of Debian's nginx (`listen … ssl`): keep-alive and pipelined
     /// GETs of files past the read buffer (many records), both versions, ALPN, and session resumption.
-    @Suite(.timeLimit(.minutes(1))) struct NginxTLSTests {
+    @Suite(TestTiming.timeLimit(minutes: 1)) struct NginxTLSTests {
         private func nginx(_ files: TestCertificates) async throws -> ServerProcess {
             try await Servers.nginx(files: NginxTests.files, tls: (files.serverCertificate, files.serverKey))
         }

@@ -2,6 +2,7 @@
     import AsyncSocket
     import Foundation
     import Testing
+    import TestSupport
 
     /// One HTTP/1.1 response as a client built on TCPSocket reads it.
     struct HTTPResponse {
@@ -60,7 +61,7 @@
 
     /// TCPSocket as an HTTP/1.1 client of Debian's nginx: several requests on one keep-alive connection,
     /// sequential and pipelined, static files of known contents, a 404, and files past the read buffer.
-    @Suite(.timeLimit(.minutes(1))) struct NginxTests {
+    @Suite(TestTiming.timeLimit(minutes: 1)) struct NginxTests {
         static let hello = Data("Hello from nginx!\n".utf8)
         /// Every byte value, after a blank line: the body holds CR LF CR LF, which must not end anything.
         static let bytes = Data("\r\n\r\n".utf8) + Data((0...255).map { UInt8($0) }) + Data((0...255).reversed().map { UInt8($0) })

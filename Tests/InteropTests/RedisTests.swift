@@ -2,6 +2,7 @@
     import AsyncSocket
     import Foundation
     import Testing
+    import TestSupport
 
     /// A RESP (REdis Serialization Protocol) reply.
     indirect enum RESPValue: Equatable {
@@ -56,7 +57,7 @@
     }
 
     /// TCPSocket against Debian's redis-server: RESP replies read with reads to CRLF and to length.
-    @Suite(.timeLimit(.minutes(1))) struct RedisTests {
+    @Suite(TestTiming.timeLimit(minutes: 1)) struct RedisTests {
         /// A RESP array of bulk strings: how a client sends a command.
         static func command(_ parts: Data...) -> Data {
             var bytes = Data("*\(parts.count)\r\n".utf8)

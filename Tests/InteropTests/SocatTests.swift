@@ -7,7 +7,7 @@
 
     /// TCPSocket against socat as a plain peer: an echo (`EXEC:cat`), scripted shell peers, and socat as
     /// a client of a TCPSocket listener.
-    @Suite(.timeLimit(.minutes(1))) struct SocatTests {
+    @Suite(TestTiming.timeLimit(minutes: 1)) struct SocatTests {
         @Test func echoReturnsHundredThousandRandomBytesExactly() async throws {
             let socat = try await Servers.socat("EXEC:cat")
             defer { socat.stop() }
@@ -174,7 +174,7 @@
     /// end of its input, and `nc -N`, and scripts that pipe a request into either) still reads the reply.
     /// The accepted socket reads the request; the delegate writes the reply in its read callback and
     /// disconnects after writing.
-    @Suite(.timeLimit(.minutes(1))) struct HalfClosingClientTests {
+    @Suite(TestTiming.timeLimit(minutes: 1)) struct HalfClosingClientTests {
         /// With the delegate on the loop thread the reply is queued inside the read callback, before the
         /// loop reads the peer's end of file, so it goes out even with the default auto-disconnect.
         @Test func replyWrittenInTheReadCallbackOnTheLoopThreadReachesTheClient() async throws {

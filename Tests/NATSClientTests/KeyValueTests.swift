@@ -64,7 +64,7 @@ import TestSupport
             #expect(try await changes.next(within: waitLimit) == .initialValuesDone)
             #expect(try bucket.put("k", Data(text: "v")) == 1)
             #expect(try bucket.get("k")?.value == Data(text: "v"))
-            let deadline = ContinuousClock.now + waitLimit
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(waitLimit)
             var value = try bucket.get("k")
             while value != nil && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))  // polling, bounded by the deadline

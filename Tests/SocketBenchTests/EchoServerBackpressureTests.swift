@@ -31,7 +31,7 @@ import TestSupport
         // Wait (at most 20 s) until the client's queue stops shrinking for 300 ms.
         var last = client.queuedWriteBytes
         var stableSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(20))
         while ContinuousClock.now - stableSince < .milliseconds(300) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             let now = client.queuedWriteBytes

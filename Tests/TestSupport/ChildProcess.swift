@@ -127,7 +127,7 @@ public final class ChildProcess: Sendable {
     public func waitForExit(within limit: Duration = .seconds(10)) -> Int32? {
         expectOffThePool("ChildProcess.waitForExit")
         if let status = exit.withLock({ $0 }) { return status }
-        let deadline = ContinuousClock.now + limit
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(limit)
         var status: Int32 = 0
         while true {
             let result = waitpid(pid, &status, WNOHANG)

@@ -46,6 +46,7 @@ public final class EventRecorder<Event: Sendable>: Sendable {
 
     /// The next event not yet returned, waiting up to `limit` for it to arrive.
     public func next(within limit: Duration = .seconds(10)) async throws -> Event {
+        let limit = TestTiming.hangLimit(limit)
         let event: Event? = await withCheckedContinuation { continuation in
             let id = state.withLock { state -> Int? in
                 if state.consumed < state.events.count {
@@ -213,7 +214,7 @@ public func withLoopbackAddress<R>(port: UInt16, _ body: (UnsafePointer<sockaddr
 /// Waits until `condition` holds, checking every millisecond, for state that no callback announces;
 /// throws after `limit`.
 public func waitUntil(within limit: Duration = .seconds(10), _ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
+    let deadline = ContinuousClock.now + TestTiming.hangLimit(limit)
     while !condition() {
         guard ContinuousClock.now < deadline else { throw WaitTimedOut(description: "never: \(what)") }
         try await Task.sleep(for: .milliseconds(1))

@@ -80,7 +80,7 @@
                 let port = unusedLoopbackPort()
                 try prepare(port)
                 let log = directory.appendingPathComponent("server.log")
-                let command = ["timeout", "-s", "KILL", "\(lifetimeLimit)", executable] + arguments(port)
+                let command = ["timeout", "-s", "KILL", "\(lifetimeLimit * TestTiming.slowdown)", executable] + arguments(port)
                 let pid = try spawn("/usr/bin/timeout", command, in: directory, log: log)
                 let server = ServerProcess(name: program, port: port, directory: directory, command: command, pid: pid)
                 switch await server.waitUntilAccepting(within: startLimit) {
@@ -128,7 +128,7 @@
             Glibc.kill(-pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-            let deadline = ContinuousClock.now + ServerProcess.startLimit
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(ServerProcess.startLimit)
             while ServerProcess.canConnect(to: port) && ContinuousClock.now < deadline { usleep(1000) }
         }
 
@@ -158,7 +158,7 @@
         /// Polls: a blocking connect to 127.0.0.1:`port` every 10 ms until one succeeds, the child exits,
         /// or `limit` passes.
         private func waitUntilAccepting(within limit: Duration) async -> Readiness {
-            let deadline = ContinuousClock.now + limit
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(limit)
             guard let pid = child.withLock({ $0 }) else { return .timedOut }
             while true {
                 var status: Int32 = 0
@@ -269,14 +269,14 @@
             self.directory = directory
             let executable = try ServerProcess.locate(program)
             pid = try ServerProcess.spawn(
-                "/usr/bin/timeout", ["timeout", "-s", "KILL", "\(ServerProcess.lifetimeLimit)", executable] + arguments,
+                "/usr/bin/timeout", ["timeout", "-s", "KILL", "\(ServerProcess.lifetimeLimit * TestTiming.slowdown)", executable] + arguments,
                 in: directory, log: directory.appendingPathComponent("client.log"))
         }
 
         /// Waits (polling every 10 ms, up to `limit`) for the program to exit and returns its exit code
         /// (128 + the signal number when a signal ended it).
         public func exitStatus(within limit: Duration = .seconds(10)) async throws -> Int32 {
-            let deadline = ContinuousClock.now + limit
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(limit)
             while true {
                 if let status = exited.withLock({ $0 }) { return status }
                 var status: Int32 = 0

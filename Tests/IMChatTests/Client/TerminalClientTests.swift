@@ -68,7 +68,7 @@ private let tmuxInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").
         /// Polls the screen until `condition` holds (10 s at most); returns that screen.
         @discardableResult
         func waitForScreen(_ what: String, _ condition: ([String]) -> Bool) async throws -> [String] {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
             var rows = try await screen()
             while !condition(rows) {
                 guard ContinuousClock.now < deadline else {

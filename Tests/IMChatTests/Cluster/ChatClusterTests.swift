@@ -77,7 +77,7 @@ final class ClusterFixture: Sendable {
 
 /// Waits (polling every 20 ms, at most `limit`) until `condition` holds; records an issue if it never does.
 private func eventually(within limit: Duration = .seconds(10), _ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
+    let deadline = ContinuousClock.now + TestTiming.hangLimit(limit)
     while !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("not within \(limit): \(what)")
@@ -316,7 +316,7 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         #expect(code == .storeUnavailable && id == 2)
         try await chat.nats.restart()
         // libnats reconnects by itself (every 250 ms); what is sent then is stored.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(20))
         while !chat.clusters[0].isConnected && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         ann.send(.broadcast(id: 2, text: "during"))
         #expect(try await answer(ann) == .v2(.stored(id: 2, conversation: "room", sequence: 2)))

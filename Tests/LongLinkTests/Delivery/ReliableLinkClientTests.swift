@@ -105,7 +105,7 @@ import TestSupport
         harness.clientQueue.suspend()  // the app is busy: the delivery's event waits
         server.append("a", to: "room")
         // Waits (at most 10 s, polling) until the client's loop has taken the delivery in.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
         while client.deliveryStatus?.positions != ["room": 1], ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -132,7 +132,7 @@ import TestSupport
         harness.clientQueue.suspend()  // the delivery's event and the flush behind it wait
         server.append("a", to: "room")
         // Waits (at most 10 s, polling) until the client's loop has taken the delivery in.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
         while client.deliveryStatus?.positions != ["room": 1], ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
