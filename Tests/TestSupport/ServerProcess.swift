@@ -268,8 +268,9 @@
             name = program
             self.directory = directory
             let executable = try ServerProcess.locate(program)
+            let lifetime = "\(ServerProcess.lifetimeLimit * TestTiming.slowdown)"
             pid = try ServerProcess.spawn(
-                "/usr/bin/timeout", ["timeout", "-s", "KILL", "\(ServerProcess.lifetimeLimit * TestTiming.slowdown)", executable] + arguments,
+                "/usr/bin/timeout", ["timeout", "-s", "KILL", lifetime, executable] + arguments,
                 in: directory, log: directory.appendingPathComponent("client.log"))
         }
 
