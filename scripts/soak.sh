@@ -33,7 +33,11 @@ done
 if [[ " $* " =~ " --sanitize thread "|" --sanitize=thread " ]]; then
     export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$PWD/scripts/tsan-suppressions.txt}
 fi
-swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
+# SOAK_BUILD=0: no build first (the scratch path holds a build already, e.g. a copy of .build, which
+# lets a second soak run beside a first: SwiftPM locks a scratch path while it runs tests).
+if [[ ${SOAK_BUILD:-1} != 0 ]]; then
+    swift build --build-tests ${build_args[@]+"${build_args[@]}"} >"$LOGDIR/build.log" 2>&1 || { echo "build failed: see $LOGDIR/build.log"; exit 2; }
+fi
 
 passed=0 failed=0
 for run in $(seq "$N"); do
