@@ -367,8 +367,13 @@ func optionValues(of socket: TCPSocket) async -> SocketOptionValues {
         await first.close()
     }
 
+    /// Regression (a soak beside another test process: the connect succeeded): the port was free when
+    /// chosen, and another process's server took it before the connect. A reserved port is bound and
+    /// never listens, so a connect to it is refused and nobody else can take it.
     @Test func aRefusedConnectIsConnectionRefused() async throws {
-        let port = unusedLoopbackPort()
+        let reserved = ReservedLoopbackPort()
+        defer { withExtendedLifetime(reserved) {} }
+        let port = reserved.port
         let error = try await thrownError { _ = try await TCPConnection.connect(toHost: "127.0.0.1", port: port) }
         let refused = try #require(error as? SocketError)
         #expect(refused == .connectionRefused(operation: "connect", errno: ECONNREFUSED))

@@ -9,9 +9,18 @@ import SocketLog
 /// on its queue, and what this node tells them, sent from a queue of its own (so neither the routing
 /// queue nor an event loop waits for NATS). Unchecked: ``remote`` and ``router`` are used on the
 /// routing queue only; everything else is immutable after `init`.
+///
+/// The router is held weakly: a NATS callback or a timer may have queued work on the routing queue or
+/// the outbox just before ``stop(removingPresence:users:)``, and that work runs after the server, and
+/// its router, are gone; it then does nothing. (It was `unowned`: "Attempted to read an unowned
+/// reference but object … was already destroyed", once in 100 failover runs.)
 final class ClusterLink: @unchecked Sendable {
     let cluster: ChatCluster
-    unowned let router: Router
+    private(set) weak var router: Router?
+    /// The router's queue (the routing queue).
+    let queue: DispatchQueue
+    /// The router's logger.
+    let logger: Logger
     /// Where this node's NATS calls run, one at a time, in order.
     let outbox = DispatchQueue(label: "IMChat.ChatCluster.outbox")
     /// Users online on other nodes: name → their node and resume token's hash (routing queue only).
@@ -28,7 +37,6 @@ final class ClusterLink: @unchecked Sendable {
     private let stopped = LockedValue(false)
     var nodeID: String { cluster.nodeID }
     var prefix: String { cluster.configuration.prefix }
-    var logger: Logger { router.logger }
 
     /// A value of the presence bucket: the node a user is on, and the SHA-256 (lowercase hex) of the
     /// session's resume token.
@@ -48,13 +56,15 @@ final class ClusterLink: @unchecked Sendable {
     init(cluster: ChatCluster, router: Router) {
         self.cluster = cluster
         self.router = router
+        queue = router.queue
+        logger = router.logger
     }
 
     /// Subscribes to the message stream, this node's subject, receipts and presence, and starts writing
     /// this node's key. Blocks for NATS's answers (call it before the server listens).
     /// - Throws: ``NATSError``.
     func start() throws {
-        let queue = router.queue
+        let queue = queue
         let jetStream = try cluster.connection.jetStream()
         let stored = try jetStream.subscribeNew(filter: "\(prefix).msg.>") { [weak self] message in
             guard let self, let (conversation, sequence) = self.cluster.store.parse(message.subject),
@@ -64,20 +74,20 @@ final class ClusterLink: @unchecked Sendable {
             queue.async {
                 self.logger.trace(
                     "path: \(conversation)#\(sequence) from \(stored.sender) stored by \(record.o ?? "an unnamed node"), from the stream")
-                self.router.fanOut(stored)
+                self.router?.fanOut(stored)
             }
         }
         let notices = try cluster.connection.subscribe("\(prefix).node.\(nodeID)") { [weak self] message in
             guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data), let name = notice.replace else {
                 return
             }
-            queue.async { self.router.replacedElsewhere(name) }
+            queue.async { self.router?.replacedElsewhere(name) }
         }
         let receipts = try cluster.connection.subscribe("\(prefix).receipt") { [weak self] message in
             guard let self, let notice = try? JSONDecoder().decode(Notice.self, from: message.data),
                 let conversation = notice.conversation, let upTo = notice.upTo, let by = notice.by
             else { return }
-            queue.async { self.router.deliverReceipt(conversation, upTo: upTo, by: by) }
+            queue.async { self.router?.deliverReceipt(conversation, upTo: upTo, by: by) }
         }
         subscriptions.withLock { $0 = [stored, notices, receipts] }
         let presenceWatch = try cluster.presence.watchAll { [weak self] change in
@@ -173,7 +183,8 @@ final class ClusterLink: @unchecked Sendable {
             let missed = unsynced
             unsynced.removeAll()
             guard !stopped.withLock({ $0 }) else { return }
-            router.queue.async { [self] in
+            queue.async { [self] in
+                guard let router else { return }
                 // Taken on the routing queue: what it does later is written after this, in order.
                 let here = router.users.mapValues { Self.hash($0.resumeToken) }
                 let gone = missed.filter { here[$0] == nil }
@@ -198,6 +209,7 @@ final class ClusterLink: @unchecked Sendable {
 
     /// The bucket says `name` is on `value`'s node now, or (nil) nowhere.
     private func presenceChanged(_ name: String, _ value: Presence?) {
+        guard let router else { return }
         logger.debug(
             "cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.contains(name) ? "online" : "offline"), event \(router.presence.event))"
         )
@@ -216,7 +228,7 @@ final class ClusterLink: @unchecked Sendable {
         do {
             _ = try cluster.nodes.put(nodeID, Data("alive".utf8))
             let live = Set(try cluster.nodes.keys())
-            router.queue.async { [self] in dropUsers(ofNodesNotIn: live) }
+            queue.async { [self] in dropUsers(ofNodesNotIn: live) }
         } catch {
             logger.warning("cluster: cannot reach NATS: \(error)")
         }
@@ -227,6 +239,7 @@ final class ClusterLink: @unchecked Sendable {
     /// users died at 100,000 users, every survivor checking and deleting every key (three NATS round
     /// trips a user, five times over) kept NATS busy while those users were logging in again.
     private func dropUsers(ofNodesNotIn live: Set<String>) {
+        guard let router else { return }
         let dead = remoteNodes.subtracting(live)
         logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.sorted())")
         guard !dead.isEmpty else { return }

@@ -222,6 +222,40 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
+    /// Regression (ChatFailoverTests, once in 100 runs: "Attempted to read an unowned reference but
+    /// object … was already destroyed"): a node released without ``ChatServer/stop()`` (the test's
+    /// surviving node at its end) left its cluster link's node refresh running, and a refresh under
+    /// way when the router went read it. The link holds its router weakly now, and such work does
+    /// nothing. Here the link outlives its released server as that refresh did, and refreshes again.
+    @Test func aClusterLinkThatOutlivesItsServerDoesNothingWhenItRefreshes() async throws {
+        let nats = try await NATSTestServer.start()
+        defer { nats.stop() }
+        let group = EventLoopGroup(numberOfThreads: 1, name: "late-work")
+        defer { group.shutdown() }
+        let (link, cluster) = try await runOnAThread {
+            var configuration = ChatCluster.Configuration(servers: [nats.natsURL], nodeID: "node-0")
+            configuration.prefix = "t" + UUID().uuidString.prefix(8).lowercased()
+            let cluster = try ChatCluster(configuration)
+            let server = ChatServer(
+                host: "127.0.0.1", port: 0, store: cluster.store, passwordHasher: PasswordHasher(limits: .minimum),
+                group: group, cluster: cluster)
+            try server.start()
+            return (server.router.cluster, cluster)
+        }
+        let outliving = try #require(link)
+        defer {
+            outliving.stop(removingPresence: false, users: [])
+            cluster.close()
+        }
+        try await waitUntil("the released server's router is gone") { outliving.router == nil }
+        let revision = try await runOnAThread { try cluster.nodes.get("node-0")?.revision ?? 0 }
+        // The next refresh (every ChatCluster.nodeRefresh, 2 s), started after the router went, writes
+        // the node's key again; on the old link it read the router first.
+        try await waitUntil("the node refreshed") { ((try? cluster.nodes.get("node-0"))??.revision ?? 0) > revision }
+        await withCheckedContinuation { done in outliving.outbox.async { outliving.queue.async { done.resume() } } }
+        #expect(outliving.router == nil)
+    }
+
     /// A dead node's users leave the presence bucket too, removed by one survivor (the first live node
     /// by id), and every survivor takes them offline. (Every survivor used to check and delete every
     /// key: at 100,000 users that kept NATS busy while those users logged in again.)
