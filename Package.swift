@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(name: "im-server", dependencies: ["IMChat"]),
         // im-client's terminal screen: the typed line kept at the bottom under a status line, output
         // above it, editing and history by libedit; the terminal put back on every way out.
-        .target(name: "ChatTerminal", dependencies: ["CEditLine"]),
+        .target(name: "ChatTerminal", dependencies: ["CEditLine", "AsyncSocket"]),
         .executableTarget(name: "im-client", dependencies: ["IMChat", "ChatTerminal"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),

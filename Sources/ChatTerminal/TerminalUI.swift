@@ -1,5 +1,5 @@
+import AsyncSocket
 import Foundation
-import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -64,10 +64,12 @@ public final class TerminalUI: Sendable {
     let output: Int32
     private let prompt: String
     private let historySize: Int
-    private let inbox = Mutex(Inbox())
+    // LockedValue (a pthread mutex), not a Synchronization `Mutex`, whose futex ThreadSanitizer does not
+    // see: it reported `setStatus` and the terminal thread as racing on the inbox.
+    private let inbox = LockedValue(Inbox())
     /// The wake pipe: [0] read by the terminal thread, [1] written by everyone else.
     private let wake: (read: Int32, write: Int32)
-    private let started = Mutex(false)
+    private let started = LockedValue(false)
 
     /// A screen on the terminal `input` / `output` (default standard input and output), not started.
     ///
