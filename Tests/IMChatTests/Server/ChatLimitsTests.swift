@@ -147,12 +147,13 @@ import TestSupport
     /// The frame deadline on real time, with a short bound: a login, then, once it is accepted, five
     /// bytes of a header. Regression: with the login deadline of the test above on the same server
     /// (3 s), the login itself was answered `loginTimeout` once, in a suite run beside a
-    /// ThreadSanitizer run (load average 15 on 2 cores); so the login here has the default deadline,
-    /// which only a hang reaches. (Sent together, a router slower than 0.2 s under load let the frame
+    /// ThreadSanitizer run (load average 15 on 2 cores); so the login here has the default deadline
+    /// (scaled under ThreadSanitizer, where the default was reached too), which only a hang reaches. (Sent together, a router slower than 0.2 s under load let the frame
     /// deadline come before the login's answer.)
     @Test func theFrameDeadlineOnRealSockets() async throws {
         var limits = ChatServer.Limits()
         limits.frameTimeout = .milliseconds(200)
+        limits.loginTimeout = TestTiming.hangLimit(limits.loginTimeout)  // 10 s; 100 s under ThreadSanitizer
         let chat = try ChatFixture(limits: limits)
         let slow = try await RawChatConnection(port: chat.server.port)
         try await slow.send(try ChatCodec().encode(.login(name: "slow", resumeToken: nil)))
