@@ -48,9 +48,11 @@ extension UDPEndpoint {
         /// port; the kernel spreads unicast datagrams over them. Default false.
         public var isReusePortEnabled = false
 
-        /// `SO_BROADCAST` (socket(7)): allows sends to broadcast addresses (`127.255.255.255`,
-        /// `255.255.255.255`); without it they throw ``SocketError/posix(operation:errno:)`` with
-        /// `EACCES`. Default false.
+        /// `SO_BROADCAST` (socket(7)): allows sends to a broadcast address (a subnet's, such as
+        /// `127.255.255.255`, which stays on the machine); without it they throw
+        /// ``SocketError/posix(operation:errno:)`` with `EACCES`. The limited broadcast address (all
+        /// ones) leaves the machine on every interface: tests and benchmarks use `127.255.255.255`.
+        /// Default false.
         public var isBroadcastEnabled = false
 
         /// Whether to use IPv4: with a `nil` host, ``UDPEndpoint/bind(host:port:options:group:)`` binds

@@ -122,8 +122,10 @@ extension UDPSocket {
     }
 
     /// Sets `SO_BROADCAST` (socket(7)) on the socket's descriptors, now and later (GCDAsyncUdpSocket's
-    /// `enableBroadcast:error:`), allowing sends to broadcast addresses (`127.255.255.255`,
-    /// `192.168.1.255`, `255.255.255.255`); without it such sends fail with `EACCES`.
+    /// `enableBroadcast:error:`), allowing sends to a broadcast address (a subnet's, such as
+    /// `127.255.255.255`, which stays on the machine); without it such sends fail with `EACCES`. The
+    /// limited broadcast address (all ones) leaves the machine on every interface: tests and
+    /// benchmarks broadcast to `127.255.255.255` only.
     /// - Throws: as ``enableReusePort(_:)``.
     public func enableBroadcast(_ flag: Bool) throws(SocketError) {
         try setAndApply(\.isBroadcastEnabled, flag)
