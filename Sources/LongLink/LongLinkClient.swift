@@ -842,7 +842,7 @@ public final class LongLinkClient<Codec: LinkCodec>: @unchecked Sendable {
     private func flushDelivery() {
         guard let delivery else { return }
         if delivery.needsFlush || delivery.flushScheduled { _ = delivery.takeFlush() }
-        acknowledge(delivery.persist(through: delivery.lastFlush), delivery)
+        acknowledge(delivery.persist(through: delivery.flushesTaken), delivery)
     }
 
     // MARK: Plumbing

@@ -21,7 +21,7 @@ import TestSupport
     static let large = Data(repeating: 0x70, count: 512 * 1024)
     static let rounds = 40
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(TestTiming.timeLimit(minutes: 2))
     func closingWhileRepliesArriveLeavesTheReadLoopNothingFreed() async throws {
         let server = try await NATSTestServer.start()
         defer { server.stop() }
@@ -56,7 +56,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(TestTiming.timeLimit(minutes: 2))
     func releasingASubscriptionWhileMessagesArriveLeavesTheReadLoopNothingFreed() async throws {
         let server = try await NATSTestServer.start()
         defer { server.stop() }

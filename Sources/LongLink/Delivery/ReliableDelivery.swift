@@ -208,8 +208,9 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// Held while the store is written, so that two writers (the event queue, the loop at a stop)
     /// never put an older position over a newer one.
     private let writer = LockedValue(())
-    /// The number of the last flush taken (loop-confined).
-    private var flushesTaken: UInt64 = 0
+    /// The number of the last flush taken; with ``persist(through:)``, everything taken so far.
+    /// Loop-confined.
+    private(set) var flushesTaken: UInt64 = 0
 
     /// Takes what is owed to the store and the server now and queues it for ``persist(through:)``;
     /// returns its number. Loop only.
@@ -223,9 +224,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         unwritten.withLock { $0.append((number, flush)) }
         return number
     }
-
-    /// The number of the last flush taken; with ``persist(through:)``, everything taken so far. Loop only.
-    var lastFlush: UInt64 { flushesTaken }
 
     /// Brings the store up to date with every flush taken up to number `last` (removals, then
     /// positions, oldest first) and returns their acknowledgements, one per conversation. Any thread:

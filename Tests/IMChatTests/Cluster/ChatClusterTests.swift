@@ -248,10 +248,19 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
             cluster.close()
         }
         try await waitUntil("the released server's router is gone") { outliving.router == nil }
-        let revision = try await runOnAThread { try cluster.nodes.get("node-0")?.revision ?? 0 }
         // The next refresh (every ChatCluster.nodeRefresh, 2 s), started after the router went, writes
-        // the node's key again; on the old link it read the router first.
-        try await waitUntil("the node refreshed") { ((try? cluster.nodes.get("node-0"))??.revision ?? 0) > revision }
+        // the node's key again; on the old link it read the router first. (NATS requests block: on a
+        // thread of their own.)
+        let refreshed = try await runOnAThread {
+            let revision = try cluster.nodes.get("node-0")?.revision ?? 0
+            let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+            while ContinuousClock.now < deadline {
+                if try (cluster.nodes.get("node-0")?.revision ?? 0) > revision { return true }
+                usleep(10_000)
+            }
+            return false
+        }
+        #expect(refreshed, "the node refreshed")
         await withCheckedContinuation { done in outliving.outbox.async { outliving.queue.async { done.resume() } } }
         #expect(outliving.router == nil)
     }
