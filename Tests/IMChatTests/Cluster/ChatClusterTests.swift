@@ -282,8 +282,8 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
             _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
         }
         try await eventually("ann's key removed") { (try? chat.clusters[1].presence.get(key)) == .some(nil) }
-        #expect(chat.nodes[1].onlineUsers == ["bob", "cy"])
-        #expect(chat.nodes[2].onlineUsers == ["bob", "cy"])
+        #expect(chat.nodes[1].onlineUsers == ["bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
+        #expect(chat.nodes[2].onlineUsers == ["bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
