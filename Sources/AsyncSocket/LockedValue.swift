@@ -11,13 +11,15 @@
 /// The library uses it rather than the standard library's `Mutex` because ThreadSanitizer understands
 /// pthread mutexes, so `swift test --sanitize=thread` reports real races only.
 public struct LockedValue<Value>: @unchecked Sendable {
-    /// The value as the header and the mutex as the single element, in one allocation: the mutex
-    /// has a stable address there, as `pthread_mutex_t` requires.
-    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+    /// The mutex as the header and the value as the single element, in one allocation: the mutex
+    /// has a stable address there, as `pthread_mutex_t` requires. (The value is not the header: an
+    /// empty value, `LockedValue(())`, then sat at the object's own address, and ThreadSanitizer took
+    /// each `withLock` for a write racing with the reads of the object's header.)
+    private final class Storage: ManagedBuffer<pthread_mutex_t, Value> {
         deinit {
-            withUnsafeMutablePointerToElements { mutex in
+            withUnsafeMutablePointers { mutex, value in
+                value.deinitialize(count: 1)
                 pthread_mutex_destroy(mutex)
-                mutex.deinitialize(count: 1)
             }
         }
     }
@@ -26,10 +28,10 @@ public struct LockedValue<Value>: @unchecked Sendable {
 
     /// Guards `value`.
     public init(_ value: Value) {
-        let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+        let buffer = Storage.create(minimumCapacity: 1) { _ in pthread_mutex_t() }
         storage = unsafeDowncast(buffer, to: Storage.self)
-        storage.withUnsafeMutablePointerToElements { mutex in
-            mutex.initialize(to: pthread_mutex_t())
+        storage.withUnsafeMutablePointers { mutex, element in
+            element.initialize(to: value)
             pthread_mutex_init(mutex, nil)
         }
     }
@@ -37,7 +39,7 @@ public struct LockedValue<Value>: @unchecked Sendable {
     /// Runs `body` with the value while holding the lock. `body` must not call back into this lock.
     @inline(__always)
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
+        try storage.withUnsafeMutablePointers { mutex, value throws(Failure) -> Result in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
             return try body(&value.pointee)
