@@ -29,8 +29,8 @@ final class ClusterLink: @unchecked Sendable {
     /// one of them is no longer live.
     private var remoteNodes: Set<String> = []
     /// Users whose login or logout this node could not write to the presence bucket (NATS away or
-    /// failing): written again by ``resync()`` (outbox queue only).
-    private var unsynced: Set<String> = []
+    /// failing): written again at the next node refresh, or by ``resync()`` (outbox queue only).
+    var unsynced: Set<String> = []
     private let subscriptions = LockedValue<[NATSSubscription]>([])
     private let watch = LockedValue<KeyValueWatch?>(nil)
     private let timer = LockedValue<DispatchSourceTimer?>(nil)
@@ -154,7 +154,7 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Writes `name` online here with `token` (its hash), or removes it (nil), in the presence bucket;
     /// when NATS is away (each call would wait for its timeout, and the outbox with it) or the write
-    /// fails, `name` waits in ``unsynced`` for ``resync()`` (outbox queue).
+    /// fails, `name` waits in ``unsynced`` for the next node refresh (outbox queue).
     private func write(_ name: String, token: String?) {
         guard cluster.isConnected else {
             unsynced.insert(name)
@@ -179,21 +179,27 @@ final class ClusterLink: @unchecked Sendable {
     /// and after an outage longer than ``ChatCluster/nodeLifetime`` a node that came back first took
     /// this node for dead and removed its users from the bucket for good.
     func resync() {
-        outbox.async { [self] in
-            let missed = unsynced
-            unsynced.removeAll()
-            guard !stopped.withLock({ $0 }) else { return }
-            queue.async { [self] in
-                guard let router else { return }
-                // Taken on the routing queue: what it does later is written after this, in order.
-                let here = router.users.mapValues { Self.hash($0.resumeToken) }
+        outbox.async { [self] in writeAgain(everyone: true) }
+    }
+
+    /// Writes the users in ``unsynced`` again, each as it is here at this moment; with `everyone`, also
+    /// this node's key and every user logged in here (outbox queue). The state is taken on the routing
+    /// queue, so what the router does later is written after this, in order.
+    private func writeAgain(everyone: Bool) {
+        let missed = unsynced
+        unsynced.removeAll()
+        guard !stopped.withLock({ $0 }), everyone || !missed.isEmpty else { return }
+        queue.async { [self] in
+            guard let router else { return }
+            let here = router.users.mapValues { Self.hash($0.resumeToken) }
+            outbox.async { [self] in
+                if everyone { _ = try? cluster.nodes.put(nodeID, Data("alive".utf8)) }  // before its users: see dropUsers
+                let online = everyone ? here : here.filter { missed.contains($0.key) }
                 let gone = missed.filter { here[$0] == nil }
-                outbox.async { [self] in
-                    _ = try? cluster.nodes.put(nodeID, Data("alive".utf8))  // before its users: see dropUsers
-                    for (name, token) in here { write(name, token: token) }
-                    for name in gone { write(name, token: nil) }
-                    logger.notice("cluster: NATS is back: \(here.count) users here written again, \(gone.count) who left removed")
-                }
+                for (name, token) in online { write(name, token: token) }
+                for name in gone { write(name, token: nil) }
+                let why = everyone ? "NATS is back" : "presence written again"
+                logger.notice("cluster: \(why): \(online.count) users here written, \(gone.count) who left removed")
             }
         }
     }
@@ -223,26 +229,49 @@ final class ClusterLink: @unchecked Sendable {
         }
     }
 
-    /// Writes this node's key, and takes the users of nodes whose key expired offline (outbox queue).
+    /// Writes this node's key, writes again the users whose last write failed while NATS was connected
+    /// (a timeout under load; otherwise only a reconnect would have written them, and the other nodes
+    /// would not have seen them online for as long as this node stayed connected), and takes the users
+    /// of nodes whose key expired offline (outbox queue).
     private func refreshNode() {
         do {
             _ = try cluster.nodes.put(nodeID, Data("alive".utf8))
             let live = Set(try cluster.nodes.keys())
-            queue.async { [self] in dropUsers(ofNodesNotIn: live) }
+            queue.async { [self] in suspectNodes(notIn: live) }
         } catch {
             logger.warning("cluster: cannot reach NATS: \(error)")
+            return
+        }
+        writeAgain(everyone: false)
+    }
+
+    /// The nodes of users in ``remote`` that are not in the listing `live` are checked one by one with
+    /// a read of their key, and only those whose key is gone are taken for dead (routing queue). A
+    /// listing of the bucket is a consumer's walk over it, not one read; a node taken for dead while
+    /// its key was there lost its users here for good, since nothing would announce them again.
+    func suspectNodes(notIn live: Set<String>) {
+        logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.sorted())")
+        let suspects = remoteNodes.subtracting(live)
+        guard !suspects.isEmpty else { return }
+        outbox.async { [self] in
+            let dead = suspects.filter { node in
+                guard case .some(.none) = try? cluster.nodes.get(node) else {
+                    logger.notice("cluster: node \(node) was not listed, but its key is there (or cannot be read): not taken for dead")
+                    return false
+                }
+                return true
+            }
+            guard !dead.isEmpty else { return }
+            queue.async { [self] in dropUsers(of: dead, live: live) }
         }
     }
 
-    /// The users of nodes that are not `live` go offline here; the first live node (by id) also removes
-    /// them from the bucket. One node does it, with one check per dead node: when a node of 16,668
-    /// users died at 100,000 users, every survivor checking and deleting every key (three NATS round
-    /// trips a user, five times over) kept NATS busy while those users were logging in again.
-    private func dropUsers(ofNodesNotIn live: Set<String>) {
+    /// The users of the `dead` nodes go offline here; the first `live` node (by id) also removes them
+    /// from the bucket (routing queue). One node does it, with one check per dead node: when a node of
+    /// 16,668 users died at 100,000 users, every survivor checking and deleting every key (three NATS
+    /// round trips a user, five times over) kept NATS busy while those users were logging in again.
+    private func dropUsers(of dead: Set<String>, live: Set<String>) {
         guard let router else { return }
-        let dead = remoteNodes.subtracting(live)
-        logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.sorted())")
-        guard !dead.isEmpty else { return }
         remoteNodes.subtract(dead)
         let gone = remote.filter { dead.contains($0.value.node) }
         for name in gone.keys {

@@ -287,6 +287,56 @@ private func answer(_ peer: V2Peer) async throws -> ChatMessage {
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
+    /// Regression (theFirstLiveNodeRemovesADeadNodesUsersFromThePresenceBucket, 1 fresh-clone run in
+    /// 20: a survivor lost cy, who was on the other survivor): a node missing from one listing of the
+    /// nodes bucket, while its key was there, was taken for dead, and its users went offline for good
+    /// on the node that listed it. Now a node missing from a listing is dead only once a read of its
+    /// key finds none.
+    @Test func aNodeMissingFromOneListingOfTheNodesBucketKeepsItsUsersOnline() async throws {
+        let chat = try await ClusterFixture.make(nodes: 3)
+        let (ann, bob) = try await chat.annAndBob()
+        let cy = chat.peer(on: 2)
+        _ = try await cy.loggedIn("cy", password: "c")
+        try await eventually("node 1 lists cy") { chat.nodes[1].onlineUsers == ["ann", "bob", "cy"] }
+        let link = try #require(chat.nodes[1].router.cluster)
+        // A listing without node-2, as a refresh of node 1 might have read it; then everything that
+        // follows from it, on the routing queue and the outbox, has run.
+        await withCheckedContinuation { done in
+            link.queue.async { link.suspectNodes(notIn: ["node-0", "node-1"]) }
+            link.queue.async { link.outbox.async { link.queue.async { done.resume() } } }
+        }
+        #expect(chat.nodes[1].onlineUsers == ["ann", "bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
+        let notice = "node-1 notice: cluster: node node-2 was not listed, but its key is there (or cannot be read): not taken for dead"
+        #expect(chat.log.all.contains(notice))
+        withExtendedLifetime((ann, bob, cy)) {}
+    }
+
+    /// Regression: a login whose presence write failed while NATS stayed connected (a timeout under
+    /// load) was written again only at a reconnect, so the other nodes never saw that user online.
+    /// Now each node refresh (every ``ChatCluster/nodeRefresh``) writes such users again.
+    @Test func aPresenceWriteThatFailedIsWrittenAgainAtTheNextNodeRefresh() async throws {
+        let chat = try await ClusterFixture.make(nodes: 2)
+        let (ann, bob) = try await chat.annAndBob()
+        let link = try #require(chat.nodes[0].router.cluster)
+        let key = JetStreamMessageStore.key("ann")
+        // As if ann's write had failed: her key is not in the bucket, and her name waits in unsynced.
+        // Both on the outbox, so no refresh comes between them.
+        try await runOnAThread {
+            try link.outbox.sync {
+                try chat.clusters[1].presence.delete(key)
+                _ = link.unsynced.insert("ann")
+            }
+        }
+        try await eventually("node 1 takes ann offline") { chat.nodes[1].onlineUsers == ["bob"] }
+        try await eventually("ann's key written again") {
+            let entry = (try? chat.clusters[1].presence.get(key)) ?? nil
+            return entry.flatMap { try? JSONDecoder().decode(ClusterLink.Presence.self, from: $0.value) }?.node == "node-0"
+        }
+        try await eventually("node 1 lists ann again") { chat.nodes[1].onlineUsers == ["ann", "bob"] }
+        #expect(chat.log.all.contains("node-0 notice: cluster: presence written again: 1 users here written, 0 who left removed"))
+        withExtendedLifetime((ann, bob)) {}
+    }
+
     /// Regression: a user who logged out while their node had lost NATS stayed online on the other
     /// nodes for as long as that node lived (it skipped the removal and never made up for it; its own
     /// key kept being written, so the others never dropped its users either).
