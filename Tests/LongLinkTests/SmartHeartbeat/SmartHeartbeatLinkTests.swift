@@ -221,7 +221,12 @@ import TestSupport
 /// Once in real time, with intervals of a fraction of a second: the same convergence on real timers
 /// and sockets. The NAT forgets after 1.2 s; each interval that works is at least 0.3 s under it.
 @Suite struct SmartHeartbeatRealTimeTests {
-    @Test func convergesUnderARealNATTimeout() async throws {
+    /// Not under ThreadSanitizer: there a heartbeat's round trip can take longer than the 0.1 s margin
+    /// and the 0.5 s acknowledgement timeout this test sets (it saw three heartbeat timeouts for two),
+    /// and stretching them would test other intervals; the same convergence runs in virtual time above
+    /// (`SmartHeartbeatLinkTests`), under ThreadSanitizer too.
+    @Test(.disabled(if: TestTiming.isThreadSanitized, "real-time intervals of 0.1-0.5 s; the virtual-time tests cover it"))
+    func convergesUnderARealNATTimeout() async throws {
         let group = EventLoopGroup(numberOfThreads: 1, name: "smart-heartbeat-real-time")
         defer { group.shutdown() }
         var serverConfiguration = LongLinkServer<TextCodec>.Configuration(port: 0)
