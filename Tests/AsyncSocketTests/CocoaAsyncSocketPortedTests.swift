@@ -132,10 +132,10 @@ import TestSupport
         #expect(adopted.connectedPort == port)
         // Beyond upstream: the adopted socket carries data both ways.
         let accepted = try await fixture.accepted()
-        adopted.write(Data("ping".utf8), withTimeout: 5, tag: 1)
+        adopted.write(Data("ping".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         accepted.readData(toLength: 4, withTimeout: -1, tag: 2)
         #expect(try await fixture.serverDelegate.events.first { !$0.isProgress }.description == #"read("ping", tag: 2)"#)
-        accepted.write(Data("pong".utf8), withTimeout: 5, tag: 3)
+        accepted.write(Data("pong".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 3)
         adopted.readData(toLength: 4, withTimeout: -1, tag: 4)
         let events = try await delegate.events.next(2) { !$0.isProgress }
         #expect(events.map(\.description) == ["wrote(tag: 1)", #"read("pong", tag: 4)"#])
@@ -182,7 +182,7 @@ import TestSupport
             server = TCPSocket(delegate: serverDelegate, delegateQueue: DispatchQueue(label: "server"))
             client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"))
             try server.accept(onUrl: url)
-            try client.connect(toUrl: url, withTimeout: 5)
+            try client.connect(toUrl: url, withTimeout: TestTiming.hangTimeout(5))
         }
 
         /// Waits for both ends and returns the server's side.

@@ -157,9 +157,9 @@ import Testing
             reads.record("\(result)")
         }
         // Two frames glued, a third split after its first byte, then a length over the framing's limit.
-        pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: 5, tag: 0)
+        pair.client.write(Data([0, 2, 65, 66, 0, 1, 67, 0]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await frames.next(2) == ["AB", "C"])
-        pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: 5, tag: 0)
+        pair.client.write(Data([3, 68, 69, 70, 1, 0]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await frames.next() == "DEF")
         #expect(try await reads.next() == "failure(decoding failed: frame of 258 bytes)")
         let events = try await pair.serverDelegate.events.next(2)
@@ -183,7 +183,7 @@ import Testing
         let token = ReadToken()
         let results = EventRecorder<String>()
         server.read(.toLength(10), timeout: -1, tag: 1, token: token) { results.record("first \($0)") }
-        pair.client.write(Data("abcd".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("abcd".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         try await waitUntil("the bytes arrive") { server.bufferedReadBytes == 4 }
         let withdrawn = server.eventLoop.runAndWait { server.withdrawRead(token) }
         #expect(withdrawn)

@@ -13,14 +13,14 @@ import TestSupport
         server.eventLoop.execute {
             for (index, part) in parts.enumerated() {
                 if index % 2 == 0 {
-                    Array(part.utf8).withUnsafeBytes { server.write(copying: $0, withTimeout: 5, tag: index) }
+                    Array(part.utf8).withUnsafeBytes { server.write(copying: $0, withTimeout: TestTiming.hangTimeout(5), tag: index) }
                 } else {
-                    server.write(Data(part.utf8), withTimeout: 5, tag: index)
+                    server.write(Data(part.utf8), withTimeout: TestTiming.hangTimeout(5), tag: index)
                 }
             }
         }
         let total = parts.joined().utf8.count
-        pair.client.readData(toLength: UInt(total), withTimeout: 5, tag: 9)
+        pair.client.readData(toLength: UInt(total), withTimeout: TestTiming.hangTimeout(5), tag: 9)
         #expect(try await pair.clientDelegate.events.next().description == #"read("alpha-beta-gamma-delta!", tag: 9)"#)
         let wrote = try await pair.serverDelegate.events.next(parts.count)
         #expect(wrote.map(\.description) == (0..<parts.count).map { "wrote(tag: \($0))" })
@@ -36,10 +36,10 @@ import TestSupport
             var bytes = [UInt8](repeating: 0, count: chunk)
             for index in 0..<chunks {
                 for offset in 0..<chunk { bytes[offset] = UInt8(truncatingIfNeeded: index &* 7 &+ offset) }
-                bytes.withUnsafeBytes { server.write(copying: $0, withTimeout: 30, tag: index) }
+                bytes.withUnsafeBytes { server.write(copying: $0, withTimeout: TestTiming.hangTimeout(30), tag: index) }
             }
         }
-        pair.client.readData(toLength: UInt(chunk * chunks), withTimeout: 30, tag: 1)
+        pair.client.readData(toLength: UInt(chunk * chunks), withTimeout: TestTiming.hangTimeout(30), tag: 1)
         guard case .read(let data, 1) = try await pair.clientDelegate.events.next(within: .seconds(30)) else {
             Issue.record("expected the read")
             return
@@ -64,7 +64,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         var bytes = Array("first".utf8)
-        bytes.withUnsafeBytes { server.write(copying: $0, withTimeout: 5, tag: 1) }
+        bytes.withUnsafeBytes { server.write(copying: $0, withTimeout: TestTiming.hangTimeout(5), tag: 1) }
         bytes = Array("XXXXX".utf8)  // overwritten at once: the write has its own copy
         pair.client.readData(toLength: 5, withTimeout: -1, tag: 2)
         #expect(try await pair.clientDelegate.events.next().description == #"read("first", tag: 2)"#)

@@ -16,7 +16,7 @@ import TestSupport
         for host in ["127.0.0.1", "::1"] {
             let clientDelegate = RecordingDelegate()
             let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
-            try client.connect(toHost: host, onPort: port, withTimeout: 5)
+            try client.connect(toHost: host, onPort: port, withTimeout: TestTiming.hangTimeout(5))
             #expect(try await clientDelegate.events.next().description == "connected(\(host):\(port))")
             let event = try await delegate.events.first { if case .accepted = $0 { true } else { false } }
             guard case .accepted(let accepted) = event else { Issue.record("no accept"); return }
@@ -41,7 +41,7 @@ import TestSupport
         for host in ["127.0.0.1", "::1"] {
             let clientDelegate = RecordingDelegate()
             let client = TCPSocket(delegate: clientDelegate, delegateQueue: nil)
-            try client.connect(toHost: host, onPort: port, withTimeout: 5)
+            try client.connect(toHost: host, onPort: port, withTimeout: TestTiming.hangTimeout(5))
             #expect(try await clientDelegate.events.next().description == "connected(\(host):\(port))")
             client.disconnect()
         }
@@ -62,7 +62,8 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let localPort = unusedLoopbackPort()
-        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, viaInterface: "127.0.0.1:\(localPort)", withTimeout: 5)
+        try pair.client.connect(
+            toHost: "127.0.0.1", onPort: pair.port, viaInterface: "127.0.0.1:\(localPort)", withTimeout: TestTiming.hangTimeout(5))
         #expect(try await pair.clientDelegate.events.next().description == "connected(127.0.0.1:\(pair.port))")
         #expect(pair.client.localPort == localPort)
         guard case .accepted(let accepted) = try await pair.serverDelegate.events.next() else { Issue.record("no accept"); return }
@@ -70,7 +71,7 @@ import TestSupport
         // An interface without an address of the target's family cannot be used.
         let delegate = RecordingDelegate()
         let other = TCPSocket(delegate: delegate, delegateQueue: nil)
-        try other.connect(toHost: "::1", onPort: pair.port, viaInterface: "127.0.0.1", withTimeout: 5)
+        try other.connect(toHost: "::1", onPort: pair.port, viaInterface: "127.0.0.1", withTimeout: TestTiming.hangTimeout(5))
         #expect(
             try await delegate.events.next()
                 == .disconnected(.badParam("the interface has no IPv6 address for [::1]:\(pair.port)")))
@@ -85,7 +86,7 @@ import TestSupport
         let port = unusedLoopbackPort()
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: nil)
-        try client.connect(toHost: "127.0.0.1", onPort: port, viaInterface: "127.0.0.1:\(port)", withTimeout: 5)
+        try client.connect(toHost: "127.0.0.1", onPort: port, viaInterface: "127.0.0.1:\(port)", withTimeout: TestTiming.hangTimeout(5))
         #expect(try await delegate.events.next() == .disconnected(.connectionRefused(operation: "connect", errno: ECONNREFUSED)))
 
         var options = TCPConnection.Options()
@@ -133,7 +134,7 @@ import TestSupport
         pair.client.alternateAddressDelay = 0.05
         // Without a second attempt in parallel this would wait for the SYN retries, minutes, and the
         // wait below would give up after 10 s.
-        try pair.client.connect(toAddresses: [stuckAddress, good], withTimeout: 60)
+        try pair.client.connect(toAddresses: [stuckAddress, good], withTimeout: TestTiming.hangTimeout(60))
         #expect(try await pair.clientDelegate.events.next().description == "connected(::1:\(pair.port))")
         #expect(pair.client.connectedAddress == good)
     }
@@ -142,7 +143,7 @@ import TestSupport
         let pair = try LoopbackPair(host: "::1")
         defer { pair.close() }
         pair.client.isIPv6Enabled = false
-        try pair.client.connect(toHost: "::1", onPort: pair.port, withTimeout: 5)
+        try pair.client.connect(toHost: "::1", onPort: pair.port, withTimeout: TestTiming.hangTimeout(5))
         #expect(
             try await pair.clientDelegate.events.next()
                 == .disconnected(.badConfig("no address of an enabled family (IPv4 on, IPv6 off)")))

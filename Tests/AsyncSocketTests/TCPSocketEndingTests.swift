@@ -17,7 +17,7 @@ import TestSupport
         server.disconnectAfterReading()
         server.readData(toLength: 3, withTimeout: -1, tag: 3)  // refused: disconnecting
         #expect(try await pair.serverDelegate.events.next() == .rejectedRead(tag: 3, .disconnecting))
-        pair.client.write(Data("abcdef".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("abcdef".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         let events = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(events.map(\.description) == [#"read("abc", tag: 1)"#, #"read("def", tag: 2)"#, "disconnected(nil)"])
     }
@@ -27,7 +27,7 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         server.readData(toLength: 100, withTimeout: -1, tag: 1)  // never satisfied
-        server.write(Data("bye".utf8), withTimeout: 5, tag: 2)
+        server.write(Data("bye".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 2)
         server.disconnectAfterWriting()
         pair.client.readData(toLength: 3, withTimeout: -1, tag: 9)
         let events = try await pair.serverDelegate.events.next(2) { !$0.isProgress }
@@ -42,12 +42,12 @@ import TestSupport
         let server = try await pair.connect()
         // No read timeout: not under test, and a starved test task (ThreadSanitizer) let a 5 s one fire.
         server.readData(toLength: 4, withTimeout: -1, tag: 1)
-        server.write(Data("out".utf8), withTimeout: 5, tag: 2)
+        server.write(Data("out".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 2)
         server.disconnectAfterReadingAndWriting()
         let firstEvents = try await pair.serverDelegate.events.next()
         #expect(firstEvents.description == "wrote(tag: 2)")  // writes are done; the read is not
         #expect(server.isConnected)
-        pair.client.write(Data("last".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("last".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         let events = try await pair.serverDelegate.events.next(2) { !$0.isProgress }
         #expect(events.map(\.description) == [#"read("last", tag: 1)"#, "disconnected(nil)"])
     }
@@ -58,7 +58,7 @@ import TestSupport
         let server = try await pair.connect()
         // A read to length that only half fills, then the peer goes away.
         server.readData(toLength: 10, withTimeout: -1, tag: 1)
-        pair.client.write(Data("hello".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("hello".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await pair.serverDelegate.events.next().description == "readPartial(5, tag: 1)")
         pair.client.disconnect()
         let events = try await pair.serverDelegate.events.next(2)
@@ -89,10 +89,10 @@ import TestSupport
         server.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
         server.readData(toLength: 10, withTimeout: -1, tag: 2)  // can never complete
         // The client sends a request and closes its write side, as an HTTP/1.0 client may.
-        pair.client.write(Data("request\npartial".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("request\npartial".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         pair.client.closeWriteStreamAfterWriting()
         #expect(try await pair.clientDelegate.events.next().description == "wrote(tag: 0)")
-        pair.client.write(Data("too late".utf8), withTimeout: 5, tag: 5)
+        pair.client.write(Data("too late".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 5)
         #expect(try await pair.clientDelegate.events.next() == .rejectedWrite(tag: 5, .writeStreamClosed))
         let serverEvents = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(
@@ -106,7 +106,7 @@ import TestSupport
         #expect(try await pair.serverDelegate.events.next() == .rejectedRead(tag: 4, .closedByPeer))
         // Still writable: the response goes out, then the server closes its side too.
         pair.client.readData(toLength: 8, withTimeout: -1, tag: 7)
-        server.write(Data("response".utf8), withTimeout: 5, tag: 6)
+        server.write(Data("response".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 6)
         server.closeWriteStreamAfterWriting()
         #expect(try await pair.serverDelegate.events.next(2).map(\.description) == ["wrote(tag: 6)", "disconnected(nil)"])
         let clientEvents = try await pair.clientDelegate.events.next(2) { !$0.isProgress }
@@ -122,7 +122,7 @@ import TestSupport
         server.delegateQueue = queue
         queue.async { blocker.wait() }  // hold the queue so the callback waits behind it
         server.readData(toLength: 2, withTimeout: -1, tag: 1)
-        pair.client.write(Data("hi".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("hi".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         try await waitUntil("the read completed, its callback queued") { server.progressOfRead() == nil }
         server.delegate = nil
         blocker.signal()
@@ -147,7 +147,7 @@ import TestSupport
         })
         server.setDelegate(slow, delegateQueue: queue)
         server.readData(toLength: 1, withTimeout: -1, tag: 1)
-        pair.client.write(Data("x".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("x".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         inCallback.wait()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
         server.synchronouslySetDelegate(nil)

@@ -12,7 +12,7 @@ import TestSupport
         let port = reserved.port
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
-        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(5))
         let event = try await delegate.events.next()
         guard case .disconnected(let error) = event else { Issue.record("got \(event)"); return }
         #expect(error == .connectionRefused(operation: "connect", errno: ECONNREFUSED))
@@ -74,7 +74,7 @@ import TestSupport
         let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
         pair.client.write(payload, withTimeout: -1, tag: 1)
         pair.client.disconnectAfterWriting()
-        accepted.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 5)
+        accepted.readData(toLength: UInt(payload.count), withTimeout: TestTiming.hangTimeout(10), tag: 5)
         let read = try await pair.serverDelegate.events.first { !$0.isProgress }
         #expect(read.readData == payload)
         let clientEvents = try await pair.clientDelegate.events.next(2) { !$0.isProgress }
@@ -119,7 +119,7 @@ import TestSupport
         for (interface, host, expectedHost) in [("::1", "::1", "::1"), ("127.0.0.1", "localhost", "127.0.0.1")] {
             let pair = try LoopbackPair(host: interface)
             defer { pair.close() }
-            try pair.client.connect(toHost: host, onPort: pair.port, withTimeout: 5)
+            try pair.client.connect(toHost: host, onPort: pair.port, withTimeout: TestTiming.hangTimeout(5))
             let connected = try await pair.clientDelegate.events.next()
             #expect(connected.description == "connected(\(expectedHost):\(pair.port))")
             #expect(pair.client.connectedHost == expectedHost)
@@ -136,7 +136,7 @@ import TestSupport
         for host in ["127.0.0.1", "::1"] {
             let clientDelegate = RecordingDelegate()
             let client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "client"))
-            try client.connect(toHost: host, onPort: server.localPort, withTimeout: 5)
+            try client.connect(toHost: host, onPort: server.localPort, withTimeout: TestTiming.hangTimeout(5))
             #expect(try await clientDelegate.events.next().description.hasPrefix("connected("))
             client.disconnect()
         }
@@ -148,7 +148,7 @@ import TestSupport
     @Test func secondConnectWhileConnectingOrConnectedThrowsBadConfig() throws {
         let pair = try LoopbackPair()
         defer { pair.close() }
-        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: 5)
+        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: TestTiming.hangTimeout(5))
         // Connecting or already connected: either way the socket is taken, synchronously.
         #expect(throws: SocketError.alreadyConnected) {
             try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port)
@@ -169,7 +169,7 @@ import TestSupport
     @Test func unknownHostFailsWithAHostLookupError() async throws {
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: nil)
-        try client.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: 10)
+        try client.connect(toHost: "no-such-host.invalid", onPort: 80, withTimeout: TestTiming.hangTimeout(10))
         let event = try await delegate.events.next(within: .seconds(15))
         guard case .disconnected(.hostLookupFailed(let host, _)?) = event else { Issue.record("got \(event)"); return }
         #expect(host == "no-such-host.invalid")

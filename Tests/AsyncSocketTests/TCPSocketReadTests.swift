@@ -9,7 +9,7 @@ import TestSupport
     /// arrive as separate reads (TCP_NODELAY is on).
     func send(_ chunks: [String], from socket: TCPSocket, delegate: RecordingDelegate) async throws {
         for (index, chunk) in chunks.enumerated() {
-            socket.write(Data(chunk.utf8), withTimeout: 5, tag: 1000 + index)
+            socket.write(Data(chunk.utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1000 + index)
             _ = try await delegate.events.first { $0.description == "wrote(tag: \(1000 + index))" }
         }
     }
@@ -35,7 +35,7 @@ import TestSupport
         server.readData(toLength: 5, withTimeout: -1, buffer: buffer, bufferOffset: 7, tag: 1)
         server.readData(to: TCPSocket.lfData, withTimeout: -1, buffer: buffer, bufferOffset: 2, maxLength: 10, tag: 2)
         server.readData(withTimeout: -1, buffer: nil, bufferOffset: 0, maxLength: 2, tag: 3)
-        pair.client.write(Data("hello\nxy!".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Data("hello\nxy!".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         let reads = try await pair.serverDelegate.events.next(3) { !$0.isProgress }
         #expect(reads.map(\.description) == [#"read("hello", tag: 1)"#, #"read("\n", tag: 2)"#, #"read("xy", tag: 3)"#])
         // "hello" landed after the header; the second read overwrote byte 2 with "\n".
@@ -47,13 +47,13 @@ import TestSupport
         defer { pair.close() }
         let server = try await pair.connect()
         server.readData(toLength: 0, withTimeout: -1, tag: 1)
-        server.readData(to: Data(), withTimeout: 5, tag: 2)
+        server.readData(to: Data(), withTimeout: TestTiming.hangTimeout(5), tag: 2)
         server.readData(withTimeout: -1, buffer: NSMutableData(length: 3), bufferOffset: 4, tag: 3)
         server.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 1, tag: 4)
-        server.write(Data(), withTimeout: 5, tag: 5)
+        server.write(Data(), withTimeout: TestTiming.hangTimeout(5), tag: 5)
         let idle = TCPSocket(delegate: pair.serverDelegate, delegateQueue: nil)
         idle.readData(withTimeout: -1, tag: 6)
-        idle.write(Data("x".utf8), withTimeout: 5, tag: 7)
+        idle.write(Data("x".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 7)
         let rejections = try await pair.serverDelegate.events.next(7).map(\.description)
         #expect(
             Set(rejections) == [

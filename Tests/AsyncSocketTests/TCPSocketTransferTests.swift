@@ -77,7 +77,7 @@ import TestSupport
             socket.readData(toLength: 12, withTimeout: -1, tag: 7)
         })
         defer { pair.close() }
-        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: 5)
+        try pair.client.connect(toHost: "127.0.0.1", onPort: pair.port, withTimeout: TestTiming.hangTimeout(5))
         pair.client.write(Data("queued ".utf8), withTimeout: -1, tag: 1)
         pair.client.write(Data("early".utf8), withTimeout: -1, tag: 2)
         let events = try await pair.serverDelegate.events.next(2)
@@ -101,7 +101,7 @@ import TestSupport
         for index in 0..<6 {
             let delegate = RecordingDelegate()
             let client = TCPSocket(delegate: delegate, delegateQueue: nil, group: group)
-            try client.connect(toHost: "127.0.0.1", onPort: server.localPort, withTimeout: 5)
+            try client.connect(toHost: "127.0.0.1", onPort: server.localPort, withTimeout: TestTiming.hangTimeout(5))
             client.write(Data("c\(index)".utf8), withTimeout: -1, tag: 0)
             clients.append((client, delegate))
         }

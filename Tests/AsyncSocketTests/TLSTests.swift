@@ -31,16 +31,16 @@ import TestSupport
         accepted.startTLS(Self.serverSettings(files))
         pair.client.startTLS(Self.clientSettings(files))
         // Queued after startTLS: they wait for the handshake, then go through TLS.
-        pair.client.write(Data("hello over TLS\n".utf8), withTimeout: 5, tag: 1)
-        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
+        pair.client.write(Data("hello over TLS\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(5), tag: 2)
         #expect(try await next(pair.clientDelegate) == .secured)
         #expect(try await next(pair.serverDelegate) == .secured)
         #expect(try await next(pair.clientDelegate) == .wrote(tag: 1))
         #expect(try await next(pair.serverDelegate) == .read(Data("hello over TLS\n".utf8), tag: 2))
         #expect(pair.client.isSecure && accepted.isSecure)
         #expect(pair.client.tlsProtocolVersion == "TLSv1.3")
-        accepted.write(Data("and back\n".utf8), withTimeout: 5, tag: 3)
-        pair.client.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 4)
+        accepted.write(Data("and back\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 3)
+        pair.client.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(5), tag: 4)
         #expect(try await next(pair.serverDelegate) == .wrote(tag: 3))
         #expect(try await next(pair.clientDelegate) == .read(Data("and back\n".utf8), tag: 4))
     }
@@ -51,13 +51,13 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let accepted = try await pair.connect()
-        pair.client.write(Data("STARTTLS\r\n".utf8), withTimeout: 5, tag: 1)
+        pair.client.write(Data("STARTTLS\r\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         pair.client.startTLS(Self.clientSettings(files))
-        pair.client.write(Data("secret\r\n".utf8), withTimeout: 5, tag: 2)
-        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 10)
+        pair.client.write(Data("secret\r\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 2)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: TestTiming.hangTimeout(5), tag: 10)
         #expect(try await next(pair.serverDelegate) == .read(Data("STARTTLS\r\n".utf8), tag: 10))
         accepted.startTLS(Self.serverSettings(files))
-        accepted.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 11)
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: TestTiming.hangTimeout(5), tag: 11)
         #expect(try await next(pair.serverDelegate) == .secured)
         #expect(try await next(pair.serverDelegate) == .read(Data("secret\r\n".utf8), tag: 11))
         let client = try await pair.clientDelegate.events.next(3).filter { !$0.isProgress }
@@ -73,8 +73,8 @@ import TestSupport
         pair.client.startTLS(Self.clientSettings(files))
         let size = 10 << 20  // 10 MiB (issue 13 §3)
         let bytes = patternBytes(size, multiplier: 31, shift: 11)
-        pair.client.write(bytes, withTimeout: 30, tag: 1)
-        accepted.readData(toLength: UInt(size), withTimeout: 30, tag: 2)
+        pair.client.write(bytes, withTimeout: TestTiming.hangTimeout(30), tag: 1)
+        accepted.readData(toLength: UInt(size), withTimeout: TestTiming.hangTimeout(30), tag: 2)
         #expect(try await next(pair.serverDelegate) == .secured)
         let read = try await next(pair.serverDelegate)
         #expect(read.readData == bytes)
@@ -213,7 +213,7 @@ import TestSupport
             let clientDelegate = RecordingDelegate()
             let client = TCPSocket(delegate: clientDelegate, delegateQueue: DispatchQueue(label: "tls-resume-client"))
             defer { client.disconnect() }
-            try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: 5)
+            try client.connect(toHost: "127.0.0.1", onPort: listener.localPort, withTimeout: TestTiming.hangTimeout(5))
             // The last round's connection ends meanwhile: its events are skipped.
             guard
                 case .accepted(let accepted) = try await serverDelegate.events.first(where: {
@@ -224,14 +224,14 @@ import TestSupport
             accepted.startTLS(server)
             client.startTLS(Self.clientSettings(files))
             // A round trip: the client reads the server's ticket, sent after the handshake, with the reply.
-            client.write(Data("ping \(round)\n".utf8), withTimeout: 5, tag: 1)
-            accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
+            client.write(Data("ping \(round)\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
+            accepted.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(5), tag: 2)
             // The last round's connection may still report its end meanwhile: its events are skipped.
             let ping = SocketEvent.read(Data("ping \(round)\n".utf8), tag: 2)
             #expect(try await serverDelegate.events.first { $0 == .secured || $0 == ping } == .secured)
             #expect(try await serverDelegate.events.first { $0 == ping } == ping)
-            accepted.write(Data("pong\n".utf8), withTimeout: 5, tag: 3)
-            client.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 4)
+            accepted.write(Data("pong\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 3)
+            client.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(5), tag: 4)
             #expect(try await clientDelegate.events.first { $0.readData != nil } == .read(Data("pong\n".utf8), tag: 4))
             reused.append(client.isTLSSessionReused)
             #expect(client.tlsProtocolVersion == (version == .tls13 ? "TLSv1.3" : "TLSv1.2"))
@@ -278,7 +278,7 @@ import TestSupport
         pair.client.autoDisconnectOnClosedReadStream = false  // the client half-closes and waits
         accepted.autoDisconnectOnClosedReadStream = false  // half-close allowed on the server too
         accepted.startTLS(Self.serverSettings(files))
-        pair.client.write(Data([0x16, 0x03, 0x01, 0x02, 0x00]), withTimeout: 5, tag: 1)
+        pair.client.write(Data([0x16, 0x03, 0x01, 0x02, 0x00]), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         pair.client.closeWriteStreamAfterWriting()
         pair.client.readData(withTimeout: -1, tag: 2)
         #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.unexpectedEOF)))
@@ -295,7 +295,7 @@ import TestSupport
         defer { pair.close() }
         let accepted = try await pair.connect()
         accepted.startTLS(Self.serverSettings(files))
-        pair.client.write(Data("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), withTimeout: 5, tag: 1)
+        pair.client.write(Data("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(try await next(pair.serverDelegate) == .disconnected(.tls(.handshakeFailed("http request"))))
     }
 

@@ -26,7 +26,7 @@ import TestSupport
         defer { pair.close() }
         let accepted = try await pair.connect()
         accepted.startTLS(TLSTests.serverSettings(files))
-        accepted.write(Data("from the server\n".utf8), withTimeout: 5, tag: 1)
+        accepted.write(Data("from the server\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         pair.client.startTLS(manualClient(files))
         pair.client.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 2)
         let question = try await next(pair.clientDelegate)
@@ -84,8 +84,8 @@ import TestSupport
         let accepted = try await pair.connect()
         accepted.startTLS(TLSTests.serverSettings(files, certificate: files.selfSignedCertificate, key: files.selfSignedKey))
         pair.client.startTLS(manualClient(files))
-        pair.client.write(Data("hello\n".utf8), withTimeout: 5, tag: 1)
-        accepted.readData(to: TCPSocket.lfData, withTimeout: 5, tag: 2)
+        pair.client.write(Data("hello\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
+        accepted.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(5), tag: 2)
         guard case .receivedTrust(let trust) = try await next(pair.clientDelegate) else {
             Issue.record("no trust question")
             return

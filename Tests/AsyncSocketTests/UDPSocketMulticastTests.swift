@@ -28,7 +28,8 @@ import TestSupport
         try sender.socket.sendIPv4Multicast(onInterface: "127.0.0.1")
         try sender.socket.enableMulticastLoop(true)
         try sender.socket.setMulticastTTL(0)
-        sender.socket.send(Data("to the group".utf8), toHost: group, port: member.socket.localPort, withTimeout: 5, tag: 1)
+        sender.socket.send(
+            Data("to the group".utf8), toHost: group, port: member.socket.localPort, withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(try await sender.next() == .sent(tag: 1))
         let from = try #require(SocketAddress(ipAddress: "127.0.0.1", port: sender.socket.localPortIPv4))
         #expect(try await member.next() == .received(Data("to the group".utf8), from: from, context: nil))
@@ -87,10 +88,10 @@ import TestSupport
         let sender = RecordedUDPSocket("sender")
         sender.socket.isIPv6Enabled = false
         let port = listener.socket.localPort
-        sender.socket.send(Data("all of you".utf8), toHost: "127.255.255.255", port: port, withTimeout: 5, tag: 1)
+        sender.socket.send(Data("all of you".utf8), toHost: "127.255.255.255", port: port, withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(try await sender.next() == .notSent(tag: 1, .posix(operation: "sendmmsg", errno: EACCES)))
         try sender.socket.enableBroadcast(true)
-        sender.socket.send(Data("all of you".utf8), toHost: "127.255.255.255", port: port, withTimeout: 5, tag: 2)
+        sender.socket.send(Data("all of you".utf8), toHost: "127.255.255.255", port: port, withTimeout: TestTiming.hangTimeout(5), tag: 2)
         #expect(try await sender.next() == .sent(tag: 2))
         let from = try #require(SocketAddress(ipAddress: "127.0.0.1", port: sender.socket.localPortIPv4))
         #expect(try await listener.next() == .received(Data("all of you".utf8), from: from, context: nil))
@@ -113,7 +114,7 @@ import TestSupport
         // A datagram to the port reaches one of the two.
         let arrivals = EventRecorder<String>()
         let sender = RecordedUDPSocket("sender")
-        sender.socket.send(Data("either".utf8), toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
+        sender.socket.send(Data("either".utf8), toHost: "127.0.0.1", port: port, withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(try await sender.next() == .sent(tag: 1))
         try first.socket.beginReceiving()
         try second.socket.beginReceiving()

@@ -27,7 +27,7 @@ import TestSupport
         /// Sends `length` bytes of the test data from the client and expects exactly them at the server.
         func roundTrip(length: Int, tag: Int) async throws {
             let data = UDPSocketPortedTests.testData.prefix(length)
-            client.socket.send(Data(data), toHost: "127.0.0.1", port: port, withTimeout: 30, tag: tag)
+            client.socket.send(Data(data), toHost: "127.0.0.1", port: port, withTimeout: TestTiming.hangTimeout(30), tag: tag)
             #expect(try await client.next() == .sent(tag: tag))
             let received = try await server.next()
             #expect(received.receivedData?.count == length)
@@ -48,7 +48,7 @@ import TestSupport
         #expect(fixture.client.socket.connectedHost == "127.0.0.1")
         #expect(fixture.client.socket.connectedPort == fixture.port)
         let testData = Data("Test string".utf8)
-        fixture.client.socket.send(testData, withTimeout: 5, tag: 0)
+        fixture.client.socket.send(testData, withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await fixture.client.next() == .sent(tag: 0))
         let from = try #require(fixture.client.socket.localAddress)
         #expect(from.host == "127.0.0.1")
@@ -73,7 +73,8 @@ import TestSupport
     @Test(arguments: [65536, 70000])
     func sendInvalidPacket(length: Int) async throws {
         let fixture = try Fixture()
-        fixture.client.socket.send(Data(Self.testData.prefix(length)), toHost: "127.0.0.1", port: fixture.port, withTimeout: 30, tag: 3)
+        fixture.client.socket.send(
+            Data(Self.testData.prefix(length)), toHost: "127.0.0.1", port: fixture.port, withTimeout: TestTiming.hangTimeout(30), tag: 3)
         #expect(try await fixture.client.next() == .notSent(tag: 3, .datagramTooLarge(size: length, maxSendSize: 65535)))
         try await fixture.roundTrip(length: 100, tag: 4)
     }
@@ -82,7 +83,8 @@ import TestSupport
     /// refuses it (`EMSGSIZE`); the socket stays usable.
     @Test func sendInvalidIPv4Packet() async throws {
         let fixture = try Fixture()
-        fixture.client.socket.send(Data(Self.testData.prefix(65508)), toHost: "127.0.0.1", port: fixture.port, withTimeout: 30, tag: 5)
+        fixture.client.socket.send(
+            Data(Self.testData.prefix(65508)), toHost: "127.0.0.1", port: fixture.port, withTimeout: TestTiming.hangTimeout(30), tag: 5)
         #expect(try await fixture.client.next() == .notSent(tag: 5, .messageTooLarge(operation: "sendmmsg", errno: EMSGSIZE)))
         #expect(!fixture.client.socket.isClosed)
         try await fixture.roundTrip(length: 65507, tag: 6)
@@ -100,7 +102,8 @@ import TestSupport
     @Test func alterMaxSendBufferSizeWithInvalidValue() async throws {
         let fixture = try Fixture()
         fixture.client.socket.maxSendBufferSize = 4321
-        fixture.client.socket.send(Data(Self.testData.prefix(4322)), toHost: "127.0.0.1", port: fixture.port, withTimeout: 30, tag: 8)
+        fixture.client.socket.send(
+            Data(Self.testData.prefix(4322)), toHost: "127.0.0.1", port: fixture.port, withTimeout: TestTiming.hangTimeout(30), tag: 8)
         #expect(try await fixture.client.next() == .notSent(tag: 8, .datagramTooLarge(size: 4322, maxSendSize: 4321)))
         fixture.server.settle()
         #expect(fixture.server.pending == [])

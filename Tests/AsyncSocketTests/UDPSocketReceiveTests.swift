@@ -26,7 +26,7 @@ import TestSupport
         }
 
         func send(_ data: Data, tag: Int = 0) async throws {
-            sender.socket.send(data, to: try #require(receiver.socket.localAddress), withTimeout: 5, tag: tag)
+            sender.socket.send(data, to: try #require(receiver.socket.localAddress), withTimeout: TestTiming.hangTimeout(5), tag: tag)
             #expect(try await sender.next() == .sent(tag: tag))
         }
 
@@ -60,7 +60,9 @@ import TestSupport
         let pair = try Pair()
         try pair.receiver.socket.beginReceiving()
         let destination = try #require(pair.receiver.socket.localAddress)
-        for index in 0..<40 { pair.sender.socket.send(Data("batch \(index)".utf8), to: destination, withTimeout: 5, tag: index) }
+        for index in 0..<40 {
+            pair.sender.socket.send(Data("batch \(index)".utf8), to: destination, withTimeout: TestTiming.hangTimeout(5), tag: index)
+        }
         for index in 0..<40 { #expect(try await pair.sender.next() == .sent(tag: index)) }
         for index in 0..<40 { #expect(try await pair.receiver.next() == pair.received("batch \(index)")) }
     }
@@ -107,7 +109,9 @@ import TestSupport
         pair.receiver.socket.maxReceiveIPv4BufferSize = 4
         try pair.receiver.socket.beginReceiving()
         let destination = try #require(pair.receiver.socket.localAddress)
-        for text in ["abcd", "abcde", "xyz"] { pair.sender.socket.send(Data(text.utf8), to: destination, withTimeout: 5, tag: 0) }
+        for text in ["abcd", "abcde", "xyz"] {
+            pair.sender.socket.send(Data(text.utf8), to: destination, withTimeout: TestTiming.hangTimeout(5), tag: 0)
+        }
         #expect(try await pair.receiver.next() == pair.received("abcd"))
         #expect(try await pair.receiver.next() == .notReceived(from: pair.senderAddress, .datagramTruncated(size: 5, maxReceiveSize: 4)))
         #expect(try await pair.receiver.next() == pair.received("xyz"))
@@ -184,7 +188,8 @@ import TestSupport
         #expect(receiver.socket.localAddressIPv4 == nil)
         #expect(receiver.socket.isIPv6 && !receiver.socket.isIPv4)
         try receiver.socket.beginReceiving()
-        sender.socket.send(Data("over six".utf8), toHost: "::1", port: receiver.socket.localPortIPv6, withTimeout: 5, tag: 6)
+        sender.socket.send(
+            Data("over six".utf8), toHost: "::1", port: receiver.socket.localPortIPv6, withTimeout: TestTiming.hangTimeout(5), tag: 6)
         #expect(try await sender.next() == .sent(tag: 6))
         let from = try #require(SocketAddress(ipAddress: "::1", port: sender.socket.localPortIPv6))
         #expect(try await receiver.next() == .received(Data("over six".utf8), from: from, context: nil))

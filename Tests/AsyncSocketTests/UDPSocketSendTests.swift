@@ -249,7 +249,7 @@ import TestSupport
         #expect(try await client.next() == .connected(try #require(SocketAddress(ipAddress: "127.0.0.1", port: refusing.port))))
         var refusedTag: Int?
         for tag in 1...20 where refusedTag == nil {
-            client.socket.send(Data("knock".utf8), withTimeout: 5, tag: tag)
+            client.socket.send(Data("knock".utf8), withTimeout: TestTiming.hangTimeout(5), tag: tag)
             let event = try await client.next()
             if event == .notSent(tag: tag, .connectionRefused(operation: "sendmmsg", errno: ECONNREFUSED)) {
                 refusedTag = tag
@@ -259,7 +259,7 @@ import TestSupport
         }
         #expect(refusedTag == 2)  // the first datagram's ICMP answer fails the second send
         #expect(!client.socket.isClosed && client.socket.isConnected)
-        client.socket.send(Data("again".utf8), withTimeout: 5, tag: 100)
+        client.socket.send(Data("again".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 100)
         #expect(try await client.next() == .sent(tag: 100))
     }
 
@@ -270,13 +270,13 @@ import TestSupport
         try client.socket.connect(toHost: "127.0.0.1", onPort: refusing.port)
         _ = try await client.next()
         try client.socket.beginReceiving()
-        client.socket.send(Data("knock".utf8), withTimeout: 5, tag: 1)
+        client.socket.send(Data("knock".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(
             try await client.delegate.events.next(2) == [
                 .sent(tag: 1), .notReceived(from: nil, .connectionRefused(operation: "recvmmsg", errno: ECONNREFUSED))
             ])
         #expect(!client.socket.isClosed)
-        client.socket.send(Data("again".utf8), withTimeout: 5, tag: 2)
+        client.socket.send(Data("again".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 2)
         #expect(try await client.next() == .sent(tag: 2))
     }
 
@@ -292,7 +292,8 @@ import TestSupport
         let sender = RecordedUDPSocket("sender")
         sender.socket.setPreferIPv6()
         #expect(sender.socket.isIPv6Preferred && !sender.socket.isIPv4Preferred && !sender.socket.isIPVersionNeutral)
-        sender.socket.send(Data("by name".utf8), toHost: "localhost", port: receiver.socket.localPort, withTimeout: 5, tag: 1)
+        sender.socket.send(
+            Data("by name".utf8), toHost: "localhost", port: receiver.socket.localPort, withTimeout: TestTiming.hangTimeout(5), tag: 1)
         #expect(try await sender.next() == .sent(tag: 1))
         let hasIPv6 = try Resolver.resolve(host: "localhost", port: 0).contains { $0.isIPv6 }
         let from =

@@ -23,7 +23,7 @@ import TestSupport
             received.record(String(decoding: frame, as: UTF8.self))
             server.disconnect()
         }
-        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next() == "one")
         let events = try await pair.serverDelegate.events.next(2)
         #expect(events == [.willDisconnect(unread: Self.lengthPrefixed(["two", "three"]), unsentTags: []), .disconnected(nil)])
@@ -35,7 +35,7 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         try await waitUntil("the frames are buffered") { server.bufferedReadBytes == 23 }
         let received = EventRecorder<String>()
         server.readFrames(using: Self.lp4()) { _, frame in
@@ -62,7 +62,7 @@ import TestSupport
             received.record("every \(String(decoding: frame, as: UTF8.self))")
             server.disconnect()
         }
-        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["one", "two", "three"]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(2) == ["first one", "every two"])
         #expect(
             try await pair.serverDelegate.events.next(2) == [
@@ -84,13 +84,14 @@ import TestSupport
             received.record(String(decoding: frame, as: UTF8.self))
         }
         // Four frames and half of a fifth, in one write.
-        pair.client.write(Self.lengthPrefixed(["a", "b", "c", "d"]) + Data([0, 0, 0, 2, 101]), withTimeout: 5, tag: 0)
+        pair.client.write(
+            Self.lengthPrefixed(["a", "b", "c", "d"]) + Data([0, 0, 0, 2, 101]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(2) == ["a", "b"])
         try await waitUntil("the rest stays buffered") { server.bufferedReadBytes == 10 + 5 }
         #expect(received.pending.isEmpty)
         server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         #expect(try await received.next(2) == ["c", "d"])
-        pair.client.write(Data([102]) + Self.lengthPrefixed(["g"]), withTimeout: 5, tag: 0)
+        pair.client.write(Data([102]) + Self.lengthPrefixed(["g"]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(2) == ["ef", "g"])
     }
 
@@ -118,7 +119,7 @@ import TestSupport
             }
         }
         next()
-        pair.client.write(Self.lengthPrefixed(["x", "yy", "zzz", "w"]) + Data("ok".utf8), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["x", "yy", "zzz", "w"]) + Data("ok".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(4) == ["x", "yy", "zzz", "w"])
         #expect(try await pair.serverDelegate.events.first { $0.readData != nil } == .read(Data("ok".utf8), tag: 7))
     }
@@ -129,7 +130,7 @@ import TestSupport
         let server = try await pair.connect()
         let result = EventRecorder<SocketError?>()
         server.readFrame(using: Self.lp4(), withTimeout: 0.05, tag: 42) { result.record($0.failure) }
-        pair.client.write(Data([0, 0, 0, 9, 1]), withTimeout: 5, tag: 0)
+        pair.client.write(Data([0, 0, 0, 9, 1]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await result.next() == .readTimeout(tag: 42))
         #expect(try await pair.serverDelegate.events.first { $0.disconnectError != nil } == .disconnected(.readTimeout(tag: 42)))
     }
@@ -140,7 +141,7 @@ import TestSupport
         let pair = try LoopbackPair()
         defer { pair.close() }
         let server = try await pair.connect()
-        pair.client.write(Self.lengthPrefixed(["late"]), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["late"]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         try await waitUntil("the frame is buffered") { server.bufferedReadBytes == 8 }
         pair.client.lingerSeconds = 0
         pair.client.disconnect()  // an RST

@@ -35,9 +35,9 @@ import TestSupport
         server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         let bytes = Self.lengthPrefixed(["one", "two", "", "three"])
         // Two frames glued, then the rest one byte at a time.
-        pair.client.write(bytes.prefix(14), withTimeout: 5, tag: 0)
+        pair.client.write(bytes.prefix(14), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         for index in 14..<bytes.count {
-            pair.client.write(bytes.subdata(in: index..<index + 1), withTimeout: 5, tag: 0)
+            pair.client.write(bytes.subdata(in: index..<index + 1), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         }
         #expect(try await received.next(4) == ["one", "two", "", "three"])
     }
@@ -54,7 +54,7 @@ import TestSupport
         var bytes = Self.lengthPrefixed(["first"])
         bytes.append(Data("raw".utf8))
         bytes.append(Self.lengthPrefixed(["second"]))
-        pair.client.write(bytes, withTimeout: 5, tag: 0)
+        pair.client.write(bytes, withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(2) == [#"success("first")"#, #"success("second")"#])
         #expect(try await pair.serverDelegate.events.next().description == #"read("raw", tag: 9)"#)
     }
@@ -67,9 +67,11 @@ import TestSupport
         let encoder = SevenByteHeaderFrameEncoder()
         let long = Data(String(repeating: "compress me ", count: 200).utf8)
         try pair.client.writeFrame(
-            SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder, withTimeout: 5, tag: 1)
+            SevenByteHeaderFrame(version: 1, functionCode: 7, body: Data("{}".utf8)), using: encoder,
+            withTimeout: TestTiming.hangTimeout(5), tag: 1)
         try pair.client.writeFrame(
-            SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder, withTimeout: 5, tag: 2)
+            SevenByteHeaderFrame(version: 1, functionCode: 8, isCompressed: true, body: long), using: encoder,
+            withTimeout: TestTiming.hangTimeout(5), tag: 2)
         let received = EventRecorder<SevenByteHeaderFrame>()
         server.readFrames(using: frames) { _, frame in received.record(frame) }
         #expect(
@@ -94,7 +96,7 @@ import TestSupport
         let body = patternBytes(bodyLength, multiplier: 31)
         var bytes = Data(withUnsafeBytes(of: UInt32(bodyLength).bigEndian, Array.init))
         bytes.append(body)
-        pair.client.write(bytes, withTimeout: 30, tag: 0)
+        pair.client.write(bytes, withTimeout: TestTiming.hangTimeout(30), tag: 0)
         let frame = try await received.next()
         #expect(frame.count == bodyLength)
         #expect(frame == body)
@@ -109,7 +111,7 @@ import TestSupport
         server.readFrames(using: frames) { _, frame in received.record(String(decoding: frame, as: UTF8.self)) }
         var bytes = Self.lengthPrefixed(["fine", "also fine"])
         bytes.append(contentsOf: [0, 0, 1, 0])  // a 256-byte frame, over the maximum
-        pair.client.write(bytes, withTimeout: 5, tag: 0)
+        pair.client.write(bytes, withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next(2) == ["fine", "also fine"])
         let events = try await pair.serverDelegate.events.next(2)
         #expect(
@@ -132,9 +134,9 @@ import TestSupport
         let server = try await pair.connect()
         let perFrame = EventRecorder<[UInt8]>()
         server.readFrames(slicedBy: lp4) { _, frame in perFrame.record(Array(frame)) }
-        pair.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
+        pair.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await perFrame.next(2) == [[0, 0, 0, 2, 97, 98], [0, 0, 0, 1, 99]])
-        pair.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
+        pair.client.write(Data([0, 1, 100]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await perFrame.next() == [0, 0, 0, 1, 100])
 
         let clientSide = try LoopbackPair()
@@ -142,9 +144,9 @@ import TestSupport
         let runServer = try await clientSide.connect()
         let runs = EventRecorder<[UInt8]>()
         runServer.readFrameRuns(slicedBy: lp4) { _, frames in runs.record(Array(frames)) }
-        clientSide.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: 5, tag: 0)
+        clientSide.client.write(Self.lengthPrefixed(["ab", "c"]) + Data([0, 0]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await runs.next() == [0, 0, 0, 2, 97, 98, 0, 0, 0, 1, 99])
-        clientSide.client.write(Data([0, 1, 100]), withTimeout: 5, tag: 0)
+        clientSide.client.write(Data([0, 1, 100]), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await runs.next() == [0, 0, 0, 1, 100])
     }
 
@@ -156,16 +158,16 @@ import TestSupport
                 let bodyLength = UInt(data[5]) << 8 | UInt(data[6])
                 socket.readData(toLength: bodyLength, withTimeout: -1, tag: 2)
             } else {
-                socket.readData(toLength: UInt(SevenByteHeaderFrame.headerLength), withTimeout: 5, tag: 1)
+                socket.readData(toLength: UInt(SevenByteHeaderFrame.headerLength), withTimeout: TestTiming.hangTimeout(5), tag: 1)
             }
         })
         defer { pair.close() }
         let server = try await pair.connect()
-        server.readData(toLength: UInt(SevenByteHeaderFrame.headerLength), withTimeout: 5, tag: 1)
+        server.readData(toLength: UInt(SevenByteHeaderFrame.headerLength), withTimeout: TestTiming.hangTimeout(5), tag: 1)
         let encoder = SevenByteHeaderFrameEncoder()
         var bytes = try encoder.encode(SevenByteHeaderFrame(version: 1, functionCode: 1, body: Data(#"{"a":1}"#.utf8)))
         bytes.append(try encoder.encode(SevenByteHeaderFrame(version: 1, functionCode: 2, body: Data(#"{"b":2}"#.utf8))))
-        pair.client.write(bytes, withTimeout: 5, tag: 0)
+        pair.client.write(bytes, withTimeout: TestTiming.hangTimeout(5), tag: 0)
         let events = try await pair.serverDelegate.events.next(4)
         #expect(
             events.map(\.description) == [
@@ -252,9 +254,9 @@ import TestSupport
         let server = try await pair.connect()
         let received = EventRecorder<EightByteHeaderFrame>()
         server.readFrames(using: SocketFrameDecoder(decoder)) { _, frame in received.record(frame) }
-        pair.client.write(wire.prefix(wire.count - lastBytes), withTimeout: 30, tag: 0)
+        pair.client.write(wire.prefix(wire.count - lastBytes), withTimeout: TestTiming.hangTimeout(30), tag: 0)
         try await waitUntil("all but the last bytes are buffered") { server.bufferedReadBytes == wire.count - lastBytes }
-        pair.client.write(wire.suffix(lastBytes), withTimeout: 30, tag: 0)
+        pair.client.write(wire.suffix(lastBytes), withTimeout: TestTiming.hangTimeout(30), tag: 0)
         #expect(try await received.next() == EightByteHeaderFrame(serviceID: 42, body: body))
         #expect(received.pending.isEmpty)
     }
@@ -287,12 +289,12 @@ import TestSupport
             received.record(String(decoding: frame, as: UTF8.self))
         }
         let bytes = Self.lengthPrefixed(["partial"])
-        pair.client.write(bytes.prefix(6), withTimeout: 5, tag: 0)
+        pair.client.write(bytes.prefix(6), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         try await waitUntil("the first bytes are buffered") { server.bufferedReadBytes == 6 }
-        pair.client.write(bytes.suffix(from: 6), withTimeout: 5, tag: 0)
+        pair.client.write(bytes.suffix(from: 6), withTimeout: TestTiming.hangTimeout(5), tag: 0)
         #expect(try await received.next() == "partial")
         // Delegate events arrive in order: a progress report would come before this write's.
-        server.write(Data("ok".utf8), withTimeout: 5, tag: 3)
+        server.write(Data("ok".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 3)
         #expect(try await pair.serverDelegate.events.next().description == "wrote(tag: 3)")
     }
 }

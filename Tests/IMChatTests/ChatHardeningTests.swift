@@ -63,7 +63,7 @@ import TestSupport
         let delegate = RecordingDelegate()
         for index in 0..<105 {
             let socket = TCPSocket(delegate: delegate, delegateQueue: nil)
-            try socket.connect(toHost: "127.0.0.1", onPort: chat.server.port, withTimeout: 5)
+            try socket.connect(toHost: "127.0.0.1", onPort: chat.server.port, withTimeout: TestTiming.hangTimeout(5))
             socket.write(try codec.encode(.login(name: String(format: "user%03d", index), resumeToken: nil)), withTimeout: -1, tag: 0)
             sockets.append(socket)
         }

@@ -13,7 +13,7 @@ import TestSupport
             let peer = RecordingDelegate()
             let socket = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "peer"))
             defer { socket.disconnect() }
-            try socket.connect(toHost: "127.0.0.1", onPort: chat.server.port, withTimeout: 5)
+            try socket.connect(toHost: "127.0.0.1", onPort: chat.server.port, withTimeout: TestTiming.hangTimeout(5))
             _ = try await peer.events.next()
             socket.write(try codec.encode(codec.heartbeat), withTimeout: -1, tag: 0)
             socket.readData(toLength: 9, withTimeout: -1, tag: 1)

@@ -174,9 +174,11 @@ import TestSupport
             Data(repeating: 0x49, count: DiscoveryProtocol.maxDatagramBytes + 1)  // too long
         ]
         for (tag, datagram) in garbage.enumerated() {
-            sender.socket.send(datagram, toHost: group, port: port, withTimeout: 5, tag: tag)
+            sender.socket.send(datagram, toHost: group, port: port, withTimeout: TestTiming.hangTimeout(5), tag: tag)
         }
-        sender.socket.send(DiscoveryQuery(nonce: 2, serverName: "elsewhere").encoded, toHost: group, port: port, withTimeout: 5, tag: 99)
+        sender.socket.send(
+            DiscoveryQuery(nonce: 2, serverName: "elsewhere").encoded, toHost: group, port: port, withTimeout: TestTiming.hangTimeout(5),
+            tag: 99)
         try await waitUntil("the responder counted every datagram") {
             server.chat.discoveryStatistics == .init(answered: 0, malformed: garbage.count, otherName: 1)
         }
@@ -234,13 +236,13 @@ import TestSupport
             }
             guard first else { return }
             queries.record(query)
-            sock.send(Data("nonsense".utf8), to: address, withTimeout: 5, tag: 1)
+            sock.send(Data("nonsense".utf8), to: address, withTimeout: TestTiming.hangTimeout(5), tag: 1)
             sock.send(
                 DiscoveryAnswer(nonce: query.nonce &+ 1, port: 4000, onlineUsers: 0, host: "", serverName: "stale").encoded,
-                to: address, withTimeout: 5, tag: 2)
+                to: address, withTimeout: TestTiming.hangTimeout(5), tag: 2)
             sock.send(
                 DiscoveryAnswer(nonce: query.nonce, port: 4001, onlineUsers: 7, host: "", serverName: "fake").encoded,
-                to: address, withTimeout: 5, tag: 3)
+                to: address, withTimeout: TestTiming.hangTimeout(5), tag: 3)
         }
     }
 
@@ -275,8 +277,8 @@ import TestSupport
 
         let sender = try Self.multicastSender(loops)
         let query = DiscoveryQuery(nonce: 3).encoded
-        sender.socket.send(query, toHost: "127.0.0.1", port: port, withTimeout: 5, tag: 1)
-        sender.socket.send(query, toHost: otherGroup, port: port, withTimeout: 5, tag: 2)
+        sender.socket.send(query, toHost: "127.0.0.1", port: port, withTimeout: TestTiming.hangTimeout(5), tag: 1)
+        sender.socket.send(query, toHost: otherGroup, port: port, withTimeout: TestTiming.hangTimeout(5), tag: 2)
         #expect(try await other.next().receivedData == query)
         #expect(try await sender.delegate.events.next(2) == [.sent(tag: 1), .sent(tag: 2)])
         // The search's queries reach the server after those datagrams: had it heard them, it would have

@@ -18,7 +18,7 @@
         static func connect(to port: UInt16, within limit: Duration = .seconds(5)) async throws -> InteropClient {
             let delegate = RecordingDelegate()
             let socket = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "interop-client"))
-            try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+            try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(5))
             let client = InteropClient(socket: socket, delegate: delegate)
             let event = try await client.nextEvent(within: limit)
             guard case .connected(host: "127.0.0.1", port: port) = event else {

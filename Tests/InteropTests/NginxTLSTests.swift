@@ -33,7 +33,7 @@
                 NginxTests.check(try await client.readResponse(tag: 100 * index), for: path)
             }
             let paths = ["/bytes.bin", "/huge.bin", "/empty.txt", "/hello.txt"]
-            client.socket.write(Data(paths.map { HTTPResponse.request($0) }.joined()), withTimeout: 10, tag: 10)
+            client.socket.write(Data(paths.map { HTTPResponse.request($0) }.joined()), withTimeout: TestTiming.hangTimeout(10), tag: 10)
             for (index, path) in paths.enumerated() {
                 NginxTests.check(try await client.readResponse(tag: 1000 + 100 * index), for: path)
             }

@@ -15,7 +15,7 @@
     extension InteropClient {
         /// Writes one GET request.
         func get(_ path: String, close: Bool = false, tag: Int) {
-            socket.write(HTTPResponse.request(path, close: close), withTimeout: 10, tag: tag)
+            socket.write(HTTPResponse.request(path, close: close), withTimeout: TestTiming.hangTimeout(10), tag: tag)
         }
 
         /// Reads one response: its head with a read to CRLF CRLF (at most 16 KiB), then a read of
@@ -37,7 +37,7 @@
             // readData(toLength: 0) is ignored (as in GCDAsyncSocket), so an empty body must not be read.
             var body = Data()
             if length > 0 {
-                socket.readData(toLength: UInt(length), withTimeout: 10, tag: tag + 1)
+                socket.readData(toLength: UInt(length), withTimeout: TestTiming.hangTimeout(10), tag: tag + 1)
                 body = try await read(tag: tag + 1)
             }
             return HTTPResponse(statusLine: statusLine, headers: headers, body: body)
@@ -134,7 +134,7 @@
             defer { client.close() }
 
             let paths = ["/bytes.bin", "/missing.txt", "/hello.txt", "/empty.txt", "/huge.bin", "/large.bin", "/hello.txt"]
-            client.socket.write(Data(paths.map { HTTPResponse.request($0) }.joined()), withTimeout: 10, tag: 1)
+            client.socket.write(Data(paths.map { HTTPResponse.request($0) }.joined()), withTimeout: TestTiming.hangTimeout(10), tag: 1)
             for (index, path) in paths.enumerated() {
                 let response = try await client.readResponse(tag: 100 * index)
                 NginxTests.check(response, for: path)
@@ -153,7 +153,7 @@
 
             client.socket.write(
                 HTTPResponse.request("/hello.txt") + HTTPResponse.request("/huge.bin", close: true),
-                withTimeout: 10, tag: 1)
+                withTimeout: TestTiming.hangTimeout(10), tag: 1)
             NginxTests.check(try await client.readResponse(tag: 0), for: "/hello.txt")
             NginxTests.check(try await client.readResponse(tag: 10), for: "/huge.bin", connection: "close")
             // Nothing more is queued; the close alone ends the connection.

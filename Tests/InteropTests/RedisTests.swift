@@ -35,7 +35,7 @@
             case UInt8(ascii: "$"):
                 guard let length = Int(text), length >= -1 else { throw RESPError("bad bulk length \(text)") }
                 if length == -1 { return .bulk(nil) }
-                socket.readData(toLength: UInt(length + 2), withTimeout: 10, tag: tag)
+                socket.readData(toLength: UInt(length + 2), withTimeout: TestTiming.hangTimeout(10), tag: tag)
                 let body = try await read(tag: tag)
                 guard body.suffix(2) == TCPSocket.crlfData else { throw RESPError("bulk string not ended by CRLF") }
                 return .bulk(Data(body.dropLast(2)))
@@ -84,11 +84,11 @@
             // Every read queued up front, before a byte is sent; 500 inline commands in one write, 500
             // RESP commands in two more.
             for tag in 0..<1000 { client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: tag) }
-            client.socket.write(Data(String(repeating: "PING\r\n", count: 500).utf8), withTimeout: 10, tag: -1)
+            client.socket.write(Data(String(repeating: "PING\r\n", count: 500).utf8), withTimeout: TestTiming.hangTimeout(10), tag: -1)
             let resp = RedisTests.command("PING")
             #expect(resp == Data("*1\r\n$4\r\nPING\r\n".utf8))
-            client.socket.write(Data(Array(repeating: resp, count: 300).joined()), withTimeout: 10, tag: -2)
-            client.socket.write(Data(Array(repeating: resp, count: 200).joined()), withTimeout: 10, tag: -3)
+            client.socket.write(Data(Array(repeating: resp, count: 300).joined()), withTimeout: TestTiming.hangTimeout(10), tag: -2)
+            client.socket.write(Data(Array(repeating: resp, count: 200).joined()), withTimeout: TestTiming.hangTimeout(10), tag: -3)
 
             var lines: [String] = []
             var tags: [Int] = []
@@ -123,7 +123,7 @@
             // SET and GET in one write: the GET's reply follows "+OK\r\n" in the same stream.
             client.socket.write(
                 RedisTests.command(Data("SET".utf8), key, value) + RedisTests.command(Data("GET".utf8), key),
-                withTimeout: 10, tag: 1)
+                withTimeout: TestTiming.hangTimeout(10), tag: 1)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 10)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, maxLength: 32, tag: 11)
             #expect(try await client.readLine(tag: 10) == "+OK\r\n")
@@ -131,7 +131,7 @@
             #expect(header == "$\(size)\r\n")
             // (In a Swift String "\r\n" is one Character: trim it rather than drop two.)
             let length = try #require(Int(header.dropFirst().trimmingCharacters(in: .newlines)))
-            client.socket.readData(toLength: UInt(length + 2), withTimeout: 10, tag: 12)
+            client.socket.readData(toLength: UInt(length + 2), withTimeout: TestTiming.hangTimeout(10), tag: 12)
             let body = try await client.read(tag: 12)
             expectSameBytes(body, value + TCPSocket.crlfData, "GET's bulk string")
             #expect(client.writtenTags == [1])
@@ -147,7 +147,7 @@
             client.socket.write(
                 RedisTests.command("MSET", "a", "1", "b", "two\r\nlines") + RedisTests.command("MGET", "a", "missing", "b")
                     + RedisTests.command("RPUSH", "list", "x", "y", "z") + RedisTests.command("LRANGE", "list", "0", "-1")
-                    + RedisTests.command("EXEC"), withTimeout: 10, tag: 1)
+                    + RedisTests.command("EXEC"), withTimeout: TestTiming.hangTimeout(10), tag: 1)
             #expect(try await client.readReply(tag: 1) == .simple("OK"))
             #expect(try await client.readReply(tag: 2) == .array([.bulk("1"), .bulk(nil), .bulk("two\r\nlines")]))
             #expect(try await client.readReply(tag: 3) == .integer(3))
@@ -157,7 +157,7 @@
             // A transaction: EXEC answers with an array of the queued commands' replies.
             client.socket.write(
                 RedisTests.command("MULTI") + RedisTests.command("INCR", "counter") + RedisTests.command("LRANGE", "list", "1", "1")
-                    + RedisTests.command("EXEC"), withTimeout: 10, tag: 2)
+                    + RedisTests.command("EXEC"), withTimeout: TestTiming.hangTimeout(10), tag: 2)
             #expect(try await client.readReply(tag: 6) == .simple("OK"))
             #expect(try await client.readReply(tag: 7) == .simple("QUEUED"))
             #expect(try await client.readReply(tag: 8) == .simple("QUEUED"))
@@ -175,7 +175,7 @@
             let publisher = try await InteropClient.connect(to: redis.port)
             defer { publisher.close() }
 
-            subscriber.socket.write(RedisTests.command("SUBSCRIBE", "interop"), withTimeout: 10, tag: 1)
+            subscriber.socket.write(RedisTests.command("SUBSCRIBE", "interop"), withTimeout: TestTiming.hangTimeout(10), tag: 1)
             #expect(try await subscriber.readReply(tag: 1) == .array([.bulk("subscribe"), .bulk("interop"), .integer(1)]))
 
             let payloads = [Data("first".utf8), deterministicBytes(70_000, seed: 0x9B5B), Data("last\r\n".utf8)]
@@ -185,7 +185,9 @@
                 return received
             }()
             for (index, payload) in payloads.enumerated() {
-                publisher.socket.write(RedisTests.command(Data("PUBLISH".utf8), Data("interop".utf8), payload), withTimeout: 10, tag: index)
+                publisher.socket.write(
+                    RedisTests.command(Data("PUBLISH".utf8), Data("interop".utf8), payload), withTimeout: TestTiming.hangTimeout(10),
+                    tag: index)
                 #expect(try await publisher.readReply(tag: 20 + index) == .integer(1))
             }
             let received = try await messages
@@ -207,17 +209,17 @@
             let client = try await InteropClient.connect(to: redis.port)
             defer { client.close() }
 
-            client.socket.write(RedisTests.command("GET", "interop:absent"), withTimeout: 10, tag: 1)
+            client.socket.write(RedisTests.command("GET", "interop:absent"), withTimeout: TestTiming.hangTimeout(10), tag: 1)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 1)
             #expect(try await client.readLine(tag: 1) == "$-1\r\n")
 
             // An unknown command is an error reply; the connection stays usable.
-            client.socket.write(RedisTests.command("NOSUCHCOMMAND"), withTimeout: 10, tag: 2)
+            client.socket.write(RedisTests.command("NOSUCHCOMMAND"), withTimeout: TestTiming.hangTimeout(10), tag: 2)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 2)
             #expect(try await client.readLine(tag: 2) == "-ERR unknown command 'NOSUCHCOMMAND', with args beginning with: \r\n")
 
             // QUIT: "+OK", then redis closes. The read queued after it cannot complete.
-            client.socket.write(RedisTests.command("QUIT"), withTimeout: 10, tag: 3)
+            client.socket.write(RedisTests.command("QUIT"), withTimeout: TestTiming.hangTimeout(10), tag: 3)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 3)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 4)
             #expect(try await client.readLine(tag: 3) == "+OK\r\n")

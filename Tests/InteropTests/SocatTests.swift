@@ -17,10 +17,10 @@
             let payload = deterministicBytes(100_000, seed: 0xEC40)
             let sizes = [1, 999, 30_000, 69_000]
             #expect(sizes.reduce(0, +) == payload.count)
-            client.socket.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 7)
+            client.socket.readData(toLength: UInt(payload.count), withTimeout: TestTiming.hangTimeout(10), tag: 7)
             var offset = 0
             for (index, size) in sizes.enumerated() {
-                client.socket.write(payload.subdata(in: offset..<(offset + size)), withTimeout: 10, tag: index)
+                client.socket.write(payload.subdata(in: offset..<(offset + size)), withTimeout: TestTiming.hangTimeout(10), tag: index)
                 offset += size
             }
             let echoed = try await client.read(tag: 7)
@@ -28,7 +28,7 @@
             #expect(client.writtenTags == [0, 1, 2, 3])
 
             // The same connection goes on: a line, then bytes to length, after the big read.
-            client.socket.write(Data("one line\r\nxyz".utf8), withTimeout: 10, tag: 4)
+            client.socket.write(Data("one line\r\nxyz".utf8), withTimeout: TestTiming.hangTimeout(10), tag: 4)
             client.socket.readData(to: TCPSocket.crlfData, withTimeout: -1, tag: 8)
             client.socket.readData(toLength: 3, withTimeout: -1, tag: 9)
             #expect(try await client.readLine(tag: 8) == "one line\r\n")
@@ -46,7 +46,7 @@
 
             // One line per write, two lines in one write, one line cut across two writes.
             for (tag, chunk) in ["alpha\n", "beta\ngamma\n", "del", "ta\n"].enumerated() {
-                client.socket.write(Data(chunk.utf8), withTimeout: 10, tag: tag)
+                client.socket.write(Data(chunk.utf8), withTimeout: TestTiming.hangTimeout(10), tag: tag)
             }
             for tag in 10..<14 { client.socket.readData(to: TCPSocket.lfData, withTimeout: -1, maxLength: 100, tag: tag) }
             var lines: [String] = []
@@ -93,7 +93,7 @@
             let delegate = RecordingDelegate(onRead: { socket, _, tag in socket.readData(withTimeout: -1, tag: tag + 1) })
             let socket = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "interop-available"))
             defer { socket.disconnect() }
-            try socket.connect(toHost: "127.0.0.1", onPort: socat.port, withTimeout: 5)
+            try socket.connect(toHost: "127.0.0.1", onPort: socat.port, withTimeout: TestTiming.hangTimeout(5))
             socket.readData(withTimeout: -1, tag: 0)
             var received = Data()
             while true {
@@ -115,7 +115,7 @@
         @Test func socatClientSendsAFileToOurListener() async throws {
             let payload = deterministicBytes(100_000, seed: 0xF11E)
             let delegate = RecordingDelegate(onAccept: { socket in
-                socket.readData(toLength: UInt(payload.count), withTimeout: 10, tag: 1)
+                socket.readData(toLength: UInt(payload.count), withTimeout: TestTiming.hangTimeout(10), tag: 1)
             })
             let listener = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "interop-listener"))
             try listener.accept(onInterface: "127.0.0.1", port: 0)
@@ -145,7 +145,7 @@
             let delegate = RecordingDelegate(onAccept: { socket in
                 var offset = 0
                 for (tag, size) in [10, 40_000, 59_990].enumerated() {
-                    socket.write(payload.subdata(in: offset..<(offset + size)), withTimeout: 10, tag: tag)
+                    socket.write(payload.subdata(in: offset..<(offset + size)), withTimeout: TestTiming.hangTimeout(10), tag: tag)
                     offset += size
                 }
                 socket.disconnectAfterWriting()
@@ -194,7 +194,7 @@
                     socket.readData(to: TCPSocket.lfData, withTimeout: -1, tag: 1)
                 },
                 onRead: { socket, data, _ in
-                    socket.write(Data("reply to ".utf8) + data, withTimeout: 10, tag: 2)
+                    socket.write(Data("reply to ".utf8) + data, withTimeout: TestTiming.hangTimeout(10), tag: 2)
                     socket.disconnectAfterWriting()
                 })
             let listener = TCPSocket(delegate: delegate, delegateQueue: delegateQueue)

@@ -20,12 +20,12 @@
             let delegate = RecordingDelegate()
             let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "s_server-client"))
             defer { client.disconnect() }
-            try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: 5)
+            try client.connect(toHost: "127.0.0.1", onPort: server.port, withTimeout: TestTiming.hangTimeout(5))
             var settings = TLSConfiguration.client(peerName: "localhost")
             settings.trustRoots = .files([files.caCertificate])
             client.startTLS(settings)
-            client.write(Data("GET / HTTP/1.0\r\n\r\n".utf8), withTimeout: 5, tag: 1)
-            client.readData(to: TCPSocket.crlfData, withTimeout: 5, tag: 2)
+            client.write(Data("GET / HTTP/1.0\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(5), tag: 1)
+            client.readData(to: TCPSocket.crlfData, withTimeout: TestTiming.hangTimeout(5), tag: 2)
             let events = try await delegate.events.next(4).filter { !$0.isProgress }
             #expect(events.contains(.secured))
             #expect(events.contains(.read(Data("HTTP/1.0 200 ok\r\n".utf8), tag: 2)), "\(events)")
@@ -159,7 +159,7 @@
         func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
             accepted.withLock { $0.append(newSocket) }
             newSocket.startTLS(settings)
-            newSocket.readData(to: TCPSocket.lfData, withTimeout: 10, tag: 1)
+            newSocket.readData(to: TCPSocket.lfData, withTimeout: TestTiming.hangTimeout(10), tag: 1)
         }
 
         func socketDidSecure(_ sock: TCPSocket) {
@@ -167,7 +167,7 @@
         }
 
         func socket(_ sock: TCPSocket, didRead data: Data, withTag tag: Int) {
-            sock.write(Data("echo: ".utf8) + data, withTimeout: 10, tag: 2)
+            sock.write(Data("echo: ".utf8) + data, withTimeout: TestTiming.hangTimeout(10), tag: 2)
             sock.disconnectAfterWriting()
         }
 

@@ -3,8 +3,13 @@ import Testing
 @testable import SocketBench
 import TestSupport
 
+/// ``TestTiming/slowdown``, for the runs' durations and heartbeats.
+private let slowdown = Double(TestTiming.slowdown)
+
 /// A fraction of a second of each client mode against an in-process LP4 echo server: that every run is
-/// clean, not how fast it is.
+/// clean, not how fast it is. Under ThreadSanitizer (5–15 times slower) a heartbeat took longer than
+/// the 0.1 s the idle runs give it ("hb_missed=2", 3 of 5 connections alive), so there the runs and
+/// the heartbeat are `slowdown` times as long.
 @Suite struct BenchClientSmokeTests {
     @Test func everyModeRunsCleanAgainstTheEchoServer() async throws {
         let server = EchoServer(mode: .lp4, loops: 1)
@@ -15,14 +20,14 @@ import TestSupport
         for mode in ClientOptions.Mode.allCases {
             var options = ClientOptions(mode: mode)
             options.port = port
-            options.duration = 0.3
+            options.duration = 0.3 * slowdown
             options.warmup = mode == .idle ? 0 : 0.1
             switch mode {
             case .pingpong, .bulk: break
             case .pipeline: options.connections = 10
             case .idle:
                 options.connections = 5
-                options.heartbeat = 0.1
+                options.heartbeat = 0.1 * slowdown
                 options.serverPID = getpid()
             }
             runs.append(options)
@@ -66,17 +71,14 @@ import TestSupport
     }
 
     /// The TLS runs (`--tls-cert`/`--tls-key` on the server, `--tls --ca --cipher` on the client):
-    /// every mode clean through TLS. What is tested is that nothing fails, not how fast: under
-    /// ThreadSanitizer (5–15 times slower) a heartbeat over TLS took longer than the 0.1 s the idle run
-    /// gives it ("hb_missed=5"), so there the runs and the heartbeat are ``TestTiming/slowdown`` times
-    /// as long.
+    /// every mode clean through TLS; the runs and the heartbeat stretched under ThreadSanitizer as
+    /// above ("hb_missed=5" there).
     @Test func everyModeRunsCleanOverTLS() async throws {
         let files = try await TestCertificates.shared()
         let server = EchoServer(
             mode: .lp4, loops: 1, tls: .server(certificateChain: .file(files.serverCertificate), privateKey: .file(files.serverKey)))
         let port = try server.start(host: "127.0.0.1", port: 0)
         defer { server.stop() }
-        let slowdown = Double(TestTiming.slowdown)
         for mode in ClientOptions.Mode.allCases {
             var arguments = [
                 mode.rawValue, "--port", "\(port)", "-d", "\(0.3 * slowdown)", "--tls", "--ca", files.caCertificate,

@@ -22,7 +22,7 @@ import TestSupport
         defer { client.disconnect() }
         client.receiveBufferSize = 64 << 10
         client.sendBufferSize = 64 << 10
-        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: 5)
+        try client.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(5))
         let payload = (1 << 20) - 4
         var frame = Data(withUnsafeBytes(of: UInt32(payload).bigEndian, Array.init))
         frame.append(Data(repeating: 0x5A, count: payload))

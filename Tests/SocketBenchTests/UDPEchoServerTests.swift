@@ -23,7 +23,7 @@ import TestSupport
             Data("ping".utf8), Data(), Data((0..<1400).map { UInt8(truncatingIfNeeded: $0 &* 7) }), Data(repeating: 0xA5, count: 64)
         ]
         for (tag, datagram) in datagrams.enumerated() {
-            client.send(datagram, to: serverAddress, withTimeout: 5, tag: tag)
+            client.send(datagram, to: serverAddress, withTimeout: TestTiming.hangTimeout(5), tag: tag)
         }
 
         let received = try await delegate.events.next(datagrams.count, within: .seconds(10)) { event in

@@ -39,7 +39,7 @@ public struct LoopbackPair: Sendable {
 
     /// Connects the client and returns the server's side of the connection.
     public func connect(host: String = "127.0.0.1") async throws -> TCPSocket {
-        try client.connect(toHost: host, onPort: port, withTimeout: 5)
+        try client.connect(toHost: host, onPort: port, withTimeout: TestTiming.hangTimeout(5))
         guard case .accepted(let accepted) = try await serverDelegate.events.next() else {
             throw WaitTimedOut(description: "expected an accept first")
         }

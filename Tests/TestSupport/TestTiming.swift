@@ -17,6 +17,10 @@ public enum TestTiming {
     /// `limit` × ``slowdown``: the deadline for a wait that only a hang should reach.
     public static func hangLimit(_ limit: Duration) -> Duration { limit * slowdown }
 
+    /// `seconds` × ``slowdown``: a timeout of the library's GCDAsyncSocket-style calls (`withTimeout:`)
+    /// that a test on real sockets sets as a bound only a hang should reach.
+    public static func hangTimeout(_ seconds: TimeInterval) -> TimeInterval { seconds * Double(slowdown) }
+
     /// A test's or suite's time limit, `minutes` × ``slowdown``.
     public static func timeLimit(minutes: Int) -> TimeLimitTrait { .timeLimit(.minutes(minutes * slowdown)) }
 }

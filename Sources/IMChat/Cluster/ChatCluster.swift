@@ -13,7 +13,8 @@ import NATSClient
 /// - presence: bucket `PREFIX_presence`, a key per logged-in user (name → node and a SHA-256 of its
 ///   resume token), watched by every node; bucket `PREFIX_nodes`, a key per live node, written every
 ///   ``nodeRefresh`` and expiring after ``nodeLifetime``, so the users of a node that died go offline
-///   on the others by themselves within that time;
+///   on the others by themselves within that time (a node missing from a refresh's listing of the
+///   bucket is dead only once a read of its key finds none);
 /// - core NATS subjects `PREFIX.node.NODE` (take over a user's session: a login elsewhere with its
 ///   resume token or password) and `PREFIX.receipt` (read receipts for a reader on another node).
 ///
@@ -23,7 +24,8 @@ import NATSClient
 /// their messages and logins cannot be checked; libnats reconnects by itself (every 250 ms, forever)
 /// and the node works again when NATS is back. Logins and logouts meanwhile are not written to the
 /// presence bucket then (each write would wait for its timeout); at the reconnect the node writes its
-/// key, every user logged in on it, and removes those who left.
+/// key, every user logged in on it, and removes those who left. A write that fails while NATS is
+/// connected (a timeout) is made again at the node's next refresh.
 public final class ChatCluster: Sendable {
     /// Where the cluster's NATS is and who this node is.
     public struct Configuration: Sendable, Equatable {
