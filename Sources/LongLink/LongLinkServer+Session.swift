@@ -2,6 +2,7 @@ import AsyncSocket
 import FramedSocket
 import Foundation
 import SocketFraming
+import Synchronization
 
 extension LongLinkServer {
     /// One client's connection to a ``LongLinkServer``: its decoder, its timers (idle, admission,
@@ -18,6 +19,11 @@ extension LongLinkServer {
         private let contextStorage = LockedValue<(any Sendable)?>(nil)
         /// Heartbeat acknowledgements waiting for ``releaseHeartbeatAcknowledgements()``; nil when not held.
         private let heldAcknowledgements = LockedValue<[Codec.Message]?>(nil)
+        /// Set by ``admit()`` at the call, on the caller's thread, and cleared by ``requireAdmission()``:
+        /// an admission timer that fires after an `admit()` whose cancel is still on its way to the
+        /// loop does nothing. (It closed the session: a login accepted just before its deadline, while
+        /// the loop was busy, was answered and then dropped for "login timeout".)
+        private let isAdmitted = Atomic(false)
 
         // Loop-confined state (the socket's loop).
         private var lastActivity: UInt64 = 0
@@ -74,6 +80,7 @@ extension LongLinkServer {
         /// a while (a password being checked): the ``Configuration/admissionTimeout`` no longer applies
         /// to it, until ``requireAdmission()``. Calling it again does nothing.
         public func admit() {
+            isAdmitted.store(true, ordering: .sequentiallyConsistent)
             socket.eventLoop.execute { [self] in
                 admissionTimer?.cancel()
                 admissionTimer = nil
@@ -84,6 +91,7 @@ extension LongLinkServer {
         /// ``Configuration/admissionTimeout`` starts again, a whole one from now. Does nothing without
         /// an admission timeout, or once the session is ending.
         public func requireAdmission() {
+            isAdmitted.store(false, ordering: .sequentiallyConsistent)
             socket.eventLoop.execute { [self] in
                 guard let timeout = server.configuration.admissionTimeout, closeReason == nil else { return }
                 admissionTimer?.cancel()
@@ -172,6 +180,7 @@ extension LongLinkServer {
         private func armAdmissionTimer(after timeout: Duration) {
             admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
                 admissionTimer = nil
+                guard !isAdmitted.load(ordering: .sequentiallyConsistent) else { return }
                 refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
             }
         }

@@ -85,6 +85,25 @@ final class RawTextPeer: @unchecked Sendable {
         #expect(server.sessions.count == 1)
     }
 
+    /// Regression (ClientPresenceTests under ThreadSanitizer: 18 of 100 logins accepted and then
+    /// dropped for "login timeout"): an admission granted while its deadline's timer was already due
+    /// in the same pass of the loop, the cancel still queued behind it, closed the admitted session.
+    @Test func anAdmissionGrantedAsItsDeadlineFiresKeepsTheSession() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer { $0.admissionTimeout = .seconds(10) }
+        defer { server.stop() }
+        let peer = try await RawTextPeer(port: server.port)
+        #expect(try await peer.roundTrip() == "PONG")
+        let session = try #require(server.sessions.first)
+        // Due 1 ms before the deadline, and run by the loop in the same pass as the deadline's timer.
+        _ = harness.group.next().scheduleTask(in: .milliseconds(9_999)) { session.admit() }
+        await harness.advance(by: .seconds(10))
+        #expect(try await peer.roundTrip() == "PONG")
+        await harness.advance(by: .seconds(60))
+        #expect(try await peer.roundTrip() == "PONG")
+        #expect(harness.serverEvents.all == ["opened"])
+    }
+
     @Test func anAdmissionWithdrawnStartsAWholeDeadlineAgain() async throws {
         let harness = LinkHarness()
         let server = try harness.makeServer { $0.admissionTimeout = .seconds(10) }
