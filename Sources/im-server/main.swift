@@ -6,6 +6,19 @@ import Foundation
 import IMChat
 import SocketLog
 
+/// SIGINT and SIGTERM, the signals that shut the server down.
+func shutdownSignals() -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    sigaddset(&set, SIGTERM)
+    return set
+}
+// Blocked in this thread before any other exists (threads inherit the mask), so they stay pending
+// until waitForShutdownSignals(of:store:logger:) takes them.
+var blockedAtStart = shutdownSignals()
+pthread_sigmask(SIG_BLOCK, &blockedAtStart, nil)
+
 /// One line to standard output, unbuffered, so pipes see it at once.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -78,35 +91,32 @@ if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }
 /// SIGINT and SIGTERM: the first stops accepting, stores what is pending, tells the clients and exits
-/// 0 once they are gone (ChatServer.shutDown); a second one exits at once (status 1). The signals are
-/// ignored first, so only the dispatch sources see them. Returns the sources, which must be kept.
-func handleShutdownSignals(of server: ChatServer, store: any MessageStore, logger: Logger) -> [any DispatchSourceSignal] {
-    let queue = DispatchQueue(label: "im-server.signals")
-    let signalled = LockedValue(false)
-    return [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-        source.setEventHandler { @Sendable in
-            guard
-                signalled.withLock({
-                    let first = !$0; $0 = true; return first
-                })
-            else {
-                logger.warning("\(name) again: exiting now")
-                exit(1)
-            }
-            logger.notice("\(name): shutting down (a second signal exits at once)")
-            server.shutDown { _ in
-                // The store is closed, so its -wal file is checkpointed into it and removed.
-                (store as? SQLiteMessageStore)?.close()
-                exit(0)
-            }
+/// 0 once they are gone (ChatServer.shutDown); a second one exits at once (status 1). The main thread
+/// takes them with sigwait(3) for as long as the process runs: they are blocked in every thread from
+/// the start of `main`, so one sent at any moment is pending until taken, never lost. (A DispatchSource
+/// and `dispatchMain()` lost them: libdispatch parks the main thread in `sigsuspend` with no signal
+/// blocked, so a SIGTERM could take the default action there, and one sent right after the start,
+/// before the source was armed, was lost and the server ran on: OperatorLogTests, 1 start in 4.)
+func waitForShutdownSignals(of server: ChatServer, store: any MessageStore, logger: Logger) -> Never {
+    var signals = shutdownSignals()
+    var first = true
+    while true {
+        var number: Int32 = 0
+        guard sigwait(&signals, &number) == 0 else { continue }
+        let name = number == SIGINT ? "SIGINT" : "SIGTERM"
+        guard first else {
+            logger.warning("\(name) again: exiting now")
+            exit(1)
         }
-        source.resume()
-        return source
+        first = false
+        logger.notice("\(name): shutting down (a second signal exits at once)")
+        server.shutDown { _ in
+            // The store is closed, so its -wal file is checkpointed into it and removed.
+            (store as? SQLiteMessageStore)?.close()
+            exit(0)
+        }
     }
 }
 
-let signalSources = handleShutdownSignals(of: server, store: store, logger: logger)
 logger.notice("im-server limits: \(options.limits)")
-dispatchMain()
+waitForShutdownSignals(of: server, store: store, logger: logger)
