@@ -27,7 +27,10 @@ import TestSupport
             try server.start()
             return (server, store)
         }
-        var (server, store) = try makeServer(port: 0)
+        // Restarted on its port below: one below the ephemeral range, which no other test's bind(0) or
+        // connect takes while the server is down (a port 0 gave was taken once: "bind: Address already
+        // in use").
+        var (server, store) = try makeServer(port: unusedLoopbackPort())
         let port = server.port
         func client(_ name: String) throws -> (ChatClient, EventRecorder<String>) {
             let output = EventRecorder<String>()
