@@ -94,9 +94,10 @@ if let discovery = options.discovery, let port = server.discoveryPort {
 /// 0 once they are gone (ChatServer.shutDown); a second one exits at once (status 1). The main thread
 /// takes them with sigwait(3) for as long as the process runs: they are blocked in every thread from
 /// the start of `main`, so one sent at any moment is pending until taken, never lost. (A DispatchSource
-/// and `dispatchMain()` lost them: libdispatch parks the main thread in `sigsuspend` with no signal
-/// blocked, so a SIGTERM could take the default action there, and one sent right after the start,
-/// before the source was armed, was lost and the server ran on: OperatorLogTests, 1 start in 4.)
+/// beside `dispatchMain()` lost them: the signals were ignored until libdispatch armed the source,
+/// which it does after `resume()` returns, so a SIGTERM sent right after the start was discarded and
+/// the server ran on: OperatorLogTests, 1 start in 4. Blocking them would not do with `dispatchMain()`,
+/// which parks the main thread in `sigsuspend` with no signal blocked.)
 func waitForShutdownSignals(of server: ChatServer, store: any MessageStore, logger: Logger) -> Never {
     var signals = shutdownSignals()
     var first = true

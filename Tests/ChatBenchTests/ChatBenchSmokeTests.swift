@@ -14,7 +14,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
         let store = try SQLiteMessageStore(path: path)
-        let server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum))
+        var limits = ChatServer.Limits()
+        limits.loginTimeout = TestTiming.hangLimit(.seconds(10))  // only a hang reaches it, under ThreadSanitizer too
+        let server = ChatServer(
+            host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum), limits: limits)
         try server.start()
 
         var throughputOptions = ThroughputOptions()

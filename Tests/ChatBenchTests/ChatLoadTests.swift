@@ -8,9 +8,12 @@ import Testing
 /// Short `socket-bench client chat` load runs against an in-process chat server: exact counts of what
 /// was sent and delivered, not speed.
 @Suite struct ChatLoadRunTests {
-    /// A chat server on a free loopback port, storing in memory, cheap password hashes.
+    /// A chat server on a free loopback port, storing in memory, cheap password hashes, and a login
+    /// deadline only a hang reaches (`TestTiming.hangLimit`: under ThreadSanitizer 6 logins took 11–13 s).
     private func startServer() throws -> ChatServer {
-        let server = ChatServer(host: "127.0.0.1", port: 0, passwordHasher: PasswordHasher(limits: .minimum))
+        var limits = ChatServer.Limits()
+        limits.loginTimeout = TestTiming.hangLimit(.seconds(10))
+        let server = ChatServer(host: "127.0.0.1", port: 0, passwordHasher: PasswordHasher(limits: .minimum), limits: limits)
         try server.start()
         return server
     }
@@ -23,9 +26,10 @@ import Testing
         options.broadcastRate = 10
         options.duration = 0.5
         // A heartbeat is "missed" when unanswered at the connection's next one: 1 s leaves room for a
-        // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed).
-        options.heartbeat = 1
-        options.loginTimeout = 30
+        // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed),
+        // and 10 s under ThreadSanitizer, 5–15 times slower.
+        options.heartbeat = Double(TestTiming.slowdown)
+        options.loginTimeout = 30 * Double(TestTiming.slowdown)
         options.drain = 10
         options.serverPIDs = [getpid()]
         return options

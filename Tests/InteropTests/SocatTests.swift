@@ -208,11 +208,12 @@
             try Data("request\n".utf8).write(to: directory.appendingPathComponent("request.txt"))
             let output = directory.appendingPathComponent("reply.txt")
             // socat sends the file, shuts its sending side down, and reads the reply into another file
-            // (for up to -t seconds after its input ended).
+            // (for up to -t seconds after its input ended: a bound only a hang reaches, ×10 under
+            // ThreadSanitizer, where the reply once came later than 5 s and the file stayed empty).
             let socat = try ClientProcess(
                 "socat",
                 [
-                    "-t", "5", "OPEN:\(directory.path)/request.txt,rdonly!!CREATE:\(output.path)",
+                    "-t", "\(5 * TestTiming.slowdown)", "OPEN:\(directory.path)/request.txt,rdonly!!CREATE:\(output.path)",
                     "TCP:127.0.0.1:\(listener.localPort)"
                 ],
                 in: directory)

@@ -98,9 +98,11 @@ import TestSupport
         _ = try await first.loggedIn("ann", password: "ann's secret")
         let live = chat.peer(on: 0)
         _ = try await live.loggedIn("cy", password: nil)
-        // Wait until node 1 knows both.
         let watcher = chat.peer(on: 1)
         _ = try await watcher.loggedIn("dan", password: nil)
+        // Node 1 learns of ann and cy from the presence bucket's watch, some time after their logins:
+        // dan's login did not wait for it (the squatter below was accepted, 1 full-suite run in 50).
+        try await eventually("node 1 lists ann and cy") { chat.nodes[1].onlineUsers == ["ann", "cy", "dan"] }
         // A live-only login without cy's resume token is refused, as on one node.
         let squatter = chat.peer(on: 1)
         squatter.login("cy", password: nil)
