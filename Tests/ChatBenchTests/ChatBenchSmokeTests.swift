@@ -8,7 +8,7 @@ import Testing
 /// About a second of each `socket-bench client chat` throughput and latency run against an in-process chat server on a SQLite file: that every
 /// message is acknowledged once and delivered once and the store can be measured, not how fast.
 @Suite struct ChatBenchSmokeTests {
-    @Test func throughputLatencyAndStoreSizeRunCleanAgainstAChatServer() async throws {
+    @Test(.offThePool) func throughputLatencyAndStoreSizeRunCleanAgainstAChatServer() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chat-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

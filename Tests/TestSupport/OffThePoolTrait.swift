@@ -22,6 +22,9 @@ extension Trait where Self == OffThePoolTrait {
     /// pool, where the whole run is queued at its start, a chain of 450 missed a 10 s limit that it
     /// meets in 0.03 s alone. Here they resume on a thread of their own (see ``ThreadExecutor`` for
     /// which tasks inherit it), which is what the behaviour under test, not the pool's latency, needs.
+    /// Also for tests that open SQLite files from the test's own code: opening one waits for
+    /// `fdatasync`, which took over a second once while other tests wrote to the disk, and the stall
+    /// watchdog failed the run (`ChatBenchSmokeTests`, `ClientPresenceTests`).
     public static var offThePool: Self { OffThePoolTrait() }
 }
 

@@ -52,7 +52,7 @@ import TestSupport
 
     /// On a real server with its real presence ticker: the client asks for batches and shows them;
     /// `/who` pages through 101 users 100 at a time.
-    @Test func theClientShowsBatchesAndPagesThroughWho() async throws {
+    @Test(.offThePool) func theClientShowsBatchesAndPagesThroughWho() async throws {
         let chat = try PresenceFixture(presenceInterval: ChatServer.defaultPresenceInterval)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-who-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
