@@ -29,7 +29,7 @@ import Testing
         // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed),
         // and 10 s under ThreadSanitizer, 5–15 times slower.
         options.heartbeat = Double(TestTiming.slowdown)
-        options.loginTimeout = 30 * Double(TestTiming.slowdown)
+        options.loginTimeout = TestTiming.hangTimeout(30)
         options.drain = 10
         options.serverPIDs = [getpid()]
         return options

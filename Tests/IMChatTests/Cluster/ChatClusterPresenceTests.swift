@@ -69,10 +69,7 @@ extension ChatClusterTests {
     /// key: at 100,000 users that kept NATS busy while those users logged in again.)
     @Test func theFirstLiveNodeRemovesADeadNodesUsersFromThePresenceBucket() async throws {
         let chat = try await ClusterFixture.make(nodes: 3)
-        let (ann, bob) = try await chat.annAndBob()
-        let cy = chat.peer(on: 2)
-        _ = try await cy.loggedIn("cy", password: "c")
-        try await eventually("node 2 lists ann") { chat.nodes[2].onlineUsers == ["ann", "bob", "cy"] }
+        let (ann, bob, cy) = try await chat.annBobAndCy()
         let key = JetStreamMessageStore.key("ann")
         #expect(try chat.clusters[1].presence.get(key) != nil)
         chat.crash(0)
@@ -81,8 +78,8 @@ extension ChatClusterTests {
             _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
         }
         try await eventually("ann's key removed") { (try? chat.clusters[1].presence.get(key)) == .some(nil) }
-        #expect(chat.nodes[1].onlineUsers == ["bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
-        #expect(chat.nodes[2].onlineUsers == ["bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
+        #expect(chat.nodes[1].onlineUsers == ["bob", "cy"], "\(chat.nodesLog)")
+        #expect(chat.nodes[2].onlineUsers == ["bob", "cy"], "\(chat.nodesLog)")
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
@@ -93,10 +90,7 @@ extension ChatClusterTests {
     /// key finds none.
     @Test func aNodeMissingFromOneListingOfTheNodesBucketKeepsItsUsersOnline() async throws {
         let chat = try await ClusterFixture.make(nodes: 3)
-        let (ann, bob) = try await chat.annAndBob()
-        let cy = chat.peer(on: 2)
-        _ = try await cy.loggedIn("cy", password: "c")
-        try await eventually("node 1 lists cy") { chat.nodes[1].onlineUsers == ["ann", "bob", "cy"] }
+        let (ann, bob, cy) = try await chat.annBobAndCy()
         let link = try #require(chat.nodes[1].router.cluster)
         // A listing without node-2, as a refresh of node 1 might have read it; then everything that
         // follows from it, on the routing queue and the outbox, has run.
@@ -104,7 +98,7 @@ extension ChatClusterTests {
             link.queue.async { link.suspectNodes(notIn: ["node-0", "node-1"]) }
             link.queue.async { link.outbox.async { link.queue.async { done.resume() } } }
         }
-        #expect(chat.nodes[1].onlineUsers == ["ann", "bob", "cy"], "the nodes' log:\n\(chat.log.all.joined(separator: "\n"))")
+        #expect(chat.nodes[1].onlineUsers == ["ann", "bob", "cy"], "\(chat.nodesLog)")
         let notice = "node-1 notice: cluster: node node-2 was not listed, but its key is there (or cannot be read): not taken for dead"
         #expect(chat.log.all.contains(notice))
         withExtendedLifetime((ann, bob, cy)) {}

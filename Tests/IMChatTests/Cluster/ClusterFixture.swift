@@ -54,9 +54,12 @@ final class ClusterFixture: Sendable {
         do {
             return try await body()
         } catch {
-            throw WaitTimedOut(description: "\(error)\nthe nodes' log:\n" + log.all.joined(separator: "\n"))
+            throw WaitTimedOut(description: "\(error)\n\(nodesLog)")
         }
     }
+
+    /// "the nodes' log:" and every line of ``log``, for a failure message.
+    var nodesLog: String { "the nodes' log:\n" + log.all.joined(separator: "\n") }
 
     /// Stops node `index` as a crash would: no goodbye, its users left in the presence bucket.
     /// Its NATS connection goes first: stopping the server first closed its sessions, and their logouts
@@ -95,6 +98,15 @@ extension ClusterFixture {
         _ = try await bob.loggedIn("bob", password: "b")
         try await eventually("node 1 lists ann") { nodes[1].onlineUsers == ["ann", "bob"] }
         return (ann, bob)
+    }
+
+    /// ``annAndBob()`` on three nodes, and cy ("c") on node 2, once nodes 1 and 2 list all three.
+    func annBobAndCy() async throws -> (ann: V2Peer, bob: V2Peer, cy: V2Peer) {
+        let (ann, bob) = try await annAndBob()
+        let cy = peer(on: 2)
+        _ = try await cy.loggedIn("cy", password: "c")
+        try await eventually("nodes 1 and 2 list cy") { nodes[1...2].allSatisfy { $0.onlineUsers == ["ann", "bob", "cy"] } }
+        return (ann, bob, cy)
     }
 }
 
