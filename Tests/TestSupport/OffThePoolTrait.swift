@@ -24,7 +24,9 @@ extension Trait where Self == OffThePoolTrait {
     /// which tasks inherit it), which is what the behaviour under test, not the pool's latency, needs.
     /// Also for tests that open SQLite files from the test's own code: opening one waits for
     /// `fdatasync`, which took over a second once while other tests wrote to the disk, and the stall
-    /// watchdog failed the run (`ChatBenchSmokeTests`, `ClientPresenceTests`).
+    /// watchdog failed the run (`ChatBenchSmokeTests`, `ClientPresenceTests`). So every suite or test
+    /// that opens a SQLite store, or a version 2 `ChatClient` with a data directory, from its own code
+    /// carries it (the store suites, the name suites, the client suites on `ClientFixture`).
     public static var offThePool: Self { OffThePoolTrait() }
 }
 

@@ -7,7 +7,7 @@ import TestSupport
 
 /// A chat client given several servers (``ChatClient/Configuration/endpoints``) moves to the next one
 /// when its connection drops. Two in-process servers on loopback, sharing nothing; real time.
-@Suite struct ChatClientFailoverTests {
+@Suite(.offThePool) struct ChatClientFailoverTests {
     @Test func whenTheFirstServerStopsTheClientLogsInOnTheSecondAndItsMessageIsStoredThere() async throws {
         let group = EventLoopGroup(numberOfThreads: 1, name: "chat-failover")
         defer { group.shutdown() }

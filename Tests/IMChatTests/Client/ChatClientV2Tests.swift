@@ -58,7 +58,7 @@ final class ClientFixture: Sendable {
     }
 }
 
-@Suite struct ChatClientV2Tests {
+@Suite(.offThePool) struct ChatClientV2Tests {
     @Test func ownMessagesAreShownWithTheirIdThenStoredThenReceivedAndNeverTwice() async throws {
         let chat = try ClientFixture()
         let (ann, annOut) = try await chat.loggedIn("ann")

@@ -7,7 +7,7 @@ import TestSupport
 
 /// What the terminal client shows besides the lines' text: their times (a fixed clock and time zone),
 /// the names' colours, the status line, and when colour is on.
-@Suite struct ClientScreenTests {
+@Suite(.offThePool) struct ClientScreenTests {
     /// 2023-11-14T22:13:20.123Z.
     static let moment = Date(timeIntervalSince1970: 1_700_000_000.123)
     /// UTC+1, no daylight saving.

@@ -6,7 +6,7 @@ import TestSupport
 /// The name rules at the real server (docs/PROTOCOL.md "Names"), over loopback: issue 12's look-alikes
 /// of "ann" and blank names are refused in both protocol versions, with or without a password, before
 /// and after a restart; a direct message to a look-alike reaches the registered user.
-@Suite struct NameLoginTests {
+@Suite(.offThePool) struct NameLoginTests {
     /// The refusals of logins next to a user "ann": code and detail.
     static let refusals: [(String, ChatErrorCode, String)] = [
         ("ANN", .nameTaken, "ANN is too similar to the existing user ann"),

@@ -1,10 +1,11 @@
 import Foundation
 @testable import IMChat
 import Testing
+import TestSupport
 
 /// The stores find a user by its name's key (``UserName/Key``), in memory, in SQLite and in JetStream, across a
 /// restart, and in a file of schema version 1, migrated.
-@Suite struct NameStoreTests {
+@Suite(.offThePool) struct NameStoreTests {
     @Test(arguments: StoreKind.allCases)
     func aUserIsFoundUnderEverySpellingOfItsNameAndNoLookAlikeIsCreated(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -313,7 +313,7 @@ import TestSupport
 
     /// End to end with the client's outbox: refused messages stay there, are resent after
     /// `retryAfter`, and each is stored once.
-    @Test func aRateLimitedMessageIsResentFromTheOutboxAndStoredExactlyOnce() async throws {
+    @Test(.offThePool) func aRateLimitedMessageIsResentFromTheOutboxAndStoredExactlyOnce() async throws {
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "rate-outbox")
         var limits = ChatServer.Limits()

@@ -274,7 +274,7 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
             ])
     }
 
-    @Test func aStoredMessageSurvivesTheServerOnTheSQLiteStore() async throws {
+    @Test(.offThePool) func aStoredMessageSurvivesTheServerOnTheSQLiteStore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("im-v2-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -345,7 +345,7 @@ func accepted(_ name: String, online: [String] = [], stored: Bool = true) -> (Ch
 }
 
 /// The real client against the real server.
-@Suite struct ChatClientOnTheServerTests {
+@Suite(.offThePool) struct ChatClientOnTheServerTests {
     /// Regression: `im-client` lets go of its ChatClient when the input ends; the client closed its
     /// files then, and the echoes of its own messages arriving afterwards were shown as "another device"
     /// after "! cannot use the sent-message log … (the database is closed)".

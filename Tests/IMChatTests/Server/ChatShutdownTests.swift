@@ -7,7 +7,7 @@ import TestSupport
 
 /// Graceful shutdown (issue 12 §1): the clients are told, reconnect at once to a restarted server, and
 /// nothing is lost or stored twice.
-@Suite struct ChatShutdownTests {
+@Suite(.offThePool) struct ChatShutdownTests {
     @Test func theClientsAreToldReconnectToARestartedServerAndEveryMessageIsStoredOnce() async throws {
         let store = InMemoryMessageStore()
         let group = EventLoopGroup(numberOfThreads: 1, name: "shutdown")

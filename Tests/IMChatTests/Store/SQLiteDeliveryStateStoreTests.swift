@@ -2,9 +2,10 @@ import Foundation
 @testable import IMChat
 import LongLink
 import Testing
+import TestSupport
 
 /// The client's persisted delivery state: outbox, next id, positions, client instance.
-@Suite struct SQLiteDeliveryStateStoreTests {
+@Suite(.offThePool) struct SQLiteDeliveryStateStoreTests {
     @Test func aNewFileHasNothingAndANewClientInstance() throws {
         try withTemporaryDirectory { directory in
             let store = try SQLiteDeliveryStateStore(path: directory.appendingPathComponent("client.sqlite").path)

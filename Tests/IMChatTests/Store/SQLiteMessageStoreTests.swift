@@ -1,9 +1,10 @@
 import Foundation
 @testable import IMChat
 import Testing
+import TestSupport
 
 /// What only the SQLite store does: keep data across close and reopen, WAL, its file format and its errors.
-@Suite struct SQLiteMessageStoreTests {
+@Suite(.offThePool) struct SQLiteMessageStoreTests {
     let annBob = ConversationID(between: "ann", and: "bob")
 
     @Test func dataSurvivesCloseAndReopen() throws {
