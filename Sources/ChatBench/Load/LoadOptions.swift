@@ -42,7 +42,8 @@ public struct LoadOptions: Equatable, Sendable {
     /// delivery already read is dropped by its sequence number and counted as resent, as a client does.
     /// Default false: a drop is a connection failure.
     public var failover = false
-    /// Seconds between a connection's heartbeats (spread evenly over the connections); 0 = none.
+    /// Seconds between a connection's heartbeats (spread evenly over the connections); 0 = none. A
+    /// connection that has sent none when the drain begins sends one then.
     /// Default 30.
     public var heartbeat = 30.0
     /// Two more users, logged in before the others, exchanging direct messages at this many per second

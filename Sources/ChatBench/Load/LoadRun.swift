@@ -11,6 +11,9 @@ import SocketBench
 /// 2. the users log in, at the login rate or all at once (logins/s, login latency, server RSS before/after);
 /// 3. for the duration, direct messages and broadcasts at their rates from random logged-in users;
 /// 4. the drain: until every expected delivery, `stored` answer and heartbeat answer is in, or the drain time.
+///    It starts with a heartbeat from each logged-in connection that has sent none yet (a run shorter
+///    than a heartbeat period, or logins that ended after their connection's slice came round), so a
+///    clean run has checked every connection's heartbeat answer at least once.
 ///
 /// Every delivery is checked off in a ``DeliveryLedger``. With `--failover` a user whose connection
 /// drops logs in again on another server (``reconnectSchedule``, ``serverIndex(user:attempt:count:)``) and resends what was not stored;
@@ -239,6 +242,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             isSending = false
             isProbing = false
             isDraining = true
+            heartbeatThoseThatHaveNot()
             trafficDone.signal()
             checkDrained()
             return
@@ -314,6 +318,16 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             heartbeatsOutstanding += 1
         }
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(LoadRun.heartbeatTick))) { [self] in heartbeatTick() }
+    }
+
+    /// A heartbeat from each logged-in connection that has sent none on its current connection, as the
+    /// drain begins (step 4 above); none when heartbeats are off.
+    private func heartbeatThoseThatHaveNot() {
+        guard options.heartbeat > 0 else { return }
+        for connection in connections where connection.isLoggedIn && connection.heartbeatsSent == 0 {
+            connection.sendHeartbeat()
+            heartbeatsOutstanding += 1
+        }
     }
 
     /// Outstanding: deliveries, `stored` answers, heartbeat answers.
