@@ -101,7 +101,9 @@ private final class RecordingHandler: ChatConnectionHandler, @unchecked Sendable
         first.closeConnections()
         #expect(try await handler.events.next() == .failed)
         try group.loops[0].runAndWait {
-            Result { () throws(SocketError) in try connection.reconnect(to: second.address, from: nil, positions: ["direct:ann bob": 1]) }
+            Result { () throws(SocketError) in
+                try connection.reconnect(to: second.address, from: nil, positions: ["direct:ann bob": 1], loginTimeout: .seconds(60))
+            }
         }.get()
         let resumed = try await second.messages.next(3)
         #expect(

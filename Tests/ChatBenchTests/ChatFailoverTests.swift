@@ -24,6 +24,54 @@ import Testing
         #expect((1...3).map { LoadRun.serverIndex(user: 7, attempt: $0, count: 1) } == [0, 0, 0])
     }
 
+    /// Regression: a login again that was never answered (the connection open, the server silent)
+    /// left its user away until the end of the run, with no further attempt: under ThreadSanitizer
+    /// one user of the crashed node (below) stayed away through a 60 s drain. Now such an attempt fails
+    /// after `--login-timeout` and the next server is tried.
+    @Test func aLoginAgainThatIsNeverAnsweredFailsAfterTheLoginTimeoutAndTheNextServerIsTried() async throws {
+        let store = InMemoryMessageStore()
+        func startServer() throws -> ChatServer {
+            let server = ChatServer(host: "127.0.0.1", port: 0, store: store, passwordHasher: PasswordHasher(limits: .minimum))
+            try server.start()
+            return server
+        }
+        let first = try startServer(), third = try startServer()
+        defer { first.stop(); third.stop() }
+        // Accepts and keeps every connection, and never answers.
+        let silent = RecordingDelegate()
+        let silentListener = TCPSocket(delegate: silent, delegateQueue: nil)
+        try silentListener.accept(onInterface: "127.0.0.1", port: 0)
+        defer { silentListener.disconnect() }
+
+        var options = LoadOptions()
+        // The user logs in on the first; its first login again goes to the second, the next to the third.
+        options.servers = [first.port, silentListener.localPort, third.port].map { ServerAddress(host: "127.0.0.1", port: $0) }
+        options.users = 1
+        options.stored = true
+        options.failover = true
+        options.directRate = 0
+        options.broadcastRate = 0
+        options.duration = TestTiming.hangTimeout(2)
+        options.heartbeat = 0
+        options.loginTimeout = TestTiming.hangTimeout(2)
+        options.drain = TestTiming.hangTimeout(30)
+        let run = Task.detached { [options] in await runOnAThread { ChatBench.runLoad(options) } }
+
+        // Logged in: the first server goes down, and the user drops.
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+        while first.onlineUsers.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(first.onlineUsers.count == 1)
+        first.stop()
+        let result = await run.value
+
+        #expect(result.drained && result.usersAway == 0 && result.missing == 0, "\(result.summary)")
+        #expect(result.drops == 1 && result.failoverLatency.count == 1)
+        #expect(result.reconnectAttempts == 2 && result.failedAttempts == 1 && silent.accepted.count == 1)
+        #expect(result.failedAttemptReasons.count == 1)
+        let reason = "no login answer within \(Duration.seconds(options.loginTimeout)) from 127.0.0.1:\(silentListener.localPort)"
+        #expect(result.failedAttemptReasons.first?.contains(reason) == true, "\(result.failedAttemptReasons)")
+    }
+
     @Test(TestTiming.timeLimit(minutes: 2))
     func aNodeCrashedMidRunLosesNothingAndItsUsersComeBackOnTheOther() async throws {
         let nats = try await NATSTestServer.start()

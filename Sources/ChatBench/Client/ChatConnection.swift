@@ -86,6 +86,10 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private(set) var storeRefusals = 0, messagesResent = 0
     /// When the connect started (nanoseconds on ``MonotonicClock``; 0 before).
     private(set) var connectStart: UInt64 = 0
+    /// How long the login after a ``reconnect(to:from:positions:loginTimeout:)`` may go unanswered
+    /// once connected; then the attempt fails ("no login answer within …"), as a client's login
+    /// deadline would end it.
+    private var reconnectLoginTimeout: Duration?
 
     init(index: Int, name: String, login: ChatLogin = .stored, loop: EventLoop, group: EventLoopGroup, handler: any ChatConnectionHandler) {
         self.index = index
@@ -120,7 +124,9 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// new socket to `server` (from `source`), logging in with `positions`, then resending the outbox.
     /// Heartbeats the old connection left unanswered move to ``heartbeatsLost``. Loop thread.
     /// - Throws: ``SocketError`` when the connect cannot start.
-    func reconnect(to server: ServerAddress, from source: String?, positions: [String: UInt64]) throws(SocketError) {
+    func reconnect(
+        to server: ServerAddress, from source: String?, positions: [String: UInt64], loginTimeout: Duration
+    ) throws(SocketError) {
         let old = socket
         old.delegate = nil
         old.disconnect()
@@ -131,6 +137,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         isLoggedIn = false
         pendingAcknowledgements = [:]
         loginPositions = positions
+        reconnectLoginTimeout = loginTimeout
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
         socket.delegate = self
         try connect(to: server, from: source)
@@ -298,6 +305,13 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self, weak sock] _, frame in
             guard let self, sock === self.socket else { return }
             self.received(frame)
+        }
+        if let limit = reconnectLoginTimeout {
+            let local = sock.localPort
+            _ = loop.scheduleTask(in: limit) { [weak self, weak sock] in
+                guard let self, let sock, sock === self.socket, !self.isLoggedIn else { return }
+                self.fail("no login answer within \(limit) from \(host):\(port) (from local port \(local))")
+            }
         }
         switch login.version {
         case .v1: send(.login(name: name, resumeToken: nil))

@@ -52,7 +52,8 @@ public struct LoadOptions: Equatable, Sendable {
     public var probeRate = 0.0
     /// Bytes of text per message (its number, a space, `x`s). Default 32.
     public var textBytes = 32
-    /// How long the logins may take in all. Default 120 s.
+    /// How long the logins may take in all, and (`--failover`) how long each login again may go
+    /// unanswered once connected. Default 120 s.
     public var loginTimeout = 120.0
     /// How long after the last send the run waits for what is outstanding. Default 10 s.
     public var drain = 10.0
@@ -107,7 +108,7 @@ public struct LoadOptions: Equatable, Sendable {
           --probe-rate R       two extra users, logged in first, exchange R direct messages per second until the
                                end; their delays are reported apart (default 0 = none; crowd 20)
           --text-bytes B       bytes of text per message (default 32)
-          --login-timeout SEC  time allowed for all logins (default 120)
+          --login-timeout SEC  time allowed for all logins, and for each --failover login again once connected (default 120)
           --drain SEC          wait at most this long after the last send for what is outstanding (default 10)
           --sources auto|on|off  bind source addresses 127.0.0.2-250 before connecting (default auto: when the
                                connections outnumber one address's ephemeral ports and every server is 127.x)

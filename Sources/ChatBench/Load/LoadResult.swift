@@ -43,6 +43,9 @@ public struct LoadResult: Sendable {
     /// `--failover`: connections that dropped after their login, connect attempts to log them in
     /// again, and users still away at the end (must be 0).
     public var drops = 0, reconnectAttempts = 0, usersAway = 0
+    /// `--failover`: attempts to log in again that failed (refused, reset, or no login answer within
+    /// `--login-timeout` once connected), and the reasons of the first five.
+    public var failedAttempts = 0, failedAttemptReasons: [String] = []
     /// `--failover`: per drop, from reading it to reading the login answer on another connection.
     public var failoverLatency = LatencyHistogram()
     /// `--failover`: heartbeats left unanswered on connections that dropped (not counted as missed).
@@ -142,6 +145,7 @@ public struct LoadResult: Sendable {
             ("heartbeats_sent", .integer(heartbeatsSent)), ("heartbeats_answered", .integer(heartbeatsAnswered)),
             ("heartbeats_missed", .integer(heartbeatsMissed)), ("connection_failures", .integer(connectionFailures)),
             ("drops", .integer(drops)), ("reconnect_attempts", .integer(reconnectAttempts)), ("users_away", .integer(usersAway)),
+            ("failed_attempts", .integer(failedAttempts)),
             ("failover_p50_ms", ms(failoverLatency, 0.5)), ("failover_p99_ms", ms(failoverLatency, 0.99)),
             ("failover_max_ms", .number(Double(failoverLatency.max) / 1e6, 3)), ("heartbeats_lost", .integer(heartbeatsLost)),
             ("messages_resent", .integer(messagesResent)), ("store_refusals", .integer(storeRefusals)),
@@ -200,6 +204,9 @@ public struct LoadResult: Sendable {
                 "  failover: \(drops) drops, \(reconnectAttempts) reconnect attempts, \(usersAway) users away at the end, "
                     + "\(heartbeatsLost) heartbeats lost with their connections, \(messagesResent) messages resent, "
                     + "\(storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failoverLatency))")
+            if failedAttempts > 0 {
+                lines.append("  failed attempts: \(failedAttempts) (first: \(failedAttemptReasons.joined(separator: "; ")))")
+            }
         }
         if connectionFailures > 0 { lines.append("  connection failures: \(connectionFailures) (first: \(failureReasons.first ?? "?"))") }
         if !undelivered.isEmpty { lines.append("  undelivered: " + undelivered.joined(separator: "; ")) }

@@ -438,6 +438,12 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             result.drops += 1
             if result.drops <= 3 { Output.complain("\(reason); logging in again on the next server") }
             deactivate(index)
+        } else {
+            result.failedAttempts += 1
+            if result.failedAttemptReasons.count < 5 {
+                result.failedAttemptReasons.append(reason)
+                Output.complain("\(reason); trying the next server")
+            }
         }
         var schedule = schedules[index] ?? LoadRun.reconnectSchedule
         let delay = schedule.next()?.delay ?? .seconds(30)  // keepTrying: never nil
@@ -449,7 +455,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
             do {
                 try connection.reconnect(
                     to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil,
-                    positions: positions[index].positions)
+                    positions: positions[index].positions, loginTimeout: .seconds(options.loginTimeout))
             } catch {
                 dropped(connection, "\(connection.name): cannot connect to \(server(of: index)): \(error)")
             }
