@@ -1,6 +1,6 @@
+import AsyncSocket
 import Foundation
 import NATSClient
-import Synchronization
 import TestSupport
 
 /// Generous for a loaded 2-core machine; every wait ends as soon as its event arrives.
@@ -26,12 +26,14 @@ func withNATS<T>(
     return try await body(server, connection)
 }
 
-/// A value shared with handlers on libnats' threads.
+/// A value shared with handlers on libnats' threads, behind a `pthread_mutex_t` (``LockedValue``):
+/// ThreadSanitizer sees those lock and unlock. Not Synchronization's `Mutex`, which it does not see
+/// whole: it reported the handlers' updates of a `Mutex`-held count as a race.
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    var value: Value { mutex.withLock { $0 } }
-    func update(_ body: (inout Value) -> Void) { mutex.withLock { body(&$0) } }
+    private let box: LockedValue<Value>
+    init(_ value: Value) { box = LockedValue(value) }
+    var value: Value { box.withLock { $0 } }
+    func update(_ body: (inout Value) -> Void) { box.withLock { body(&$0) } }
 }
 
 extension Data {

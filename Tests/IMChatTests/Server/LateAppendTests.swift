@@ -1,6 +1,6 @@
+import AsyncSocket
 import Foundation
 import IMChat
-import Synchronization
 import Testing
 
 /// A store whose first ``append(_:)`` keeps the messages and then fails, as a JetStream append whose
@@ -9,7 +9,7 @@ final class LateAppendStore: MessageStore {
     struct TimedOut: Error {}
 
     let inner: any MessageStore = InMemoryMessageStore()
-    private let failedOnce = Mutex(false)
+    private let failedOnce = LockedValue(false)
 
     func append(_ batch: [NewMessage]) throws -> [AppendOutcome] {
         let outcomes = try inner.append(batch)

@@ -1,6 +1,6 @@
+import AsyncSocket
 import Foundation
 import IMChat
-import Synchronization
 import Testing
 
 /// A store whose first ``createUser(named:passwordHash:at:)`` fails as a request that timed out while
@@ -12,8 +12,8 @@ final class LateWriteStore: MessageStore {
 
     let inner: any MessageStore = InMemoryMessageStore()
     /// The user written late, and the reads left before it shows.
-    private let late = Mutex<(name: String, readsLeft: Int)?>(nil)
-    private let failedOnce = Mutex(false)
+    private let late = LockedValue<(name: String, readsLeft: Int)?>(nil)
+    private let failedOnce = LockedValue(false)
 
     func user(named name: String) throws -> UserRecord? {
         let hidden = late.withLock { late -> Bool in
