@@ -313,9 +313,7 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         let slice = heartbeatTicks % slices
         heartbeatTicks += 1
         for index in stride(from: slice, to: connections.count, by: slices) where connections[index].isLoggedIn {
-            let connection = connections[index]
-            connection.sendHeartbeat()
-            heartbeatsOutstanding += 1
+            heartbeat(connections[index])
         }
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(LoadRun.heartbeatTick))) { [self] in heartbeatTick() }
     }
@@ -324,10 +322,13 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
     /// drain begins (step 4 above); none when heartbeats are off.
     private func heartbeatThoseThatHaveNot() {
         guard options.heartbeat > 0 else { return }
-        for connection in connections where connection.isLoggedIn && connection.heartbeatsSent == 0 {
-            connection.sendHeartbeat()
-            heartbeatsOutstanding += 1
-        }
+        for connection in connections where connection.isLoggedIn && connection.heartbeatsSent == 0 { heartbeat(connection) }
+    }
+
+    /// One heartbeat from `connection`, counted outstanding until its answer.
+    private func heartbeat(_ connection: ChatConnection) {
+        connection.sendHeartbeat()
+        heartbeatsOutstanding += 1
     }
 
     /// Outstanding: deliveries, `stored` answers, heartbeat answers.
