@@ -13,7 +13,9 @@ let package = Package(
         .library(name: "SocketFraming", targets: ["SocketFraming"]),
         .library(name: "FramedSocket", targets: ["FramedSocket"]),
         .library(name: "LongLink", targets: ["LongLink"]),
-        .library(name: "IMChat", targets: ["IMChat"]),
+        .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
+        .library(name: "ChatServer", targets: ["ChatServer"]),
+        .library(name: "ChatClient", targets: ["ChatClient"]),
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .executable(name: "im-server", targets: ["im-server"]),
         .executable(name: "im-client", targets: ["im-client"]),
@@ -81,14 +83,34 @@ let package = Package(
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog", "CAsyncSocketShims"]),
+        // The chat's wire protocol: messages and codecs (versions 1 and 2), conversation ids, the form
+        // of names, the discovery datagrams, the version. No C library, no socket.
+        .target(name: "ChatProtocol", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
+        // The SQLite wrapper both sides keep their files with (the server's store, the client's
+        // delivery state and sent-message log), on Debian's SQLite; the stores' error type.
+        .target(name: "ChatSQLite", dependencies: ["ChatProtocol", "CSQLite"]),
+        // The chat server: sessions and routing, logins (Argon2id on libsodium, names on ICU), delivery,
+        // presence, limits, the stores (in memory, SQLite, JetStream), the NATS cluster, discovery.
         .target(
-            name: "IMChat",
-            dependencies: ["LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium", "CICUShims", "NATSClient"]),
-        .executableTarget(name: "im-server", dependencies: ["IMChat"]),
+            name: "ChatServer",
+            dependencies: [
+                "ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium",
+                "CICUShims", "NATSClient"
+            ]),
+        // The chat client: connection, outbox and positions on SQLite, commands, the lines it shows,
+        // discovery of a server. No NATS, ICU or libsodium.
+        .target(name: "ChatClient", dependencies: ["ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketLog"]),
+        // The command-line parser im-server and im-client share; each parses its own flags.
+        .target(name: "ChatCommandLine", dependencies: ["ChatProtocol", "LongLink", "AsyncSocket"]),
+        .executableTarget(
+            name: "im-server",
+            dependencies: ["ChatCommandLine", "ChatServer", "ChatSQLite", "ChatProtocol", "LongLink", "AsyncSocket", "SocketLog"]),
         // im-client's terminal screen: the typed line kept at the bottom under a status line, output
         // above it, editing and history by libedit; the terminal put back on every way out.
         .target(name: "ChatTerminal", dependencies: ["CEditLine", "AsyncSocket"]),
-        .executableTarget(name: "im-client", dependencies: ["IMChat", "ChatTerminal"]),
+        .executableTarget(
+            name: "im-client",
+            dependencies: ["ChatCommandLine", "ChatClient", "ChatProtocol", "ChatTerminal", "LongLink", "AsyncSocket", "SocketLog"]),
         // Decode throughput of the SocketFraming codecs (docs/BENCHMARKS.md); never run by `swift test`.
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
         .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
@@ -100,7 +122,7 @@ let package = Package(
         // throughput, delivery latency, store size. `swift test` runs only small in-process runs of it.
         .target(
             name: "ChatBench",
-            dependencies: ["IMChat", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
+            dependencies: ["ChatProtocol", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket", "SocketLog"], path: "Tests/TestSupport"),
         .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
@@ -109,7 +131,13 @@ let package = Package(
         .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
-        .testTarget(name: "IMChatTests", dependencies: ["IMChat", "NATSClient", "TestSupport", "im-server", "im-client"]),
+        .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol", "LongLink", "SocketFraming", "AsyncSocket", "TestSupport"]),
+        .testTarget(
+            name: "IMChatTests",
+            dependencies: [
+                "ChatServer", "ChatClient", "ChatCommandLine", "ChatSQLite", "ChatProtocol", "NATSClient", "TestSupport", "im-server",
+                "im-client"
+            ]),
         // The terminal's layout arithmetic and the screen on a pseudo-terminal.
         .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal", "TestSupport", "AsyncSocket"]),
         // Real servers from Debian (redis-server, nginx, socat; scripts/setup.sh installs them).
@@ -117,7 +145,7 @@ let package = Package(
         // A few seconds of socket-bench: that it runs clean, not how fast.
         .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport", "socket-bench"]),
         // Short `socket-bench client chat` runs against an in-process chat server: counts, not speed.
-        .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "IMChat", "SocketBench", "TestSupport"]),
+        .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "ChatServer", "ChatProtocol", "SocketBench", "TestSupport"]),
         // The NATS wrapper against a nats-server of its own (scripts/setup.sh installs it), killed and
         // restarted for the outage tests.
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "TestSupport"])

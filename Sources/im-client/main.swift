@@ -1,10 +1,12 @@
 // im-client: the chat client. Parses flags, gets the password, starts IMChat.ChatClient and feeds it
 // what is typed: in a terminal through ChatTerminal.TerminalUI (the typed line kept at the bottom under
 // a status line, output above it), from a pipe line by line; prints what it reports.
+import ChatClient
+import ChatCommandLine
+import ChatProtocol
 import ChatTerminal
 import Dispatch
 import Foundation
-import IMChat
 
 /// One line to standard output, unbuffered, so pipes see it at once.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }

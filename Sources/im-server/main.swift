@@ -1,9 +1,11 @@
 // im-server: the chat server. Parses flags, starts IMChat.ChatServer and writes its log to standard output;
 // shuts down gracefully on SIGINT or SIGTERM (a second one exits at once).
 import AsyncSocket
+import ChatCommandLine
+import ChatProtocol
+import ChatServer
 import Dispatch
 import Foundation
-import IMChat
 import SocketLog
 
 /// SIGINT and SIGTERM, the signals that shut the server down.

@@ -1,9 +1,9 @@
 import Foundation
-import IMChat
 import SocketBench
 import TestSupport
 import Testing
 @testable import ChatBench
+import ChatServer
 
 /// About a second of each `socket-bench client chat` throughput and latency run against an in-process chat server on a SQLite file: that every
 /// message is acknowledged once and delivered once and the store can be measured, not how fast.

@@ -1,12 +1,12 @@
 import AsyncSocket
 import FramedSocket
 import Foundation
-import IMChat
 import SocketBench
 import SocketFraming
 import TestSupport
 import Testing
 @testable import ChatBench
+@testable import ChatProtocol
 
 /// A version 2 chat server that records every message it reads, accepts every login (resume token
 /// `T` and the connection's number) and answers nothing else unless told to.

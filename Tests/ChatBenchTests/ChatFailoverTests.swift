@@ -1,10 +1,10 @@
 import AsyncSocket
 import Foundation
-import IMChat
 import SocketBench
 import TestSupport
 import Testing
 @testable import ChatBench
+import ChatServer
 
 /// `socket-bench client chat --stored --failover` against two cluster nodes (in-process
 /// ``ChatServer``s on one nats-server of the test's own), one of them crashed mid-run: its users log

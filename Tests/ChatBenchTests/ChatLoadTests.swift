@@ -1,9 +1,9 @@
 import Foundation
-import IMChat
 import SocketBench
 import TestSupport
 import Testing
 @testable import ChatBench
+import ChatServer
 
 /// Short `socket-bench client chat` load runs against an in-process chat server: exact counts of what
 /// was sent and delivered, not speed.

@@ -1,6 +1,8 @@
 import AsyncSocket
+import ChatClient
+@testable import ChatProtocol
+import ChatServer
 import Foundation
-import IMChat
 import LongLink
 import Testing
 import TestSupport

@@ -1,6 +1,9 @@
 import AsyncSocket
+import ChatClient
+@testable import ChatProtocol
 import Foundation
-import IMChat
+@testable import im_client
+@testable import im_server
 import LongLink
 import Testing
 import TestSupport

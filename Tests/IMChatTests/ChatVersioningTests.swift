@@ -1,6 +1,6 @@
 import AsyncSocket
+@testable import ChatProtocol
 import Foundation
-import IMChat
 import Testing
 import TestSupport
 

@@ -1,5 +1,6 @@
+@testable import ChatCommandLine
 import Foundation
-@testable import IMChat
+@testable import im_client
 import LongLink
 import Testing
 

@@ -1,8 +1,8 @@
 import SocketBench
 import AsyncSocket
+import ChatProtocol
 import FramedSocket
 import Foundation
-import IMChat
 import SocketFraming
 
 /// What a ``ChatConnection`` tells the run that owns it. Every call comes on the client's event-loop

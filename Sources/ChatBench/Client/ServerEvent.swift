@@ -1,5 +1,5 @@
+import ChatProtocol
 import Foundation
-import IMChat
 import SocketFraming
 
 /// What a bench connection makes of one frame from the server after its login, in either protocol

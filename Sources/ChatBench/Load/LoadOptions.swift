@@ -1,4 +1,4 @@
-import IMChat
+import ChatProtocol
 import SocketBench
 
 /// What `socket-bench client chat` runs in its `load` and `crowd` modes (``usage``): users log in, then

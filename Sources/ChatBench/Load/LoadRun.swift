@@ -1,7 +1,7 @@
 import AsyncSocket
+import ChatProtocol
 import Dispatch
 import Foundation
-import IMChat
 import LongLink
 import SocketBench
 

@@ -1,7 +1,7 @@
 import SocketBench
 import AsyncSocket
+import ChatProtocol
 import Foundation
-import IMChat
 
 /// `chat-bench latency`: one sender sends numbered direct messages to one receiver at a steady rate,
 /// message i (from 0) due i / rate seconds after the start, and every message's times are taken from

@@ -1,7 +1,7 @@
 import SocketBench
 import AsyncSocket
+import ChatProtocol
 import Foundation
-import IMChat
 
 /// `chat-bench throughput`: S senders each send N numbered direct messages, keeping up to W sent and
 /// not yet acknowledged, to their receivers; every `stored` and every delivery is checked off by id.

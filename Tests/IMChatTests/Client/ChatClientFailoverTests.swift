@@ -1,6 +1,7 @@
 import AsyncSocket
+import ChatClient
+import ChatServer
 import Foundation
-import IMChat
 import LongLink
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatClient
+@testable import ChatProtocol
 import Foundation
-@testable import IMChat
 import LongLink
 import Testing
 import TestSupport

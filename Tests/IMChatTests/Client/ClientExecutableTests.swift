@@ -1,6 +1,6 @@
 import AsyncSocket
 import Foundation
-import IMChat
+@testable import im_client
 import Testing
 import TestSupport
 

@@ -1,7 +1,10 @@
 import AsyncSocket
+@testable import ChatClient
+@testable import ChatCommandLine
+@testable import ChatProtocol
 import Foundation
 import Glibc
-@testable import IMChat
+@testable import im_client
 import Testing
 import TestSupport
 

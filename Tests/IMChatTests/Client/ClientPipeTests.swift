@@ -1,5 +1,8 @@
+import ChatClient
+@testable import ChatProtocol
 import Foundation
-import IMChat
+@testable import im_client
+@testable import im_server
 import Testing
 import TestSupport
 

@@ -1,5 +1,6 @@
+@testable import ChatClient
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import LongLink
 import Testing
 import TestSupport

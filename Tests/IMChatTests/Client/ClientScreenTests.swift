@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatClient
 import Foundation
-@testable import IMChat
+@testable import im_client
 import LongLink
 import Testing
 import TestSupport

@@ -1,7 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
 import Dispatch
 import Foundation
-import IMChat
 import LongLink
 import TestSupport
 

@@ -1,5 +1,4 @@
 import Foundation
-import IMChat
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import AsyncSocket
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import LongLink
 import SocketLog
 import Testing

@@ -1,7 +1,9 @@
 import AsyncSocket
+@testable import ChatProtocol
+@testable import ChatSQLite
+@testable import ChatServer
 import Dispatch
 import Foundation
-@testable import IMChat
 import NATSClient
 import Testing
 import TestSupport

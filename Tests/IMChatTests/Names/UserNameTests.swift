@@ -1,5 +1,6 @@
+@testable import ChatProtocol
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import Testing
 
 /// The name rules of ``UserName`` (docs/PROTOCOL.md "Names"): what may log in, the reason for what may
@@ -12,6 +13,7 @@ import Testing
         String(repeating: "n", count: 32),  // 32 characters
         String(repeating: "é", count: 32),  // 32 characters and 64 bytes
         String(repeating: "明", count: 21) + "a",  // 64 bytes
+        String(repeating: "小", count: 21) + "a",  // 64 bytes: ChatRefusalCodecTests.longestName
         "a\u{300}\u{301}\u{302}\u{303}\u{304}\u{306}\u{308}"  // one character of 8 code points
     ]
 

@@ -1,6 +1,8 @@
 import AsyncSocket
+@testable import ChatClient
+@testable import ChatProtocol
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import LongLink
 import SocketFraming
 import Testing

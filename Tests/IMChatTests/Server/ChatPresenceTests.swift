@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
+import ChatServer
 import Foundation
-import IMChat
 import LongLink
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
+import ChatServer
 import Foundation
-import IMChat
 import Testing
 
 /// A store whose first ``append(_:)`` keeps the messages and then fails, as a JetStream append whose

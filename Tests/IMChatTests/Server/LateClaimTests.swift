@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
+import ChatServer
 import Foundation
-import IMChat
 import Testing
 
 /// A store whose first ``createUser(named:passwordHash:at:)`` fails as a request that timed out while

@@ -1,4 +1,4 @@
-@testable import IMChat
+@testable import ChatServer
 import Testing
 
 /// The roster and the coalescing of one presence tick, without sockets.

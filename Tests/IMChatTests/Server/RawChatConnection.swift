@@ -1,7 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
 import FramedSocket
 import Foundation
-import IMChat
 import SocketFraming
 
 /// A bare connection to a chat server for tests that send what no client would (a header alone, an

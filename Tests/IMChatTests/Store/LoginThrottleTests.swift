@@ -1,4 +1,4 @@
-@testable import IMChat
+@testable import ChatServer
 import Testing
 
 /// Failed-login throttling in virtual time: the instants are made by hand from one origin.

@@ -1,5 +1,7 @@
+@testable import ChatProtocol
+@testable import ChatSQLite
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import Testing
 
 /// The ``MessageStore`` contract, run against ``InMemoryMessageStore`` and ``SQLiteMessageStore`` alike.

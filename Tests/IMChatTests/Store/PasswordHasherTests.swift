@@ -1,5 +1,5 @@
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import Testing
 
 /// Argon2id hashes through libsodium. Every hash here uses the minimum limits (8 KiB, one pass), so

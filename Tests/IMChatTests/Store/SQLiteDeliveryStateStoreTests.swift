@@ -1,5 +1,7 @@
+@testable import ChatClient
+@testable import ChatSQLite
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import LongLink
 import Testing
 import TestSupport

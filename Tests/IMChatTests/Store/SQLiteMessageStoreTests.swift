@@ -1,5 +1,8 @@
+@testable import ChatClient
+@testable import ChatProtocol
+@testable import ChatSQLite
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import Testing
 import TestSupport
 

@@ -1,6 +1,7 @@
 import AsyncSocket
+@testable import ChatProtocol
+@testable import ChatServer
 import Foundation
-@testable import IMChat
 import NATSClient
 import Testing
 import TestSupport

@@ -3,10 +3,10 @@
 //     chat-client PORT
 import Dispatch
 import Foundation
-import IMChat
+import ChatProtocol
 import LongLink
 
-/// LongLink's client, speaking IMChat's chat protocol.
+/// LongLink's client, speaking the chat protocol (ChatProtocol).
 typealias ChatLink = LongLinkClient<ChatCodec>
 
 /// Writes one line to standard output at once, also through a pipe.

@@ -5,10 +5,11 @@
 // A line goes to everyone; `/to NAME text` to one user; `/quit` or the end of the input leaves.
 import Dispatch
 import Foundation
-import IMChat
+import ChatClient
+import ChatProtocol
 import LongLink
 
-/// LongLink's client, speaking IMChat's chat protocol.
+/// LongLink's client, speaking the chat protocol (ChatProtocol).
 typealias ChatLink = LongLinkClient<ChatCodec>
 
 /// Writes one line to standard output at once, also through a pipe.

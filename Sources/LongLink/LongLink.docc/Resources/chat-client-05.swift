@@ -6,10 +6,11 @@
 // Further ports are more im-server processes on this machine, tried in turn when a connection drops.
 import Dispatch
 import Foundation
-import IMChat
+import ChatClient
+import ChatProtocol
 import LongLink
 
-/// LongLink's client, speaking IMChat's chat protocol.
+/// LongLink's client, speaking the chat protocol (ChatProtocol).
 typealias ChatLink = LongLinkClient<ChatCodec>
 
 /// Writes one line to standard output at once, also through a pipe.

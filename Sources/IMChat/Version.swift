@@ -1,5 +1,0 @@
-/// The version of the chat programs (`im-server`, `im-client`) and of this package's chat layer, as
-/// `--version` prints it (`im-server 0.12.0`): MAJOR.MINOR.PATCH, the minor number following the
-/// issue the release closed (0.12: issue 12). Not the wire protocol's version
-/// (``ChatProtocolVersion``), which changes only when the frames do.
-public let chatVersion = "0.12.0"
