@@ -217,14 +217,14 @@ final class ClusterLink: @unchecked Sendable {
     private func presenceChanged(_ name: String, _ value: Presence?) {
         guard let router else { return }
         logger.debug(
-            "cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.contains(name) ? "online" : "offline"), event \(router.presence.event))"
+            "cluster: presence bucket says \(name) is \(value.map { "on \($0.node)" } ?? "offline") (here: \(router.presence.board.contains(name) ? "online" : "offline"), event \(router.presence.board.event))"
         )
         if let value, value.node != nodeID {
-            let wasOnline = router.presence.contains(name)
+            let wasOnline = router.presence.board.contains(name)
             remote[name] = value
             remoteNodes.insert(value.node)
             if !wasOnline { router.sendPresence(of: name, online: true) }
-        } else if value == nil, remote.removeValue(forKey: name) != nil, router.users[name] == nil, router.presence.contains(name) {
+        } else if value == nil, remote.removeValue(forKey: name) != nil, router.users[name] == nil, router.presence.board.contains(name) {
             router.sendPresence(of: name, online: false)
         }
     }

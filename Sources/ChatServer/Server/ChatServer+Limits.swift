@@ -88,7 +88,7 @@ extension ChatServer {
                 router.cluster?.stop(removingPresence: true, users: online)
                 let summary = ShutdownSummary(
                     sessionsTold: told, messagesFlushed: flushed,
-                    messagesLeftToClients: router.lateMessages)
+                    messagesLeftToClients: router.shutdown?.lateMessages ?? 0)
                 logger.notice("\(summary)")
                 completion(summary)
             }

@@ -108,13 +108,20 @@ public final class ChatServer: Sendable {
             store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
             queue: queue, limits: limits, clock: { clock.now() }, logger: logger)
         self.logger = logger
-        router.presenceInterval = presenceInterval
+        router.presence.interval = presenceInterval
         self.router = router
         self.retention = retention
         link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
             router.handle(event)
         }
-        router.link = link
+        router.sendToMany = { [weak link] message, peers in
+            // Encoded once for LongLink's sessions; any other transport's one by one.
+            let sessions = peers.compactMap { $0 as? LongLinkServer<ChatCodec>.Session }
+            link?.send(message, to: sessions)
+            if sessions.count < peers.count {
+                for peer in peers where !(peer is LongLinkServer<ChatCodec>.Session) { peer.send(message) }
+            }
+        }
         if let cluster {
             let clusterLink = ClusterLink(cluster: cluster, router: router)
             router.cluster = clusterLink
@@ -202,7 +209,7 @@ public final class ChatServer: Sendable {
     }
 
     /// Names of the users logged in now, sorted. Waits for the routing queue.
-    public var onlineUsers: [String] { queue.sync { router.presence.roster } }
+    public var onlineUsers: [String] { queue.sync { router.presence.board.roster } }
 
     /// Announces the logins and logouts gathered since the last presence tick now, as the tick does by
     /// itself every `presenceInterval` (see ``init(host:port:idleTimeout:discovery:store:passwordHasher:loginThrottle:retention:presenceInterval:limits:group:logger:)``).

@@ -7,10 +7,9 @@ extension Router {
     /// here gets `replaced` and is closed, as a second login on this node would do. The user stays
     /// online (on the other node): no presence change.
     func replacedElsewhere(_ name: String) {
-        guard let user = users[name] else { return }
-        users[name] = nil
-        onlineNames.remove(name, key: UserName.Key(name))
-        user.session.context = ReplacedSession(name: name)
+        assertOnQueue()
+        guard let user = sessions.logOut(name) else { return }
+        sessions.set(.replaced(name: name), of: user.session)
         user.session.send(Router.error(.replaced, "logged in again from another connection", id: nil, version: user.version))
         user.session.close()
         logger.info("login \(name) on another node (replaced its session from \(Router.address(of: user.session)))")
@@ -19,6 +18,7 @@ extension Router {
     /// A read receipt from a reader on another node, for the other user of `conversation` if that
     /// user's stored session is here.
     func deliverReceipt(_ conversation: String, upTo sequence: UInt64, by name: String) {
+        assertOnQueue()
         guard case .direct(let first, let second)? = ConversationID(conversation), first != second else { return }
         let other = first == name ? second : first
         guard let reader = users[other], reader.window != nil else { return }

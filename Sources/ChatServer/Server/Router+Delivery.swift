@@ -6,10 +6,26 @@ import SocketLog
 /// Messages into the store and out to their readers: group commit, acknowledgements, the stored
 /// sessions' delivery windows, receipts and history.
 extension Router {
+    /// Messages waiting for the next group commit, positions waiting to be saved, and what version 1
+    /// messages are numbered with.
+    struct DeliveryState {
+        var pendingMessages: [PendingMessage] = []
+        /// Acknowledged positions waiting to be saved with the next group commit.
+        var pendingPositions: [(user: String, conversation: ConversationID, sequence: UInt64)] = []
+        var flushScheduled = false
+        /// Names the store is known to hold (users are never removed), so a message to one of them needs
+        /// no lookup in the store.
+        var knownUsers: Set<String> = []
+        /// Numbers version 1 messages, which carry no id, for the store's de-duplication key.
+        var nextV1MessageID: UInt64 = 1
+        /// Distinguishes this process's version 1 messages from another run's in the store.
+        let v1Instance = "v1-" + UUID().uuidString.lowercased()
+    }
+
     /// A message waiting for the next group commit, with who sent it and how to acknowledge it.
     struct PendingMessage {
         let message: NewMessage
-        let session: Session
+        let session: any ChatPeer
         /// The client's id (version 2); nil for version 1, which gets no acknowledgement.
         let id: UInt64?
         var version: ChatProtocolVersion { id == nil ? .v1 : .v2 }
@@ -54,8 +70,9 @@ extension Router {
             let known: Bool
             do {
                 known =
-                    try knownUsers.contains(recipient) || Router.couldBeAUser(recipient) && store.user(named: recipient)?.name == recipient
-                if known { knownUsers.insert(recipient) }
+                    try delivery.knownUsers.contains(recipient)
+                    || Router.couldBeAUser(recipient) && store.user(named: recipient)?.name == recipient
+                if known { delivery.knownUsers.insert(recipient) }
             } catch {
                 logger.error("store error reading user \(recipient): \(error)")
                 if version == .v2 { session.send(Router.storeUnavailable(id: id)) }
@@ -70,35 +87,36 @@ extension Router {
         if let id {
             clientID = id
         } else {
-            clientID = nextV1MessageID
-            nextV1MessageID += 1
+            clientID = delivery.nextV1MessageID
+            delivery.nextV1MessageID += 1
         }
-        let instance = users[sender]?.clientInstance ?? v1Instance
+        let instance = users[sender]?.clientInstance ?? delivery.v1Instance
         let message = NewMessage(
             conversation: conversation, sender: sender, text: text, time: Date(),
             clientInstance: instance, clientID: clientID)
-        pendingMessages.append(PendingMessage(message: message, session: session, id: id))
+        delivery.pendingMessages.append(PendingMessage(message: message, session: session, id: id))
         scheduleFlush()
     }
 
     /// Commits what is pending at the end of this pass over the queue: every message submitted meanwhile
     /// in one transaction (group commit), then the acknowledgements and deliveries.
     func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
+        guard !delivery.flushScheduled else { return }
+        delivery.flushScheduled = true
         queue.async { [self] in flush() }
     }
 
     func flush() {
-        flushScheduled = false
-        if !pendingPositions.isEmpty {
-            let positions = pendingPositions
-            pendingPositions = []
+        assertOnQueue()
+        delivery.flushScheduled = false
+        if !delivery.pendingPositions.isEmpty {
+            let positions = delivery.pendingPositions
+            delivery.pendingPositions = []
             do { try store.setPositions(positions) } catch { logger.error("store error saving \(positions.count) positions: \(error)") }
         }
-        guard !pendingMessages.isEmpty else { return }
-        let batch = pendingMessages
-        pendingMessages = []
+        guard !delivery.pendingMessages.isEmpty else { return }
+        let batch = delivery.pendingMessages
+        delivery.pendingMessages = []
         let outcomes: [AppendOutcome?]
         do {
             outcomes = try store.append(batch.map(\.message))
@@ -158,7 +176,7 @@ extension Router {
             guard let user = users[name] else { continue }
             if var window = user.window {
                 window.available(conversation: message.conversation.description, upTo: message.sequence)
-                users[name]?.window = window
+                sessions.users[name]?.window = window
                 if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window") }
                 pump(name, fresh: message)
             } else if !storedSessionsOnly, name != message.sender || (isDirect && readers.count == 1) {  // to oneself: reaches oneself
@@ -168,14 +186,14 @@ extension Router {
         }
         // Encoded once per version, however many live readers.
         if !liveV1.isEmpty {
-            link?.send(.delivery(from: message.sender, text: message.text, isDirect: isDirect), to: liveV1)
+            sendToMany(.delivery(from: message.sender, text: message.text, isDirect: isDirect), liveV1)
         }
         if !liveV2.isEmpty {
-            link?.send(
+            sendToMany(
                 .v2(
                     .delivery(
                         from: message.sender, text: message.text, isDirect: isDirect,
-                        conversation: message.conversation.description, sequence: nil, time: message.time)), to: liveV2)
+                        conversation: message.conversation.description, sequence: nil, time: message.time)), liveV2)
         }
     }
 
@@ -183,7 +201,7 @@ extension Router {
     /// (`fresh`, the message just stored, is sent without reading it back).
     func pump(_ name: String, fresh: StoredMessage? = nil) {
         guard let session = users[name]?.session, var window = users[name]?.window else { return }
-        defer { users[name]?.window = window }
+        defer { sessions.users[name]?.window = window }
         let tracing = logger.logLevel == .trace
         while var fetch = window.nextFetch() {
             let page: [StoredMessage]
@@ -217,8 +235,8 @@ extension Router {
         guard var window = users[name]?.window, let id = ConversationID(conversation), id == .room || id.hasMember(name) else { return }
         guard window.acknowledge(conversation: conversation, upTo: sequence) else { return }
         let position = window.positions[conversation] ?? sequence
-        users[name]?.window = window
-        pendingPositions.append((user: name, conversation: id, sequence: position))
+        sessions.users[name]?.window = window
+        delivery.pendingPositions.append((user: name, conversation: id, sequence: position))
         scheduleFlush()
         if case .direct(let first, let second) = id, first != second {
             let other = first == name ? second : first
@@ -263,6 +281,7 @@ extension Router {
 
     /// Removes what `policy` no longer keeps, and logs how many messages went.
     func applyRetention(_ policy: RetentionPolicy) {
+        assertOnQueue()
         do {
             let removed = try store.applyRetention(policy, now: Date())
             if removed > 0 { logger.info("retention removed \(removed) messages") }

@@ -59,7 +59,7 @@ extension Router {
                 session: session)
             return
         }
-        if case .refused(let wait, let subject) = throttle.check(name: name, address: address, now: .now) {
+        if case .refused(let wait, let subject) = logins.throttle.check(name: name, address: address, now: .now) {
             let seconds = UInt64(max(1, (Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
             logger.notice(
                 "refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))"
@@ -69,23 +69,21 @@ extension Router {
         }
         // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits
         // (its heartbeats are answered: the server is alive, however long the check queues).
-        hold(session, heartbeats: false)
+        let attempt = LoginAttempt(
+            name: name, password: password, token: token, instance: instance, positions: positions,
+            presenceChanges: presenceChanges)
+        sessions.set(.checkingPassword(attempt, held: []), of: session)
         session.releaseHeartbeatAcknowledgements()  // those held while the login waited its turn
         session.admit()  // the login deadline waits for the check, which may queue behind others
-        checkPassword(
-            name, password, against: record?.passwordHash, token: token, instance: instance,
-            positions: positions, presenceChanges: presenceChanges, session: session)
+        checkPassword(attempt, against: record?.passwordHash, session: session)
     }
 
     /// Checks `password` against `existingHash` (or hashes it to claim the name when nil) on a hashing
     /// queue, then finishes the login on the routing queue. `session` is held meanwhile.
-    private func checkPassword(
-        _ name: String, _ password: String, against existingHash: String?, token: String?,
-        instance: String, positions: [String: UInt64], presenceChanges: Bool, session: Session
-    ) {
-        let hasher = self.hasher
-        nextHashing = (nextHashing + 1) % hashing.count
-        hashing[nextHashing].async { [self] in
+    private func checkPassword(_ attempt: LoginAttempt, against existingHash: String?, session: Session) {
+        let hasher = logins.hasher
+        let password = attempt.password
+        logins.nextHashingQueue().async { [self] in
             // Gone meanwhile (gave up waiting, say): no hash for nobody. Checks queued behind a crowd
             // of clients that reconnect on a timeout would otherwise grow faster than they are done.
             guard session.isConnected else { return }
@@ -97,20 +95,16 @@ extension Router {
             } else {
                 outcome = .failed
             }
-            queue.async { [self] in
-                finishLogin(
-                    name, password, outcome: outcome, token: token, instance: instance, positions: positions,
-                    presenceChanges: presenceChanges, session: session)
-            }
+            queue.async { [self] in finishLogin(outcome: outcome, session: session) }
         }
     }
 
-    private func finishLogin(
-        _ name: String, _ password: String, outcome: PasswordOutcome, token: String?, instance: String,
-        positions: [String: UInt64], presenceChanges: Bool, session: Session
-    ) {
-        // Gone while its password was checked: nothing to answer.
-        guard let waiting = held.removeValue(forKey: session.id) else { return }
+    private func finishLogin(outcome: PasswordOutcome, session: Session) {
+        assertOnQueue()
+        // Gone (or being closed) while its password was checked: nothing to answer.
+        guard case .checkingPassword(let attempt, let waiting) = sessions.phase(of: session) else { return }
+        sessions.set(.awaitingLogin, of: session)
+        let name = attempt.name
         var checkingAgain = false
         defer {
             if !checkingAgain {
@@ -124,7 +118,7 @@ extension Router {
         }
         switch outcome {
         case .wrong:
-            throttle.recordFailure(name: name, address: address, now: .now)
+            logins.throttle.recordFailure(name: name, address: address, now: .now)
             logger.notice("refused login \(name) from \(address) (wrong password)")
             refuse(.badPassword, "wrong password for \(name)")
             return
@@ -133,7 +127,7 @@ extension Router {
             refuse(.storeUnavailable, "the password could not be hashed; try again later")
             return
         case .verified:
-            throttle.recordSuccess(name: name)
+            logins.throttle.recordSuccess(name: name)
         case .claimed(let hash):
             // Claimed while this login hashed: by another login, or by this user's own earlier attempt
             // whose write reached a clustered store only now (the NATS client resends what it buffered
@@ -141,11 +135,9 @@ extension Router {
             // name: verified, or badPassword.
             func checkAgain(against claimedHash: String) {
                 logger.info("login \(name) from \(address): claimed meanwhile, checking its password against that claim")
-                held[session.id] = waiting
+                sessions.set(.checkingPassword(attempt, held: waiting), of: session)
                 checkingAgain = true
-                checkPassword(
-                    name, password, against: claimedHash, token: token, instance: instance,
-                    positions: positions, presenceChanges: presenceChanges, session: session)
+                checkPassword(attempt, against: claimedHash, session: session)
             }
             do {
                 let record = try store.user(named: name)  // again: see above
@@ -173,11 +165,11 @@ extension Router {
         }
         do {
             guard let record = try store.user(named: name) else { return }
-            let window = try deliveryWindow(for: record, positions: positions)
+            let window = try deliveryWindow(for: record, positions: attempt.positions)
             guard
                 admit(
-                    name, token: token, version: .v2, instance: instance, window: window, presenceChanges: presenceChanges,
-                    session: session)
+                    name, token: attempt.token, version: .v2, instance: attempt.instance, window: window,
+                    presenceChanges: attempt.presenceChanges, session: session)
             else { return }
             sendReceipts(to: name)
             pump(name)

@@ -41,7 +41,7 @@ extension Router {
     /// the name of the user it is too similar to (`ANN` → `ann`), so the conversation id always holds
     /// registered names. A store error leaves `recipient` as it is (the delivery's own lookup answers it).
     func registeredName(of recipient: String) -> String {
-        guard !knownUsers.contains(recipient), Router.couldBeAUser(recipient),
+        guard !delivery.knownUsers.contains(recipient), Router.couldBeAUser(recipient),
             let record = try? store.user(named: recipient)
         else { return recipient }
         return record.name
