@@ -16,7 +16,7 @@ import ChatProtocol
 ///
 /// Messages a session sends while its login waits its turn or its password is checked are held in the
 /// phase, at most ``Router/maxHeldMessages``, and handled in order once the login is decided.
-enum SessionPhase {
+enum SessionPhase: Equatable {
     /// Connected, not logged in.
     case awaitingLogin
     /// Its login (`login`) waits its turn on the routing queue (``Router/loginsPerPass``); `held` came after it.
@@ -51,7 +51,7 @@ enum SessionPhase {
 }
 
 /// A version 2 login with a password, as it was sent, while its password is checked.
-struct LoginAttempt: Sendable {
+struct LoginAttempt: Sendable, Equatable {
     let name: String
     let password: String
     let token: String?
