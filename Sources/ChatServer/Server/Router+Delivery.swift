@@ -158,43 +158,18 @@ extension Router {
         }
     }
 
-    /// A newly stored message to everyone online who reads its conversation: through the window of a
-    /// stored session (the sender's own included, so every device sees the whole conversation), at once
-    /// and without a sequence number to a live-only one (not to its sender, unless it wrote to itself).
-    /// `storedSessionsOnly`: through the windows only (a message the store reports as a duplicate).
+    /// A newly stored message to everyone online who reads its conversation (``FanOut``): stored
+    /// sessions through their windows, live-only ones at once. `storedSessionsOnly`: through the windows
+    /// only (a message the store reports as a duplicate).
     func fanOut(_ message: StoredMessage, storedSessionsOnly: Bool = false) {
-        let readers: [String]
-        switch message.conversation {
-        case .room: readers = Array(users.keys)
-        case .direct(let first, let second): readers = first == second ? [first] : [first, second]
-        }
-        let isDirect = message.conversation != .room
-        var liveV1: [Session] = []
-        var liveV2: [Session] = []
+        let plan = FanOut.plan(message, users: &sessions.users, storedSessionsOnly: storedSessionsOnly)
         let tracing = logger.logLevel == .trace  // asked once, not per reader
-        for name in readers {
-            guard let user = users[name] else { continue }
-            if var window = user.window {
-                window.available(conversation: message.conversation.description, upTo: message.sequence)
-                sessions.users[name]?.window = window
-                if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window") }
-                pump(name, fresh: message)
-            } else if !storedSessionsOnly, name != message.sender || (isDirect && readers.count == 1) {  // to oneself: reaches oneself
-                if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)") }
-                if user.version == .v1 { liveV1.append(user.session) } else { liveV2.append(user.session) }
-            }
+        for name in plan.windows {
+            if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window") }
+            pump(name, fresh: message)
         }
-        // Encoded once per version, however many live readers.
-        if !liveV1.isEmpty {
-            sendToMany(.delivery(from: message.sender, text: message.text, isDirect: isDirect), liveV1)
-        }
-        if !liveV2.isEmpty {
-            sendToMany(
-                .v2(
-                    .delivery(
-                        from: message.sender, text: message.text, isDirect: isDirect,
-                        conversation: message.conversation.description, sequence: nil, time: message.time)), liveV2)
-        }
+        if tracing { for name in plan.live { logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)") } }
+        perform(plan.actions)
     }
 
     /// Sends a stored session what its window has room for, in order, reading pages from the store
