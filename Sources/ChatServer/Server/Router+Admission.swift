@@ -53,36 +53,22 @@ extension Router {
         guard shutdown == nil else { return false }
         let address = Router.address(of: session)
         let key = UserName.Key(name)
-        if users[name] == nil, let other = sessions.onlineNames.similar(to: key) {
-            refuseLogin(
-                name, session, version: version, .nameTaken, Router.similarOnlineDetail(name, other),
-                reason: "too similar to \(other), who is logged in")
+        let remote = users[name] == nil ? cluster?.remote[name].map { (node: $0.node, tokenHash: $0.token) } : nil
+        switch NameClaim.decide(name, token: token, proven: window != nil, table: sessions, remote: remote, hashToken: ClusterLink.hash) {
+        case .refuse(let detail, let reason):
+            refuseLogin(name, session, version: version, .nameTaken, detail, reason: reason)
             return false
-        }
-        if users[name] == nil, let cluster, let elsewhere = cluster.remote[name] {
-            // Online on another node: taken over there exactly as here (resume token or password).
-            guard window != nil || token.map(ClusterLink.hash) == elsewhere.token else {
-                refuseLogin(
-                    name, session, version: version, .nameTaken, "\(name) is already logged in",
-                    reason: "already logged in on node \(elsewhere.node)")
-                return false
-            }
-            cluster.replace(name, on: elsewhere.node)
-            logger.info("login \(name) from \(address) (replaced its session on node \(elsewhere.node))")
-        } else if let existing = users[name] {
-            // The resume token, or the password (a stored session), proves it is the same user.
-            guard window != nil || token == existing.resumeToken else {
-                refuseLogin(
-                    name, session, version: version, .nameTaken, "\(name) is already logged in",
-                    reason: "already logged in from \(Router.address(of: existing.session))")
-                return false
-            }
+        case .replaceOnNode(let node):
+            cluster?.replace(name, on: node)
+            logger.info("login \(name) from \(address) (replaced its session on node \(node))")
+        case .replaceHere:
+            guard let existing = users[name] else { return false }
             // The same client again, over a new connection: its old session is stale.
             sessions.set(.replaced(name: name), of: existing.session)
             existing.session.send(Router.error(.replaced, "logged in again from another connection", id: nil, version: existing.version))
             existing.session.close()
             logger.info("login \(name) from \(address) (replaced its session from \(Router.address(of: existing.session)))")
-        } else {
+        case .take:
             logger.info("login \(name) from \(address)")
         }
         let resumeToken = token ?? UUID().uuidString
