@@ -25,17 +25,23 @@ extension LongLinkServer {
         /// the loop was busy, was answered and then dropped for "login timeout".)
         private let isAdmitted = Atomic(false)
 
-        // Loop-confined state (the socket's loop).
-        private var lastActivity: UInt64 = 0
-        private var idleTimer: Scheduled?
-        /// Set once the session is ending: why (frames arriving meanwhile are not handed on).
-        private var closeReason: CloseReason?
-        /// The version (``LinkCodec/version(of:)``) of the client's last message, for farewells.
-        private var lastVersion: UInt16?
-        private var admissionTimer: Scheduled?
-        /// When the unfinished frame's first byte arrived (loop clock, ns); nil when none is unfinished.
-        private var unfinishedSince: UInt64?
-        private var frameTimer: Scheduled?
+        /// What only the socket's loop reads and writes.
+        private var loop = LoopState()
+
+        /// The session's loop-confined state (the socket's loop).
+        private struct LoopState {
+            /// When the last whole frame arrived (loop clock, ns).
+            var lastActivity: UInt64 = 0
+            var idleTimer: Scheduled?
+            /// Set once the session is ending: why (frames arriving meanwhile are not handed on).
+            var closeReason: CloseReason?
+            /// The version (``LinkCodec/version(of:)``) of the client's last message, for farewells.
+            var lastVersion: UInt16?
+            var admissionTimer: Scheduled?
+            /// When the unfinished frame's first byte arrived (loop clock, ns); nil when none is unfinished.
+            var unfinishedSince: UInt64?
+            var frameTimer: Scheduled?
+        }
 
         init(id: Int, socket: TCPSocket, server: LongLinkServer) {
             self.id = id
@@ -71,7 +77,7 @@ extension LongLinkServer {
         /// ``Event/closed(_:_:)`` with ``CloseReason/byServer``.
         public func close() {
             socket.eventLoop.execute { [self] in
-                if closeReason == nil { closeReason = .byServer }
+                if loop.closeReason == nil { loop.closeReason = .byServer }
                 socket.disconnectAfterWriting()
             }
         }
@@ -82,8 +88,8 @@ extension LongLinkServer {
         public func admit() {
             isAdmitted.store(true, ordering: .sequentiallyConsistent)
             socket.eventLoop.execute { [self] in
-                admissionTimer?.cancel()
-                admissionTimer = nil
+                loop.admissionTimer?.cancel()
+                loop.admissionTimer = nil
             }
         }
 
@@ -93,8 +99,8 @@ extension LongLinkServer {
         public func requireAdmission() {
             isAdmitted.store(false, ordering: .sequentiallyConsistent)
             socket.eventLoop.execute { [self] in
-                guard let timeout = server.configuration.admissionTimeout, closeReason == nil else { return }
-                admissionTimer?.cancel()
+                guard let timeout = server.configuration.admissionTimeout, loop.closeReason == nil else { return }
+                loop.admissionTimer?.cancel()
                 armAdmissionTimer(after: timeout)
             }
         }
@@ -128,7 +134,7 @@ extension LongLinkServer {
         /// accept callback that queued this has returned).
         func start() {
             let configuration = server.configuration
-            lastActivity = socket.eventLoop.now()
+            loop.lastActivity = socket.eventLoop.now()
             armIdleTimer(after: configuration.idleTimeout)
             if let timeout = configuration.admissionTimeout { armAdmissionTimer(after: timeout) }
             server.emit(.opened(self))
@@ -140,7 +146,7 @@ extension LongLinkServer {
                 : { [weak self] _, _ in
                     self?.frameUnfinished()
                 }
-            // Frames arriving while the session ends are not handed on (received(_:) checks closeReason).
+            // Frames arriving while the session ends are not handed on (received(_:) checks loop.closeReason).
             socket.readFrames(
                 using: SocketFrameDecoder(server.codec.makeDecoder()),
                 onUnfinishedFrame: unfinished,
@@ -160,9 +166,9 @@ extension LongLinkServer {
                 socket.eventLoop.execute { [self] in refuse(refusal, reason: reason) }
                 return
             }
-            guard closeReason == nil else { return }
-            closeReason = reason
-            let farewell = server.codec.farewell(refusal, version: lastVersion)
+            guard loop.closeReason == nil else { return }
+            loop.closeReason = reason
+            let farewell = server.codec.farewell(refusal, version: loop.lastVersion)
             server.afterEvents { [self] in
                 if let farewell { send(farewell) }
                 socket.disconnectAfterWriting()
@@ -172,25 +178,25 @@ extension LongLinkServer {
         /// Closes now, without waiting for unsent bytes (the end of a shutdown's grace time).
         func closeNow() {
             socket.eventLoop.execute { [self] in
-                if closeReason == nil { closeReason = .shuttingDown }
+                if loop.closeReason == nil { loop.closeReason = .shuttingDown }
                 socket.disconnect()
             }
         }
 
         private func armAdmissionTimer(after timeout: Duration) {
-            admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
-                admissionTimer = nil
+            loop.admissionTimer = socket.eventLoop.scheduleTask(in: timeout) { [self] in
+                loop.admissionTimer = nil
                 guard !isAdmitted.load(ordering: .sequentiallyConsistent) else { return }
                 refuse(.admissionTimeout(timeout), reason: .admissionTimeout)
             }
         }
 
         private func armIdleTimer(after delay: Duration) {
-            idleTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
+            loop.idleTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
                 let timeout = server.configuration.idleTimeout.nanosecondsValue
-                let silent = socket.eventLoop.now() &- lastActivity
+                let silent = socket.eventLoop.now() &- loop.lastActivity
                 if silent >= timeout {
-                    if closeReason == nil { closeReason = .idleTimeout }
+                    if loop.closeReason == nil { loop.closeReason = .idleTimeout }
                     socket.disconnect()
                 } else {
                     armIdleTimer(after: .nanoseconds(Int64(clamping: timeout - silent)))
@@ -199,7 +205,7 @@ extension LongLinkServer {
         }
 
         private func tooSlow(_ queuedBytes: Int) {
-            closeReason = .slowConsumer(queuedBytes: queuedBytes)
+            loop.closeReason = .slowConsumer(queuedBytes: queuedBytes)
             socket.disconnect()
         }
 
@@ -214,14 +220,14 @@ extension LongLinkServer {
         /// An arrival left bytes of an unfinished frame: its deadline runs from its first byte.
         private func frameUnfinished() {
             guard let timeout = server.configuration.frameTimeout else { return }
-            if unfinishedSince == nil { unfinishedSince = socket.eventLoop.now() }
-            if frameTimer == nil { armFrameTimer(after: timeout) }
+            if loop.unfinishedSince == nil { loop.unfinishedSince = socket.eventLoop.now() }
+            if loop.frameTimer == nil { armFrameTimer(after: timeout) }
         }
 
         private func armFrameTimer(after delay: Duration) {
-            frameTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
-                frameTimer = nil
-                guard let timeout = server.configuration.frameTimeout, let since = unfinishedSince else { return }
+            loop.frameTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
+                loop.frameTimer = nil
+                guard let timeout = server.configuration.frameTimeout, let since = loop.unfinishedSince else { return }
                 let waited = socket.eventLoop.now() &- since
                 if waited >= timeout.nanosecondsValue {
                     refuse(.frameTimeout(timeout), reason: .frameTimeout)
@@ -234,12 +240,12 @@ extension LongLinkServer {
         /// One whole frame, on the socket's loop (FramedSocket's shared receive path: decoded in place,
         /// no copy before the decoder's own).
         private func received(_ frame: Codec.Decoder.Frame) {
-            guard closeReason == nil else { return }
+            guard loop.closeReason == nil else { return }
             // Only whole frames count as activity, so a peer dripping one byte at a time ("slowloris")
             // is still dropped at the idle timeout (or, sooner, at the frame timeout).
-            lastActivity = socket.eventLoop.now()
+            loop.lastActivity = socket.eventLoop.now()
             // The unfinished frame, if any, was this one: bytes left after it (reported next) start another.
-            unfinishedSince = nil
+            loop.unfinishedSince = nil
             let message: Codec.Message
             do {
                 message = try server.codec.message(from: frame)
@@ -248,7 +254,7 @@ extension LongLinkServer {
                 refuse(.protocolError(why), reason: .protocolError(why))
                 return
             }
-            lastVersion = server.codec.version(of: message)
+            loop.lastVersion = server.codec.version(of: message)
             if server.codec.isHeartbeat(message) {
                 // Through the event queue, so the acknowledgement follows the app's replies to the
                 // messages before the heartbeat.
@@ -266,18 +272,18 @@ extension LongLinkServer {
         }
 
         private func finish(error: SocketError?) {
-            idleTimer?.cancel()
-            idleTimer = nil
-            admissionTimer?.cancel()
-            admissionTimer = nil
-            frameTimer?.cancel()
-            frameTimer = nil
+            loop.idleTimer?.cancel()
+            loop.idleTimer = nil
+            loop.admissionTimer?.cancel()
+            loop.admissionTimer = nil
+            loop.frameTimer?.cancel()
+            loop.frameTimer = nil
             let reason: CloseReason
             switch error {
-            case nil: reason = closeReason ?? .byServer
-            case .closedByPeer?: reason = closeReason ?? .byClient
-            case .decodingFailed(let failure)?: reason = closeReason ?? .protocolError(server.codec.describe(failure.underlying))
-            case let error?: reason = closeReason ?? .network(error)
+            case nil: reason = loop.closeReason ?? .byServer
+            case .closedByPeer?: reason = loop.closeReason ?? .byClient
+            case .decodingFailed(let failure)?: reason = loop.closeReason ?? .protocolError(server.codec.describe(failure.underlying))
+            case let error?: reason = loop.closeReason ?? .network(error)
             }
             let isLast = server.remove(self)
             server.emit(.closed(self, reason))
