@@ -55,7 +55,7 @@ public struct Logger: Sendable {
             file: file, function: function, line: line)
     }
 
-    /// The module part of a `#fileID` (`IMChat/Router.swift` → `IMChat`), swift-log's default source.
+    /// The module part of a `#fileID` (`ChatServer/Router.swift` → `ChatServer`), swift-log's default source.
     @usableFromInline
     static func module(of fileID: String) -> String {
         fileID.split(separator: "/", maxSplits: 1).first.map(String.init) ?? "n/a"

@@ -1,4 +1,4 @@
-// im-client: the chat client. Parses flags, gets the password, starts IMChat.ChatClient and feeds it
+// im-client: the chat client. Parses flags, gets the password, starts ChatClient.ChatClient and feeds it
 // what is typed: in a terminal through ChatTerminal.TerminalUI (the typed line kept at the bottom under
 // a status line, output above it), from a pipe line by line; prints what it reports.
 import ChatClient
