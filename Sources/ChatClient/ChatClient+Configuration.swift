@@ -81,7 +81,10 @@ extension ChatClient {
         /// ``ChatClientState/defaultDirectory(environment:)``.
         public var dataDirectory: String?
         /// How lines are written. Default ``OutputStyle/pipe``.
-        public var style: OutputStyle = .pipe
+        public var style: OutputStyle {
+            get { display.style }
+            set { display.style = newValue }
+        }
         /// When to retry after a drop: the schedule's attempts (default 0 s, 2 s, 4 s, each plus up to
         /// 1 s of jitter), after which the server is reported unavailable.
         public var reconnectSchedule = ReconnectSchedule()
@@ -98,16 +101,40 @@ extension ChatClient {
         /// ``OutputStyle/terminal`` only: names in colour, one of six ANSI colours chosen by a hash of
         /// the name. Default false; `im-client` turns it on in a terminal unless `NO_COLOR` is set
         /// (``ClientOptions/wantsColor(terminal:environment:)``).
-        public var color = false
+        public var color: Bool {
+            get { display.color }
+            set { display.color = newValue }
+        }
         /// ``OutputStyle/pipe`` only: every line starts with its UTC time, ISO 8601 to the millisecond,
         /// and a space (`2023-11-14T22:13:20.123Z stored #17`). Default false (`im-client --timestamps`).
-        public var timestamps = false
+        public var timestamps: Bool {
+            get { display.timestamps }
+            set { display.timestamps = newValue }
+        }
         /// The time zone of the clock times a terminal shows (line times, reconnect times). Default the
         /// process's (`TZ`, else the system's).
-        public var timeZone = TimeZone.current
+        public var timeZone: TimeZone {
+            get { display.timeZone }
+            set { display.timeZone = newValue }
+        }
         /// The wall clock for line times and reconnect times (not for timers, which the event loop
         /// group's clock measures). Default `Date()`.
-        public var clock: @Sendable () -> Date = { Date() }
+        public var clock: @Sendable () -> Date {
+            get { display.clock }
+            set { display.clock = newValue }
+        }
+
+        /// How lines look: ``style``, ``color``, ``timestamps``, ``timeZone`` and ``clock``, kept together.
+        var display = Display()
+
+        /// The settings of how lines look (their defaults are the properties' above).
+        struct Display: Sendable {
+            var style: OutputStyle = .pipe
+            var color = false
+            var timestamps = false
+            var timeZone = TimeZone.current
+            var clock: @Sendable () -> Date = { Date() }
+        }
 
         /// A configuration for `name` on the one server at `host`:`port` with the defaults above.
         public init(name: String, host: String, port: UInt16) {

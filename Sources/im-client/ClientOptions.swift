@@ -41,11 +41,27 @@ public struct ClientOptions: Equatable, Sendable {
     /// `--password-file FILE`: the password is the file's first line. `nil` (the default): in a
     /// terminal, `im-client` asks for it without echo (an empty answer logs in without one); otherwise
     /// it logs in without a password (live only). Version 2 only.
-    public var passwordFile: String?
+    public var passwordFile: String? {
+        get { files.passwordFile }
+        set { files.passwordFile = newValue }
+    }
     /// `--data-dir DIR`: where the outbox, positions and receipts are kept (``ChatClientState``).
     /// `nil` (the default) means ``ChatClientState/defaultDirectory(environment:)``:
     /// `$XDG_DATA_HOME/im-client`, or `~/.local/share/im-client`. Version 2 only.
-    public var dataDirectory: String?
+    public var dataDirectory: String? {
+        get { files.dataDirectory }
+        set { files.dataDirectory = newValue }
+    }
+
+    /// ``passwordFile``, ``dataDirectory``, kept together.
+    var files = Files()
+
+    /// The settings ``files`` keeps (their defaults are the properties' above).
+    struct Files: Equatable, Sendable {
+        var passwordFile: String?
+        var dataDirectory: String?
+    }
+
     /// `--wait SECONDS`: once input has ended (end of file or `/quit`), how long to wait for the server
     /// to store the messages still in the outbox (restarted whenever one is stored) before exiting
     /// with status 1. Default 30 s.
@@ -56,10 +72,25 @@ public struct ClientOptions: Equatable, Sendable {
     /// `--tls`: TLS to the server, verified as the host connected to (``host``, or the `--server` the
     /// connection went to: its certificate must name it) against the system's trust store, or against
     /// `--ca FILE` only (which implies `--tls`). Default off.
-    public var tls = false
+    public var tls: Bool {
+        get { security.tls }
+        set { security.tls = newValue }
+    }
     /// `--ca FILE`: the PEM certificates the server's chain must lead to (a self-signed certificate
     /// can be its own); nil: the system's trust store.
-    public var caFile: String?
+    public var caFile: String? {
+        get { security.caFile }
+        set { security.caFile = newValue }
+    }
+
+    /// ``tls``, ``caFile``, kept together.
+    var security = Security()
+
+    /// The settings ``security`` keeps (their defaults are the properties' above).
+    struct Security: Equatable, Sendable {
+        var tls: Bool = false
+        var caFile: String?
+    }
 
     /// The servers to connect to: ``servers`` when `--server` was given, else ``host``:``port``.
     public var endpoints: [Endpoint] { servers.isEmpty ? [Endpoint(host: host, port: port)] : servers }
@@ -232,17 +263,17 @@ public struct ClientOptions: Equatable, Sendable {
                 }
                 protocolVersion = version
             case "--password-file":
-                passwordFile = try parser.value(for: option)
+                files.passwordFile = try parser.value(for: option)
                 versionTwoFlag = option
             case "--data-dir":
-                dataDirectory = try parser.value(for: option)
+                files.dataDirectory = try parser.value(for: option)
                 versionTwoFlag = option
             case "--wait": wait = try parser.seconds(for: option)
             case "--timestamps": timestamps = true
-            case "--tls": tls = true
+            case "--tls": security.tls = true
             case "--ca":
-                caFile = try parser.value(for: option)
-                tls = true
+                security.caFile = try parser.value(for: option)
+                security.tls = true
             case "--discover": discover = true
             case "--discover-timeout": search.timeout = try parser.seconds(for: option)
             case "--discover-group": search.group = try parser.group(for: option)

@@ -26,13 +26,33 @@ public struct ServerOptions: Equatable, Sendable {
     /// Where messages, users, password hashes and read positions are kept (`--store FILE`): a SQLite
     /// file, created when missing. Default ``defaultStore``, in the current directory;
     /// ``memoryStore`` (`:memory:`) keeps them in memory only, lost when the server stops.
-    public var store = ServerOptions.defaultStore
+    public var store: String {
+        get { storage.store }
+        set { storage.store = newValue }
+    }
     /// How hard the store file is synced (`--store-sync normal|full`). Default `.normal`: survives a
     /// crash or `kill -9` of the server; `.full` also survives a power loss (``SQLiteSynchronous``).
-    public var storeSync = SQLiteSynchronous.normal
+    public var storeSync: SQLiteSynchronous {
+        get { storage.storeSync }
+        set { storage.storeSync = newValue }
+    }
     /// How long messages are kept (`--retain-messages N` per conversation, `--retain-days D`). Default:
     /// everything.
-    public var retention = RetentionPolicy.keepEverything
+    public var retention: RetentionPolicy {
+        get { storage.retention }
+        set { storage.retention = newValue }
+    }
+
+    /// ``store``, ``storeSync``, ``retention``, kept together.
+    var storage = Storage()
+
+    /// The settings ``storage`` keeps (their defaults are the properties' above).
+    struct Storage: Equatable, Sendable {
+        var store = ServerOptions.defaultStore
+        var storeSync: SQLiteSynchronous = SQLiteSynchronous.normal
+        var retention: RetentionPolicy = RetentionPolicy.keepEverything
+    }
+
     /// The least severe level written to the log (`--log-level LEVEL`: trace, debug, info, notice,
     /// warning, error, critical). Default `.info`: logins, logouts, drops, refusals and failures.
     public var logLevel = Logger.Level.info
