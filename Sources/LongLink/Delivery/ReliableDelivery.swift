@@ -19,8 +19,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     enum Admission {
         /// The codec does not number it: send it as a plain link does.
         case unnumbered
-        /// Persisted and queued with this id.
-        case admitted(UInt64)
+        /// Persisted with this id as `frame`: `message` (numbered) joins the outbox.
+        case admitted(id: UInt64, frame: Data, message: Message)
         /// The outbox is at its limit.
         case outboxFull
         /// The codec could not encode it.
@@ -112,12 +112,17 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
 
     // MARK: Sending
 
-    /// Numbers, encodes, persists and queues `message`, unless the codec does not number it.
-    func admit(_ message: Message) -> Admission {
-        let id = outbox.nextID
+    /// The id the next numbered message gets, and whether the outbox is at its limit. Loop only.
+    var nextAdmission: (id: UInt64, isFull: Bool) { (outbox.nextID, outbox.isFull) }
+
+    /// Numbers `message` with `id`, encodes it and persists it (``DeliveryStateStore/enqueue(id:frame:)``),
+    /// unless the codec does not number it or the outbox is full (`outboxFull`). Off the loop, on the
+    /// link's store queue; `id` and `outboxFull` come from ``nextAdmission``, and ``append(id:frame:message:)``
+    /// follows on the loop.
+    func prepare(_ message: Message, id: UInt64, outboxFull: Bool) -> Admission {
         let numbered = operations.number(message, id)
         guard operations.id(numbered) == id else { return .unnumbered }
-        guard !outbox.isFull else { return .outboxFull }
+        guard !outboxFull else { return .outboxFull }
         let frame: Data
         do {
             frame = try operations.encode(numbered)
@@ -127,15 +132,14 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         do {
             try store.enqueue(id: id, frame: frame)
         } catch {
-            noteStoreFailure(error)
             return .storeFailed("\(error)")
         }
-        do {
-            try outbox.append(id: id, frame: frame, message: numbered)
-        } catch {
-            return .outboxFull  // checked above; kept for the typed throw
-        }
-        return .admitted(id)
+        return .admitted(id: id, frame: frame, message: numbered)
+    }
+
+    /// Queues a message ``prepare(_:id:outboxFull:)`` persisted. Loop only.
+    func append(id: UInt64, frame: Data, message: Message) {
+        try? outbox.append(id: id, frame: frame, message: message)  // checked by prepare; kept for the typed throw
     }
 
     /// The greeting for a new connection, built from the positions; `nil` without a builder.
@@ -259,8 +263,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         storeFailures += failures.count
         lastStoreError = last
     }
-
-    private func noteStoreFailure(_ error: any Error) { noteStoreFailures(["\(error)"]) }
 }
 
 /// A ``DeliveryStateStore``'s content that a reliable ``LongLinkClient`` cannot use.
