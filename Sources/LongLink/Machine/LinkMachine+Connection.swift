@@ -164,9 +164,10 @@ extension LinkMachine {
 
     // MARK: Reading
 
-    /// One whole frame.
+    /// One whole frame. Frames after this side decided to end the connection are not handled (the
+    /// driver stops reading them: ``isDropping``).
     mutating func received(_ frame: Codec.Decoder.Frame) {
-        guard let connection else { return }
+        guard let connection, connection.dropReason == nil else { return }
         let message: Codec.Message
         do {
             message = try codec.message(from: frame)
