@@ -43,8 +43,8 @@ import SocketLog
 /// is dropped and the link reconnects so the server resends from the position. Acknowledgements are
 /// cumulative and batched: at most one per conversation per event-loop pass (the frames one read
 /// brought), written after the positions have been handed to the store. Positions and outbox removals
-/// are handed to the store only once `onEvent` has returned for the events they cover (on
-/// `eventQueue`, then back on the loop): a client killed while a delivery's event waited for it has
+/// are handed to the store only once `onEvent` has returned for the events they cover (on the link's
+/// store queue, right behind `eventQueue`; then back on the loop): a client killed while a delivery's event waited for it has
 /// neither saved nor acknowledged that delivery, so the server sends it again. So across a kill
 /// (`kill -9`) deliveries are at least once: one whose `onEvent` had run but whose position was not yet
 /// written (one loop hop and a store write later) is passed on again by the next process. An answer the codec reads as

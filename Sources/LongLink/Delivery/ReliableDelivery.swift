@@ -3,8 +3,9 @@ import Foundation
 import SocketFraming
 
 /// The reliable-delivery half of a ``LongLinkClient``: its ``Outbox``, its ``ReceiveTracker`` and its
-/// ``DeliveryStateStore``, with the codec's numbering functions. The client calls it on its event loop
-/// only (loop-confined state); it decides, the client does the I/O.
+/// ``DeliveryStateStore``, with the codec's numbering functions. The link's state machine calls it on
+/// the event loop (loop-confined state); the calls that reach the store (``prepare(_:id:outboxFull:)``,
+/// ``persist(through:)``) run on the link's store queue.
 final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// A ``ReliableLinkCodec``'s methods, captured where the codec's type is known.
     struct Operations: Sendable {
@@ -209,8 +210,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
 
     /// Flushes taken on the loop and not yet given to the store, oldest first, each with its number.
     private let unwritten = LockedValue<[(number: UInt64, flush: Flush)]>([])
-    /// Held while the store is written, so that two writers (the event queue, the loop at a stop)
-    /// never put an older position over a newer one.
+    /// Held while the store is written (the store queue is the only writer; the lock keeps an older
+    /// position from ever going over a newer one should that change).
     private let writer = LockedValue(())
     /// The number of the last flush taken; with ``persist(through:)``, everything taken so far.
     /// Loop-confined.
@@ -230,10 +231,10 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     }
 
     /// Brings the store up to date with every flush taken up to number `last` (removals, then
-    /// positions, oldest first) and returns their acknowledgements, one per conversation. Any thread:
-    /// the link calls it on its event queue, right after the events the flushes cover, so a position is
-    /// saved as soon as the app has handled its delivery; and on the loop at a drain's end or a stop.
-    /// A store failure is returned for the loop to count; the state in memory goes on.
+    /// positions, oldest first) and returns their acknowledgements, one per conversation. On the link's
+    /// store queue: right after the events the flushes cover have reached the app, so a position is
+    /// saved as soon as the app has handled its delivery; and at a drain's end or a stop. A store
+    /// failure is returned for the loop to count; the state in memory goes on.
     func persist(through last: UInt64) -> Persisted {
         writer.withLock { _ in
             let flushes = unwritten.withLock { queued in
