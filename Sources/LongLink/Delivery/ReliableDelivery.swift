@@ -210,9 +210,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
 
     /// Flushes taken on the loop and not yet given to the store, oldest first, each with its number.
     private let unwritten = LockedValue<[(number: UInt64, flush: Flush)]>([])
-    /// Held while the store is written (the store queue is the only writer; the lock keeps an older
-    /// position from ever going over a newer one should that change).
-    private let writer = LockedValue(())
     /// The number of the last flush taken; with ``persist(through:)``, everything taken so far.
     /// Loop-confined.
     private(set) var flushesTaken: UInt64 = 0
@@ -233,29 +230,28 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// Brings the store up to date with every flush taken up to number `last` (removals, then
     /// positions, oldest first) and returns their acknowledgements, one per conversation. On the link's
     /// store queue: right after the events the flushes cover have reached the app, so a position is
-    /// saved as soon as the app has handled its delivery; and at a drain's end or a stop. A store
-    /// failure is returned for the loop to count; the state in memory goes on.
+    /// saved as soon as the app has handled its delivery; and at a drain's end or a stop. The queue is
+    /// serial: one write at a time, in the order the flushes were taken. A store failure is returned for
+    /// the loop to count; the state in memory goes on.
     func persist(through last: UInt64) -> Persisted {
-        writer.withLock { _ in
-            let flushes = unwritten.withLock { queued in
-                let count = queued.prefix { $0.number <= last }.count
-                defer { queued.removeFirst(count) }
-                return queued.prefix(count).map(\.flush)
-            }
-            var failures: [String] = []
-            var acknowledged: [String: UInt64] = [:]
-            for flush in flushes {
-                if !flush.removals.isEmpty {
-                    do { try store.remove(ids: flush.removals) } catch { failures.append("\(error)") }
-                }
-                if !flush.positions.isEmpty {
-                    do { try store.setPositions(flush.positions) } catch { failures.append("\(error)") }
-                }
-                for (conversation, sequence) in flush.acknowledgements { acknowledged[conversation] = sequence }
-            }
-            let acknowledgements = acknowledged.sorted { $0.key < $1.key }.map { operations.acknowledgement($0.key, $0.value) }
-            return Persisted(acknowledgements: acknowledgements, failures: failures)
+        let flushes = unwritten.withLock { queued in
+            let count = queued.prefix { $0.number <= last }.count
+            defer { queued.removeFirst(count) }
+            return queued.prefix(count).map(\.flush)
         }
+        var failures: [String] = []
+        var acknowledged: [String: UInt64] = [:]
+        for flush in flushes {
+            if !flush.removals.isEmpty {
+                do { try store.remove(ids: flush.removals) } catch { failures.append("\(error)") }
+            }
+            if !flush.positions.isEmpty {
+                do { try store.setPositions(flush.positions) } catch { failures.append("\(error)") }
+            }
+            for (conversation, sequence) in flush.acknowledgements { acknowledged[conversation] = sequence }
+        }
+        let acknowledgements = acknowledged.sorted { $0.key < $1.key }.map { operations.acknowledgement($0.key, $0.value) }
+        return Persisted(acknowledgements: acknowledgements, failures: failures)
     }
 
     /// Counts the store failures ``persist(through:)`` returned. Loop only.
