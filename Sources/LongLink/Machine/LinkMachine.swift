@@ -48,8 +48,8 @@ struct LinkMachine<Codec: LinkCodec> {
         rotation = EndpointRotation(configuration.endpoints)
     }
 
-    /// The connection's reason for ending, once this side decided to end it (frames read after it are
-    /// not handed on).
+    /// True once this side has decided to end the connection (its reason is set): the driver stops
+    /// handing on the frames of that read, and the machine ignores any that come.
     var isDropping: Bool {
         if case .connected(let connection) = state { connection.dropReason != nil } else { false }
     }
@@ -83,8 +83,9 @@ struct LinkMachine<Codec: LinkCodec> {
         case .flushDue: takeFlush()
         case .persisted(let result, let then): persisted(result, then: then)
         }
-        defer { actions.removeAll(keepingCapacity: true) }
-        return actions
+        var result: [LinkAction<Codec>] = []
+        swap(&result, &actions)
+        return result
     }
 
     // MARK: The app's calls
