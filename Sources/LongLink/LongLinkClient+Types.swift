@@ -33,20 +33,29 @@ extension LongLinkClient {
         public var connectTimeout: TimeInterval = 20
         /// Time between heartbeats while connected. Default 180 s, the articles' three minutes, which
         /// keeps carrier NAT mappings alive (MISSION M4).
-        public var heartbeatInterval: Duration = .seconds(180)
+        public var heartbeatInterval: Duration {
+            get { heartbeat.interval }
+            set { heartbeat.interval = newValue }
+        }
         /// How long after a heartbeat, with nothing at all received from the server since, the link
         /// counts as dead and is dropped with ``DisconnectReason/heartbeatTimeout``. Any whole message
         /// counts, not only the acknowledgement: a server still answering a backlog that arrived before
         /// the heartbeat is alive. `nil` (the default) means one ``heartbeatInterval``. While the
         /// greeting (a login) is unanswered, it is at least ``connectTimeout``: the server answers the
         /// heartbeats behind a login after it, and a login can take it seconds.
-        public var heartbeatAckTimeout: Duration?
+        public var heartbeatAckTimeout: Duration? {
+            get { heartbeat.ackTimeout }
+            set { heartbeat.ackTimeout = newValue }
+        }
         /// The adaptive heartbeat: instead of every ``heartbeatInterval``, a heartbeat after the link
         /// has been idle for an interval learned per network, just under the NAT's idle timeout, and a
         /// reconnect at once when the network changes (``SmartHeartbeat``, after WeChat's Mars). With
         /// it, ``heartbeatAckTimeout`` defaults to ``SmartHeartbeat/acknowledgementTimeout`` (30 s).
         /// `nil` (the default): the fixed ``heartbeatInterval``.
-        public var smartHeartbeat: SmartHeartbeat?
+        public var smartHeartbeat: SmartHeartbeat? {
+            get { heartbeat.smart }
+            set { heartbeat.smart = newValue }
+        }
         /// When to retry after an unrequested drop or a failed connect, and when to give up. Default
         /// ``ReconnectSchedule/init(delays:jitter:random:)`` with its defaults: three attempts after
         /// 0 s, 2 s and 4 s (article 000), each stretched by a random jitter in [0 s, 1 s), so the
@@ -93,18 +102,27 @@ extension LongLinkClient {
         /// Reliable delivery only: the most messages the outbox holds (sent or waiting, not yet stored by
         /// the server). Beyond this, ``LongLinkClient/send(_:)`` fails with ``SendFailure/outboxFull``.
         /// Default 10,000 messages (issue 11's bound).
-        public var outboxLimit = 10_000
+        public var outboxLimit: Int {
+            get { delivery.outboxLimit }
+            set { delivery.outboxLimit = newValue }
+        }
         /// Reliable delivery only: the most outbox messages written on one connection and not yet
         /// answered by the server; the others wait for answers. This also bounds the resend burst after a
         /// reconnect. Default 256 messages (issue 11's bound).
-        public var unacknowledgedWindow = 256
+        public var unacknowledgedWindow: Int {
+            get { delivery.unacknowledgedWindow }
+            set { delivery.unacknowledgedWindow = newValue }
+        }
         /// Reliable delivery only: also pass each answer that stores an outbox message (the codec's
         /// ``DeliveryRole/stored(id:)``) to the app as ``Event/received(_:)``, just before its
         /// ``Event/stored(id:_:)``, for apps that need what the answer says besides the id (the chat
         /// client needs its conversation and sequence number, to match receipts and its own messages
         /// echoed back). Answers for ids no longer in the outbox (repeats) are not passed on either way.
         /// Default `false`: only ``Event/stored(id:_:)`` is reported.
-        public var reportsStoredAnswers = false
+        public var reportsStoredAnswers: Bool {
+            get { delivery.reportsStoredAnswers }
+            set { delivery.reportsStoredAnswers = newValue }
+        }
         /// Bytes that may wait in the socket to be written. Beyond this (the server or the network is
         /// slower than the app), new messages wait in the offline queue until half of it has drained.
         /// Default 4 MiB.
@@ -112,6 +130,11 @@ extension LongLinkClient {
         /// How long ``LongLinkClient/disconnectAfterSending()`` waits for the server to acknowledge
         /// its final heartbeat before closing anyway. Default 5 s.
         public var drainTimeout: Duration = .seconds(5)
+
+        /// The heartbeat's settings, kept together.
+        private var heartbeat = LinkHeartbeatSettings()
+        /// Reliable delivery's settings, kept together.
+        private var delivery = LinkDeliverySettings()
 
         /// A configuration for the one server at `host` and `port` with the articles' defaults.
         public init(host: String, port: UInt16) {
@@ -258,6 +281,21 @@ extension LongLinkClient {
             }
         }
     }
+}
+
+/// ``LongLinkClient/Configuration``'s heartbeat settings, stored together (see the properties there).
+struct LinkHeartbeatSettings: Sendable {
+    var interval: Duration = .seconds(180)
+    var ackTimeout: Duration?
+    var smart: SmartHeartbeat?
+}
+
+/// ``LongLinkClient/Configuration``'s reliable-delivery settings, stored together (see the properties
+/// there).
+struct LinkDeliverySettings: Sendable {
+    var outboxLimit = 10_000
+    var unacknowledgedWindow = 256
+    var reportsStoredAnswers = false
 }
 
 extension Duration {

@@ -13,7 +13,8 @@ import LongLink
 /// processes sharing it would give the same ids to different messages.
 ///
 /// Threading: the connection lives behind a lock, so each method is atomic and may be called from any
-/// thread (the link calls them on its loop and its event queue: ``DeliveryStateStore``).
+/// thread (the link calls `load()` where it is created and the others on its store queue, never on its
+/// loop: ``DeliveryStateStore``).
 ///
 /// Errors: ``SQLiteError`` when SQLite fails; ``StoreError`` when opening (another kind of file, a
 /// later schema) and for values this program never writes (``StoreError/corrupt(_:)``) or cannot

@@ -41,14 +41,17 @@ public struct DeliveryState: Sendable, Equatable {
 /// ``InMemoryDeliveryStateStore`` keeps the state in memory (tests, or an app that needs no
 /// persistence); IMChat's SQLite client store keeps it in a file.
 ///
-/// Threads: ``load()`` runs in the link's initializer, on the caller's thread. ``enqueue(id:frame:)``
-/// runs on the link's event loop before ``LongLinkClient/send(_:)`` returns (`send` waits for the
-/// loop), so a message the app handed over is persisted when `send` returns. Removals and positions
-/// are written at most once per loop pass, on the link's event queue right after the events they cover
-/// (so a delivery's position is saved as soon as the app's handler for it has returned), or on the
-/// loop at a drain's end and a stop; one such write at a time, in order, and always before the
-/// acknowledgements they allow are sent. So an `enqueue` and a `remove`/`setPositions` can run at the
-/// same time on two threads: a store must be safe for that (both stores here take a lock). A method
+/// Threads: ``load()`` runs in the link's initializer, on the caller's thread. Every other call runs on
+/// the link's store queue (a serial queue of its own), never on its event loop: a slow store (a disk,
+/// SQLite) does not hold up the link's socket and timers. ``enqueue(id:frame:)`` runs before
+/// ``LongLinkClient/send(_:)`` returns (`send` waits for it), so a message the app handed over is
+/// persisted when `send` returns; when `send` is called on the link's own loop thread (an `onEvent` with
+/// no event queue), that thread waits. Removals and positions are written at most once per loop pass,
+/// right after the events they cover have reached the app on the link's event queue (so a delivery's
+/// position is saved as soon as the app's handler for it has returned), and at a drain's end and a
+/// stop; one such write at a time, in order, and always before the acknowledgements they allow are
+/// sent. A store must be safe to call from the store queue's changing threads (both stores here take
+/// a lock). A method
 /// that throws should leave the state as it was; the link reports a failed enqueue as
 /// ``LongLinkClient/SendFailure/storeFailed(_:)`` (the message is not sent) and counts other failures in
 /// ``DeliveryStatus/storeFailures``, going on with its state in memory.

@@ -17,7 +17,8 @@ extension LongLinkClient where Codec: ReliableLinkCodec {
     ///   - codec: frames the link's messages and tells the heartbeat, the greeting and the delivery
     ///     messages apart (``ReliableLinkCodec``).
     ///   - configuration: the server, heartbeat, reconnect and queue settings.
-    ///   - store: where the outbox and positions are kept; called on the link's event loop.
+    ///   - store: where the outbox and positions are kept; ``DeliveryStateStore/load()`` is called here,
+    ///     on the caller's thread, everything else on the link's store queue (never its event loop).
     ///   - group: the loops the link's sockets and timers run on.
     ///   - eventQueue: where `onEvent` runs; `nil` runs it on the link's event-loop thread.
     ///   - onEvent: receives every ``Event`` in order.

@@ -3,8 +3,9 @@ import Foundation
 import SocketFraming
 
 /// The reliable-delivery half of a ``LongLinkClient``: its ``Outbox``, its ``ReceiveTracker`` and its
-/// ``DeliveryStateStore``, with the codec's numbering functions. The client calls it on its event loop
-/// only (loop-confined state); it decides, the client does the I/O.
+/// ``DeliveryStateStore``, with the codec's numbering functions. The link's state machine calls it on
+/// the event loop (loop-confined state); the calls that reach the store (``prepare(_:id:outboxFull:)``,
+/// ``persist(through:)``) run on the link's store queue.
 final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     /// A ``ReliableLinkCodec``'s methods, captured where the codec's type is known.
     struct Operations: Sendable {
@@ -19,8 +20,8 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     enum Admission {
         /// The codec does not number it: send it as a plain link does.
         case unnumbered
-        /// Persisted and queued with this id.
-        case admitted(UInt64)
+        /// Persisted with this id as `frame`: `message` (numbered) joins the outbox.
+        case admitted(id: UInt64, frame: Data, message: Message)
         /// The outbox is at its limit.
         case outboxFull
         /// The codec could not encode it.
@@ -112,12 +113,17 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
 
     // MARK: Sending
 
-    /// Numbers, encodes, persists and queues `message`, unless the codec does not number it.
-    func admit(_ message: Message) -> Admission {
-        let id = outbox.nextID
+    /// The id the next numbered message gets, and whether the outbox is at its limit. Loop only.
+    var nextAdmission: (id: UInt64, isFull: Bool) { (outbox.nextID, outbox.isFull) }
+
+    /// Numbers `message` with `id`, encodes it and persists it (``DeliveryStateStore/enqueue(id:frame:)``),
+    /// unless the codec does not number it or the outbox is full (`outboxFull`). Off the loop, on the
+    /// link's store queue; `id` and `outboxFull` come from ``nextAdmission``, and ``append(id:frame:message:)``
+    /// follows on the loop.
+    func prepare(_ message: Message, id: UInt64, outboxFull: Bool) -> Admission {
         let numbered = operations.number(message, id)
         guard operations.id(numbered) == id else { return .unnumbered }
-        guard !outbox.isFull else { return .outboxFull }
+        guard !outboxFull else { return .outboxFull }
         let frame: Data
         do {
             frame = try operations.encode(numbered)
@@ -127,15 +133,14 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         do {
             try store.enqueue(id: id, frame: frame)
         } catch {
-            noteStoreFailure(error)
             return .storeFailed("\(error)")
         }
-        do {
-            try outbox.append(id: id, frame: frame, message: numbered)
-        } catch {
-            return .outboxFull  // checked above; kept for the typed throw
-        }
-        return .admitted(id)
+        return .admitted(id: id, frame: frame, message: numbered)
+    }
+
+    /// Queues a message ``prepare(_:id:outboxFull:)`` persisted. Loop only.
+    func append(id: UInt64, frame: Data, message: Message) {
+        try? outbox.append(id: id, frame: frame, message: message)  // checked by prepare; kept for the typed throw
     }
 
     /// The greeting for a new connection, built from the positions; `nil` without a builder.
@@ -205,9 +210,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
 
     /// Flushes taken on the loop and not yet given to the store, oldest first, each with its number.
     private let unwritten = LockedValue<[(number: UInt64, flush: Flush)]>([])
-    /// Held while the store is written, so that two writers (the event queue, the loop at a stop)
-    /// never put an older position over a newer one.
-    private let writer = LockedValue(())
     /// The number of the last flush taken; with ``persist(through:)``, everything taken so far.
     /// Loop-confined.
     private(set) var flushesTaken: UInt64 = 0
@@ -226,31 +228,30 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
     }
 
     /// Brings the store up to date with every flush taken up to number `last` (removals, then
-    /// positions, oldest first) and returns their acknowledgements, one per conversation. Any thread:
-    /// the link calls it on its event queue, right after the events the flushes cover, so a position is
-    /// saved as soon as the app has handled its delivery; and on the loop at a drain's end or a stop.
-    /// A store failure is returned for the loop to count; the state in memory goes on.
+    /// positions, oldest first) and returns their acknowledgements, one per conversation. On the link's
+    /// store queue: right after the events the flushes cover have reached the app, so a position is
+    /// saved as soon as the app has handled its delivery; and at a drain's end or a stop. The queue is
+    /// serial: one write at a time, in the order the flushes were taken. A store failure is returned for
+    /// the loop to count; the state in memory goes on.
     func persist(through last: UInt64) -> Persisted {
-        writer.withLock { _ in
-            let flushes = unwritten.withLock { queued in
-                let count = queued.prefix { $0.number <= last }.count
-                defer { queued.removeFirst(count) }
-                return queued.prefix(count).map(\.flush)
-            }
-            var failures: [String] = []
-            var acknowledged: [String: UInt64] = [:]
-            for flush in flushes {
-                if !flush.removals.isEmpty {
-                    do { try store.remove(ids: flush.removals) } catch { failures.append("\(error)") }
-                }
-                if !flush.positions.isEmpty {
-                    do { try store.setPositions(flush.positions) } catch { failures.append("\(error)") }
-                }
-                for (conversation, sequence) in flush.acknowledgements { acknowledged[conversation] = sequence }
-            }
-            let acknowledgements = acknowledged.sorted { $0.key < $1.key }.map { operations.acknowledgement($0.key, $0.value) }
-            return Persisted(acknowledgements: acknowledgements, failures: failures)
+        let flushes = unwritten.withLock { queued in
+            let count = queued.prefix { $0.number <= last }.count
+            defer { queued.removeFirst(count) }
+            return queued.prefix(count).map(\.flush)
         }
+        var failures: [String] = []
+        var acknowledged: [String: UInt64] = [:]
+        for flush in flushes {
+            if !flush.removals.isEmpty {
+                do { try store.remove(ids: flush.removals) } catch { failures.append("\(error)") }
+            }
+            if !flush.positions.isEmpty {
+                do { try store.setPositions(flush.positions) } catch { failures.append("\(error)") }
+            }
+            for (conversation, sequence) in flush.acknowledgements { acknowledged[conversation] = sequence }
+        }
+        let acknowledgements = acknowledged.sorted { $0.key < $1.key }.map { operations.acknowledgement($0.key, $0.value) }
+        return Persisted(acknowledgements: acknowledgements, failures: failures)
     }
 
     /// Counts the store failures ``persist(through:)`` returned. Loop only.
@@ -259,8 +260,6 @@ final class ReliableDelivery<Message: Sendable>: @unchecked Sendable {
         storeFailures += failures.count
         lastStoreError = last
     }
-
-    private func noteStoreFailure(_ error: any Error) { noteStoreFailures(["\(error)"]) }
 }
 
 /// A ``DeliveryStateStore``'s content that a reliable ``LongLinkClient`` cannot use.
