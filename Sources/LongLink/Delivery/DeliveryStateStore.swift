@@ -39,7 +39,7 @@ public struct DeliveryState: Sendable, Equatable {
 /// mid-run (`kill -9`) resends what the server had not stored and shows nothing twice after it restarts.
 ///
 /// ``InMemoryDeliveryStateStore`` keeps the state in memory (tests, or an app that needs no
-/// persistence); IMChat's SQLite client store keeps it in a file.
+/// persistence); ChatClient's SQLite delivery-state store keeps it in a file.
 ///
 /// Threads: ``load()`` runs in the link's initializer, on the caller's thread. Every other call runs on
 /// the link's store queue (a serial queue of its own), never on its event loop: a slow store (a disk,
