@@ -14,15 +14,15 @@ extension LoadRun {
             dropped(connection, reason)
             return
         }
-        result.connectionFailures += 1
-        if result.failureReasons.count < 10 { result.failureReasons.append(reason) }
-        if result.connectionFailures <= 3 { Output.complain(reason) }
+        result.failures.connectionFailures += 1
+        if result.failures.failureReasons.count < 10 { result.failures.failureReasons.append(reason) }
+        if result.failures.connectionFailures <= 3 { Output.complain(reason) }
         let index = connection.index
         if index < options.users {
             if roster.activeSlot[index] != nil {
                 deactivate(index)
             } else if !failover.loggedInOnce.contains(index) {
-                result.loginFailures += 1
+                result.logins.loginFailures += 1
                 userLoginEnded()
             }
         } else if !failover.loggedInOnce.contains(index) {
@@ -41,13 +41,13 @@ extension LoadRun {
         counts.heartbeatsOutstanding -= connection.heartbeatsSent - connection.heartbeatsAnswered
         if failover.droppedAt[index] == nil {
             failover.droppedAt[index] = MonotonicClock.now()
-            result.drops += 1
-            if result.drops <= 3 { Output.complain("\(reason); logging in again on the next server") }
+            result.failover.drops += 1
+            if result.failover.drops <= 3 { Output.complain("\(reason); logging in again on the next server") }
             deactivate(index)
         } else {
-            result.failedAttempts += 1
-            if result.failedAttemptReasons.count < 5 {
-                result.failedAttemptReasons.append(reason)
+            result.failover.failedAttempts += 1
+            if result.failover.failedAttemptReasons.count < 5 {
+                result.failover.failedAttemptReasons.append(reason)
                 Output.complain("\(reason); trying the next server")
             }
         }
@@ -57,11 +57,11 @@ extension LoadRun {
         _ = fleet.loop.scheduleTask(in: delay) { [self] in
             guard !phase.isFinished, failover.droppedAt[index] != nil else { return }
             failover.attemptsMade[index, default: 0] += 1
-            result.reconnectAttempts += 1
+            result.failover.reconnectAttempts += 1
             do {
                 try connection.reconnect(
                     to: server(of: index), from: spreads ? SourceAddresses.address(of: index) : nil,
-                    positions: positions[index].positions, loginTimeout: .seconds(options.loginTimeout))
+                    positions: positions[index].positions, loginTimeout: .seconds(options.timing.loginTimeout))
             } catch {
                 dropped(connection, "\(connection.name): cannot connect to \(server(of: index)): \(error)")
             }
@@ -90,7 +90,7 @@ extension LoadRun {
         let index = connection.index
         if let since = failover.droppedAt.removeValue(forKey: index) {
             // Back after a drop (--failover), on another server.
-            result.failoverLatency.record(now &- since)
+            result.failover.failoverLatency.record(now &- since)
             failover.schedules[index] = nil
             if index < options.users {
                 roster.activeSlot[index] = roster.active.count
@@ -107,12 +107,12 @@ extension LoadRun {
         }
         guard phase.isLoggingIn else {
             // Too late: the run has moved on without it.
-            result.unexpected += 1
+            result.answers.unexpected += 1
             connection.close()
             return
         }
         failover.loggedInOnce.insert(index)
-        result.loginLatency.record(now &- connection.connectStart)
+        result.logins.loginLatency.record(now &- connection.connectStart)
         roster.activeSlot[index] = roster.active.count
         roster.active.append(index)
         times.lastLogin = now
@@ -134,31 +134,31 @@ extension LoadRun {
                 case .duplicate:
                     // Read before (the server resends from the position after a reconnect): a client
                     // does not show it again, so neither does the ledger count it.
-                    result.resentDeliveries += 1
+                    result.deliveries.resentDeliveries += 1
                     return
-                case .gap(let missing): result.gaps += missing
+                case .gap(let missing): result.deliveries.gaps += missing
                 }
             }
             guard let sender = roster.indexByName[from] else {
-                result.foreign += 1
+                result.deliveries.foreign += 1
                 return
             }
             guard let id = MessageText.id(in: text) else {
-                result.unexpected += 1
+                result.answers.unexpected += 1
                 return
             }
             switch ledger.arrive(id, from: sender, to: receiver, isDirect: isDirect, at: now) {
             case .delivered(let kind, let latency):
                 switch kind {
                 case .probe:
-                    result.probeLatency.record(latency)
+                    result.latencies.probeLatency.record(latency)
                 case .direct:
-                    result.directLatency.record(latency)
-                    result.deliveryLatency.record(latency)
+                    result.latencies.directLatency.record(latency)
+                    result.latencies.deliveryLatency.record(latency)
                     times.lastDelivery = now
                 case .broadcast:
-                    result.broadcastLatency.record(latency)
-                    result.deliveryLatency.record(latency)
+                    result.latencies.broadcastLatency.record(latency)
+                    result.latencies.deliveryLatency.record(latency)
                     times.lastDelivery = now
                     times.lastBroadcastDelivery = now
                 }
@@ -170,19 +170,19 @@ extension LoadRun {
             ledger.acknowledge(id)
             checkDrained()
         case .receipt:
-            result.receipts += 1
+            result.answers.receipts += 1
         case .heartbeatAck:
             counts.heartbeatsOutstanding -= 1
             checkDrained()
         case .error(let code, let detail, let id):
-            result.errors[code, default: 0] += 1
+            result.answers.errors[code, default: 0] += 1
             if let id { ledger.refuse(id) }
             if result.errorCount <= 3 {
                 Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)")
             }
             checkDrained()
         case .ignored:
-            result.ignoredFrames += 1
+            result.answers.ignoredFrames += 1
         }
     }
 }

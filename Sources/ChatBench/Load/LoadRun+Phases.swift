@@ -49,21 +49,23 @@ extension LoadRun {
     func connectDueUsers() {
         var next = counts.loginsStarted
         let now = MonotonicClock.now()
-        while next < options.users, options.loginRate == 0 || now >= times.firstConnect + UInt64(Double(next) * 1e9 / options.loginRate) {
+        while next < options.users,
+            options.rates.loginRate == 0 || now >= times.firstConnect + UInt64(Double(next) * 1e9 / options.rates.loginRate)
+        {
             connect(next)
             next += 1
         }
         counts.loginsStarted = next
         guard next < options.users, phase.isLoggingIn else { return }
-        let due = times.firstConnect + UInt64(Double(next) * 1e9 / options.loginRate)
+        let due = times.firstConnect + UInt64(Double(next) * 1e9 / options.rates.loginRate)
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(due > now ? due - now : 0))) { [self] in connectDueUsers() }
     }
 
     func endLogins(timedOut: Bool) {
         guard phase.isLoggingIn else { return }
         phase.isLoggingIn = false
-        result.loginTimedOut = timedOut
-        result.loginSeconds =
+        result.logins.loginTimedOut = timedOut
+        result.logins.loginSeconds =
             Double((times.lastLogin > times.firstConnect ? times.lastLogin : times.firstConnect) - times.firstConnect) / 1e9
         if !timedOut { signals.loginsDone.signal() }
     }
@@ -80,16 +82,16 @@ extension LoadRun {
     func sendDue() {
         guard phase.isSending else { return }
         let now = MonotonicClock.now()
-        let end = times.trafficStart + UInt64(options.duration * 1e9)
+        let end = times.trafficStart + UInt64(options.timing.duration * 1e9)
         let elapsed = Double(min(now, end) - times.trafficStart) / 1e9
-        let directs = options.directRate > 0 ? Int(elapsed * options.directRate) + (now < end ? 1 : 0) : 0
-        let broadcasts = options.broadcastRate > 0 ? Int(elapsed * options.broadcastRate) + (now < end ? 1 : 0) : 0
-        let duration = options.duration
-        while counts.directsDue < min(directs, Int((duration * options.directRate).rounded(.up))) {
+        let directs = options.rates.directRate > 0 ? Int(elapsed * options.rates.directRate) + (now < end ? 1 : 0) : 0
+        let broadcasts = options.rates.broadcastRate > 0 ? Int(elapsed * options.rates.broadcastRate) + (now < end ? 1 : 0) : 0
+        let duration = options.timing.duration
+        while counts.directsDue < min(directs, Int((duration * options.rates.directRate).rounded(.up))) {
             counts.directsDue += 1
             sendDirect(at: now)
         }
-        while counts.broadcastsDue < min(broadcasts, Int((duration * options.broadcastRate).rounded(.up))) {
+        while counts.broadcastsDue < min(broadcasts, Int((duration * options.rates.broadcastRate).rounded(.up))) {
             counts.broadcastsDue += 1
             sendBroadcast(at: now)
         }
@@ -103,9 +105,11 @@ extension LoadRun {
             return
         }
         var next = end
-        if options.directRate > 0 { next = min(next, times.trafficStart + UInt64(Double(counts.directsDue) * 1e9 / options.directRate)) }
-        if options.broadcastRate > 0 {
-            next = min(next, times.trafficStart + UInt64(Double(counts.broadcastsDue) * 1e9 / options.broadcastRate))
+        if options.rates.directRate > 0 {
+            next = min(next, times.trafficStart + UInt64(Double(counts.directsDue) * 1e9 / options.rates.directRate))
+        }
+        if options.rates.broadcastRate > 0 {
+            next = min(next, times.trafficStart + UInt64(Double(counts.broadcastsDue) * 1e9 / options.rates.broadcastRate))
         }
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(next > now ? next - now : 0))) { [self] in sendDue() }
     }
@@ -118,7 +122,7 @@ extension LoadRun {
         var recipient = roster.active[Int.random(in: 0..<roster.active.count - 1)]
         if recipient == sender { recipient = roster.active[roster.active.count - 1] }
         let id = ledger.send(.direct, from: sender, to: recipient, expecting: 1, at: now)
-        result.sentDirect += 1
+        result.traffic.sentDirect += 1
         roster.connections[sender].sendDirect(id: id, to: roster.connections[recipient].name, text: text(id))
         if options.version == .v2 { counts.numberedSent += 1 }
     }
@@ -127,7 +131,7 @@ extension LoadRun {
         guard !roster.active.isEmpty else { return }
         let sender = roster.active[Int.random(in: 0..<roster.active.count)]
         let id = ledger.send(.broadcast, from: sender, to: nil, expecting: roster.active.count - 1 + counts.probesLoggedIn, at: now)
-        result.sentBroadcast += 1
+        result.traffic.sentBroadcast += 1
         roster.connections[sender].sendBroadcast(id: id, text: text(id))
         if options.version == .v2 { counts.numberedSent += 1 }
     }
@@ -142,23 +146,23 @@ extension LoadRun {
     func sendProbes() {
         guard phase.isProbing else { return }
         let now = MonotonicClock.now()
-        let due = Int(Double(now - times.probeStart) * options.probeRate / 1e9) + 1
+        let due = Int(Double(now - times.probeStart) * options.rates.probeRate / 1e9) + 1
         while counts.probesDue < due {
             let sender = options.users + counts.probesDue % 2, recipient = options.users + 1 - counts.probesDue % 2
             counts.probesDue += 1
             guard roster.connections[sender].isLoggedIn, roster.connections[recipient].isLoggedIn else { continue }
             let id = ledger.send(.probe, from: sender, to: recipient, expecting: 1, at: now)
-            result.sentProbe += 1
-            result.probeExpected += 1
+            result.traffic.sentProbe += 1
+            result.traffic.probeExpected += 1
             roster.connections[sender].sendDirect(id: id, to: roster.connections[recipient].name, text: text(id))
             if options.version == .v2 { counts.numberedSent += 1 }
         }
-        let next = times.probeStart + UInt64(Double(counts.probesDue) * 1e9 / options.probeRate)
+        let next = times.probeStart + UInt64(Double(counts.probesDue) * 1e9 / options.rates.probeRate)
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(next > now ? next - now : 0))) { [self] in sendProbes() }
     }
 
     func startHeartbeats() {
-        guard options.heartbeat > 0 else { return }
+        guard options.timing.heartbeat > 0 else { return }
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(LoadRun.heartbeatTick))) { [self] in heartbeatTick() }
     }
 
@@ -166,7 +170,7 @@ extension LoadRun {
     /// for the answer to its previous heartbeat is late (``ChatConnection/heartbeatsLate``).
     func heartbeatTick() {
         guard !phase.isDraining else { return }
-        let slices = max(1, Int((options.heartbeat * 1e9 / Double(LoadRun.heartbeatTick)).rounded()))
+        let slices = max(1, Int((options.timing.heartbeat * 1e9 / Double(LoadRun.heartbeatTick)).rounded()))
         let slice = counts.heartbeatTicks % slices
         counts.heartbeatTicks += 1
         for index in stride(from: slice, to: roster.connections.count, by: slices) where roster.connections[index].isLoggedIn {
@@ -178,7 +182,7 @@ extension LoadRun {
     /// A heartbeat from each logged-in connection that has sent none on its current connection, as the
     /// drain begins (step 4 above); none when heartbeats are off.
     func heartbeatThoseThatHaveNot() {
-        guard options.heartbeat > 0 else { return }
+        guard options.timing.heartbeat > 0 else { return }
         for connection in roster.connections where connection.isLoggedIn && connection.heartbeatsSent == 0 { heartbeat(connection) }
     }
 

@@ -29,36 +29,36 @@ extension LoadRun {
     func makeResult() -> LoadResult {
         phase.isFinished = true
         var result = self.result
-        result.usersAway = failover.droppedAt.count
-        result.heartbeatsLost = roster.connections.reduce(0) { $0 + $1.heartbeatsLost }
-        result.messagesResent = roster.connections.reduce(0) { $0 + $1.messagesResent }
-        result.storeRefusals = roster.connections.reduce(0) { $0 + $1.storeRefusals }
-        result.loggedIn = failover.loggedInOnce.filter { $0 < options.users }.count
-        result.probeDelivered = ledger.messages.reduce(0) { $0 + ($1.kind == .probe ? Int($1.delivered) : 0) }
-        result.expected = ledger.expected
-        result.delivered = ledger.delivered
-        result.duplicates = ledger.duplicates
-        result.outOfOrder = ledger.outOfOrder
-        result.misdelivered = ledger.misdelivered
-        result.unknownIDs = ledger.unknown
-        result.refused = ledger.refused
-        result.echoes = ledger.echoes
-        result.undelivered = undeliveredMessages(limit: 10)
-        result.acknowledged = ledger.acknowledged
-        result.acknowledgementErrors = ledger.acknowledgementErrors
-        result.unacknowledged = options.version == .v2 ? max(0, counts.numberedSent - ledger.acknowledged - ledger.refused) : 0
-        result.heartbeatsSent = roster.connections.reduce(0) { $0 + $1.heartbeatsSent }
-        result.heartbeatsAnswered = roster.connections.reduce(0) { $0 + $1.heartbeatsAnswered }
+        result.failover.usersAway = failover.droppedAt.count
+        result.heartbeats.heartbeatsLost = roster.connections.reduce(0) { $0 + $1.heartbeatsLost }
+        result.failover.messagesResent = roster.connections.reduce(0) { $0 + $1.messagesResent }
+        result.failover.storeRefusals = roster.connections.reduce(0) { $0 + $1.storeRefusals }
+        result.logins.loggedIn = failover.loggedInOnce.filter { $0 < options.users }.count
+        result.traffic.probeDelivered = ledger.messages.reduce(0) { $0 + ($1.kind == .probe ? Int($1.delivered) : 0) }
+        result.deliveries.expected = ledger.expected
+        result.deliveries.delivered = ledger.delivered
+        result.deliveries.duplicates = ledger.duplicates
+        result.deliveries.outOfOrder = ledger.outOfOrder
+        result.deliveries.misdelivered = ledger.misdelivered
+        result.deliveries.unknownIDs = ledger.unknown
+        result.deliveries.refused = ledger.refused
+        result.deliveries.echoes = ledger.echoes
+        result.deliveries.undelivered = undeliveredMessages(limit: 10)
+        result.answers.acknowledged = ledger.acknowledged
+        result.answers.acknowledgementErrors = ledger.acknowledgementErrors
+        result.answers.unacknowledged = options.version == .v2 ? max(0, counts.numberedSent - ledger.acknowledged - ledger.refused) : 0
+        result.heartbeats.heartbeatsSent = roster.connections.reduce(0) { $0 + $1.heartbeatsSent }
+        result.heartbeats.heartbeatsAnswered = roster.connections.reduce(0) { $0 + $1.heartbeatsAnswered }
         // On connections still up, late and unanswered ones count as missed too; those of a connection
         // that dropped were lost with it (ChatConnection.heartbeatsLost).
-        result.heartbeatsMissed = roster.connections.reduce(0) {
+        result.heartbeats.heartbeatsMissed = roster.connections.reduce(0) {
             $0 + $1.heartbeatsMissed + ($1.isLoggedIn ? $1.heartbeatsLate + $1.heartbeatsSent - $1.heartbeatsAnswered : 0)
         }
         if times.lastDelivery > times.trafficStart, times.trafficStart > 0 {
-            result.deliverySeconds = Double(times.lastDelivery - times.trafficStart) / 1e9
+            result.latencies.deliverySeconds = Double(times.lastDelivery - times.trafficStart) / 1e9
         }
         if times.lastBroadcastDelivery > times.trafficStart, times.trafficStart > 0 {
-            result.broadcastSeconds = Double(times.lastBroadcastDelivery - times.trafficStart) / 1e9
+            result.latencies.broadcastSeconds = Double(times.lastBroadcastDelivery - times.trafficStart) / 1e9
         }
         result.drained = isComplete
         return result

@@ -127,16 +127,16 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         let fleet = Fleet()
         let run = LoadRun(options: options, fleet: fleet)
         let tag = RunTag.make()
-        let names = (1...options.users).map { "\(tag)u\($0)" } + (options.probeRate > 0 ? ["\(tag)p1", "\(tag)p2"] : [])
+        let names = (1...options.users).map { "\(tag)u\($0)" } + (options.rates.probeRate > 0 ? ["\(tag)p1", "\(tag)p2"] : [])
         run.roster.connections = names.enumerated().map { index, name in
             let connection = ChatConnection(index: index, name: name, login: run.login, loop: fleet.loop, group: fleet.group, handler: run)
             connection.keepsOutbox = options.failover
             return connection
         }
         for (index, name) in names.enumerated() { run.roster.indexByName[name] = index }
-        let loginWait = DispatchTime.now() + options.loginTimeout
+        let loginWait = DispatchTime.now() + options.timing.loginTimeout
 
-        if options.probeRate > 0 {
+        if options.rates.probeRate > 0 {
             fleet.loop.execute { run.connectProbes() }
             guard run.signals.probesReady.wait(timeout: loginWait) == .success,
                 run.fleet.loop.runAndWait({ run.counts.probesLoggedIn == 2 })
@@ -149,18 +149,18 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         let rssBefore = run.serverRSS()
         fleet.loop.execute { run.startLogins() }
         if run.signals.loginsDone.wait(timeout: loginWait) == .timedOut {
-            Output.complain("not every user logged in within \(Format.decimal(options.loginTimeout, 1)) s")
+            Output.complain("not every user logged in within \(Format.decimal(options.timing.loginTimeout, 1)) s")
             fleet.loop.runAndWait { run.endLogins(timedOut: true) }
         }
         let rssAfter = run.serverRSS()
         fleet.loop.runAndWait {
-            run.result.serverRSSBefore = rssBefore
-            run.result.serverRSSAfterLogins = rssAfter
+            run.result.resources.serverRSSBefore = rssBefore
+            run.result.resources.serverRSSAfterLogins = rssAfter
         }
         let cpuBefore = (own: ProcessTimes.ownCPUSeconds(), servers: run.serverCPU())
         fleet.loop.execute { run.startTraffic() }
         run.signals.trafficDone.wait()
-        _ = run.signals.drained.wait(timeout: .now() + options.drain)
+        _ = run.signals.drained.wait(timeout: .now() + options.timing.drain)
         return run.finish(cpuBefore: cpuBefore)
     }
 
@@ -172,10 +172,10 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         var final = fleet.loop.runAndWait { [self] in makeResult() }
         fleet.shutDown(roster.connections)
         if let cpuBefore {
-            final.clientCPUSeconds = ownCPU - cpuBefore.own
-            if let before = cpuBefore.servers, let after = serversCPU { final.serverCPUSeconds = after - before }
+            final.resources.clientCPUSeconds = ownCPU - cpuBefore.own
+            if let before = cpuBefore.servers, let after = serversCPU { final.resources.serverCPUSeconds = after - before }
         }
-        final.serverRSSEnd = rssEnd
+        final.resources.serverRSSEnd = rssEnd
         return final
     }
 

@@ -98,9 +98,9 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
         let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         var result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
-        result.clientCPUSeconds = cpuAfter - cpuBefore
-        if let before = serverCPUBefore, let after = serverCPUAfter { result.serverCPUSeconds = after - before }
-        result.connectionFailures = fleet.failures
+        result.cpu.clientCPUSeconds = cpuAfter - cpuBefore
+        if let before = serverCPUBefore, let after = serverCPUAfter { result.cpu.serverCPUSeconds = after - before }
+        result.problems.connectionFailures = fleet.failures
         return result
     }
 
@@ -202,21 +202,21 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
     private func result(finished: Bool) -> LatencyResult {
         var result = LatencyResult(options: options)
         result.finished = finished
-        result.sent = progress.sentCount
-        result.stored = ledgers.stored.distinct
-        result.storedDuplicates = ledgers.stored.duplicates + ledgers.stored.unknown
-        result.delivered = ledgers.delivered.distinct
-        result.deliveredDuplicates = ledgers.delivered.duplicates + ledgers.delivered.unknown
-        result.resentDeliveries = tally.resentDeliveries
-        result.gaps = tally.gaps
-        result.echoes = ledgers.echoes.distinct
-        result.receipts = tally.receipts
-        result.serverErrors = tally.serverErrors
-        result.unexpected = tally.unexpected
-        result.sendingSeconds = progress.sentCount > 0 ? Double(progress.lastSend &- progress.start) / 1e9 : 0
-        result.maxLatenessMicroseconds = Double(latencies.maxLateness) / 1e3
-        result.deliveryLatency = Percentiles(latencies.deliveryLatencies)
-        result.storedLatency = Percentiles(latencies.storedLatencies)
+        result.counts.sent = progress.sentCount
+        result.counts.stored = ledgers.stored.distinct
+        result.counts.storedDuplicates = ledgers.stored.duplicates + ledgers.stored.unknown
+        result.counts.delivered = ledgers.delivered.distinct
+        result.counts.deliveredDuplicates = ledgers.delivered.duplicates + ledgers.delivered.unknown
+        result.counts.resentDeliveries = tally.resentDeliveries
+        result.counts.gaps = tally.gaps
+        result.counts.echoes = ledgers.echoes.distinct
+        result.counts.receipts = tally.receipts
+        result.problems.serverErrors = tally.serverErrors
+        result.problems.unexpected = tally.unexpected
+        result.timing.sendingSeconds = progress.sentCount > 0 ? Double(progress.lastSend &- progress.start) / 1e9 : 0
+        result.timing.maxLatenessMicroseconds = Double(latencies.maxLateness) / 1e3
+        result.timing.deliveryLatency = Percentiles(latencies.deliveryLatencies)
+        result.timing.storedLatency = Percentiles(latencies.storedLatencies)
         return result
     }
 }

@@ -94,9 +94,9 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         let result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
         var final = result
-        final.clientCPUSeconds = cpuAfter - cpuBefore
-        if let before = serverCPUBefore, let after = serverCPUAfter { final.serverCPUSeconds = after - before }
-        final.connectionFailures = fleet.failures
+        final.cpu.clientCPUSeconds = cpuAfter - cpuBefore
+        if let before = serverCPUBefore, let after = serverCPUAfter { final.cpu.serverCPUSeconds = after - before }
+        final.problems.connectionFailures = fleet.failures
         return final
     }
 
@@ -203,21 +203,21 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
     private func result(finished: Bool) -> ThroughputResult {
         var result = ThroughputResult(options: options)
         result.finished = finished
-        result.sent = sending.sentCount.reduce(0, +)
-        result.stored = tally.totalStored
-        result.storedDuplicates = ledgers.stored.reduce(0) { $0 + $1.duplicates + $1.unknown }
-        result.delivered = tally.totalDelivered
-        result.deliveredDuplicates = ledgers.delivered.reduce(0) { $0 + $1.duplicates + $1.unknown }
-        result.resentDeliveries = tally.resentDeliveries
-        result.gaps = tally.gaps
-        result.echoes = ledgers.echoes.reduce(0) { $0 + $1.distinct }
-        result.receipts = tally.receipts
-        result.serverErrors = tally.serverErrors
-        result.unexpected = tally.unexpected
-        result.acknowledgementsSent = connections.reduce(0) { $0 + $1.acknowledgementsSent }
-        if tally.totalStored > 0 { result.storedSeconds = Double(progress.lastStored &- progress.firstSend) / 1e9 }
-        if tally.totalDelivered > 0 { result.deliveredSeconds = Double(progress.lastDelivered &- progress.firstSend) / 1e9 }
-        result.storedLatency = Percentiles(storedLatencies)
+        result.counts.sent = sending.sentCount.reduce(0, +)
+        result.counts.stored = tally.totalStored
+        result.counts.storedDuplicates = ledgers.stored.reduce(0) { $0 + $1.duplicates + $1.unknown }
+        result.counts.delivered = tally.totalDelivered
+        result.counts.deliveredDuplicates = ledgers.delivered.reduce(0) { $0 + $1.duplicates + $1.unknown }
+        result.counts.resentDeliveries = tally.resentDeliveries
+        result.counts.gaps = tally.gaps
+        result.counts.echoes = ledgers.echoes.reduce(0) { $0 + $1.distinct }
+        result.counts.receipts = tally.receipts
+        result.problems.serverErrors = tally.serverErrors
+        result.problems.unexpected = tally.unexpected
+        result.counts.acknowledgementsSent = connections.reduce(0) { $0 + $1.acknowledgementsSent }
+        if tally.totalStored > 0 { result.timing.storedSeconds = Double(progress.lastStored &- progress.firstSend) / 1e9 }
+        if tally.totalDelivered > 0 { result.timing.deliveredSeconds = Double(progress.lastDelivered &- progress.firstSend) / 1e9 }
+        result.timing.storedLatency = Percentiles(storedLatencies)
         return result
     }
 }
