@@ -80,8 +80,6 @@ extension ChatClient {
         /// Version 2: the directory for ``ChatClientState``'s files. `nil` (the default) means
         /// ``ChatClientState/defaultDirectory(environment:)``.
         public var dataDirectory: String?
-        /// How lines are written. Default ``OutputStyle/pipe``.
-        public var style: OutputStyle = .pipe
         /// When to retry after a drop: the schedule's attempts (default 0 s, 2 s, 4 s, each plus up to
         /// 1 s of jitter), after which the server is reported unavailable.
         public var reconnectSchedule = ReconnectSchedule()
@@ -95,19 +93,31 @@ extension ChatClient {
         /// ``ExitStatus/serverUnavailable`` (the outbox is kept). Measured on the event loop group's
         /// clock. Default 30 s.
         public var wait: Duration = .seconds(30)
-        /// ``OutputStyle/terminal`` only: names in colour, one of six ANSI colours chosen by a hash of
-        /// the name. Default false; `im-client` turns it on in a terminal unless `NO_COLOR` is set
-        /// (``ClientOptions/wantsColor(terminal:environment:)``).
-        public var color = false
-        /// ``OutputStyle/pipe`` only: every line starts with its UTC time, ISO 8601 to the millisecond,
-        /// and a space (`2023-11-14T22:13:20.123Z stored #17`). Default false (`im-client --timestamps`).
-        public var timestamps = false
-        /// The time zone of the clock times a terminal shows (line times, reconnect times). Default the
-        /// process's (`TZ`, else the system's).
-        public var timeZone = TimeZone.current
-        /// The wall clock for line times and reconnect times (not for timers, which the event loop
-        /// group's clock measures). Default `Date()`.
-        public var clock: @Sendable () -> Date = { Date() }
+        /// How lines are shown: the style, colour, times and clock. Defaults: ``OutputStyle/pipe``, no
+        /// colour, no timestamps, the process's time zone, `Date()`.
+        public var display = Display()
+
+        /// How lines are shown: the style, colour, times and clock.
+        public struct Display: Sendable {
+            /// How lines are written. Default ``OutputStyle/pipe``.
+            public var style: OutputStyle = .pipe
+            /// ``OutputStyle/terminal`` only: names in colour, one of six ANSI colours chosen by a hash of
+            /// the name. Default false; `im-client` turns it on in a terminal unless `NO_COLOR` is set
+            /// (``ClientOptions/wantsColor(terminal:environment:)``).
+            public var color = false
+            /// ``OutputStyle/pipe`` only: every line starts with its UTC time, ISO 8601 to the millisecond,
+            /// and a space (`2023-11-14T22:13:20.123Z stored #17`). Default false (`im-client --timestamps`).
+            public var timestamps = false
+            /// The time zone of the clock times a terminal shows (line times, reconnect times). Default the
+            /// process's (`TZ`, else the system's).
+            public var timeZone = TimeZone.current
+            /// The wall clock for line times and reconnect times (not for timers, which the event loop
+            /// group's clock measures). Default `Date()`.
+            public var clock: @Sendable () -> Date = { Date() }
+
+            /// The defaults above.
+            public init() {}
+        }
 
         /// A configuration for `name` on the one server at `host`:`port` with the defaults above.
         public init(name: String, host: String, port: UInt16) {

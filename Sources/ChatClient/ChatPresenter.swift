@@ -85,8 +85,8 @@ final class ChatPresenter: @unchecked Sendable {
         onFinish: @escaping @Sendable (ChatClient.ExitStatus) -> Void
     ) {
         lines = ChatLines(
-            style: configuration.style, me: configuration.name, color: configuration.color,
-            timestamps: configuration.timestamps, timeZone: configuration.timeZone)
+            style: configuration.display.style, me: configuration.name, color: configuration.display.color,
+            timestamps: configuration.display.timestamps, timeZone: configuration.display.timeZone)
         status = ChatClient.Status(
             connecting: configuration.host, port: configuration.port,
             outboxCount: configuration.protocolVersion == .v2 ? 0 : nil)
@@ -95,7 +95,7 @@ final class ChatPresenter: @unchecked Sendable {
         if case .keepTrying = configuration.reconnectPolicy { keepsTrying = true } else { keepsTrying = false }
         settings = Settings(
             version: configuration.protocolVersion, keepsTrying: keepsTrying, wait: configuration.wait,
-            now: configuration.clock, loop: group.next(), output: output, onStatus: onStatus, onFinish: onFinish)
+            now: configuration.display.clock, loop: group.next(), output: output, onStatus: onStatus, onFinish: onFinish)
         self.sentLog = sentLog
         self.queue = queue
     }

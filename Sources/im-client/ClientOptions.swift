@@ -332,10 +332,10 @@ extension ClientOptions {
         configuration.protocolVersion = protocolVersion
         configuration.password = password
         configuration.dataDirectory = dataDirectory
-        configuration.style = style
+        configuration.display.style = style
         configuration.wait = wait
-        configuration.timestamps = timestamps
-        configuration.color = Self.wantsColor(terminal: style == .terminal, environment: environment)
+        configuration.display.timestamps = timestamps
+        configuration.display.color = Self.wantsColor(terminal: style == .terminal, environment: environment)
         if tls {
             // No peer name: the link verifies each server as the endpoint it connected to.
             var settings = TLSConfiguration.client(peerName: nil)

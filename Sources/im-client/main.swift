@@ -79,8 +79,8 @@ func chatInTerminal(_ configuration: ChatClient.Configuration) {
     } catch {
         fail("\(error)", 1)
     }
-    let color = configuration.color
-    let timeZone = configuration.timeZone
+    let color = configuration.display.color
+    let timeZone = configuration.display.timeZone
     let client: ChatClient
     do {
         client = try ChatClient(

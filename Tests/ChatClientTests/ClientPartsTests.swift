@@ -45,7 +45,7 @@ import TestSupport
         }
         let configuration = set.configuration(host: "::1", port: 9, password: "pw", style: .terminal)
         #expect(configuration.name == "ann" && configuration.host == "::1" && configuration.port == 9)
-        #expect(configuration.password == "pw" && configuration.dataDirectory == "/d" && configuration.style == .terminal)
+        #expect(configuration.password == "pw" && configuration.dataDirectory == "/d" && configuration.display.style == .terminal)
         #expect(configuration.wait == .milliseconds(250) && configuration.protocolVersion == .v2)
         #expect(configuration.reconnectPolicy == .keepTrying(cap: .seconds(60)))
         // Not a terminal, no file: no password (live only); version 1: never one.

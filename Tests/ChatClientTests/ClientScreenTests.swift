@@ -125,9 +125,9 @@ import TestSupport
         #expect(options.timestamps)
         #expect(try !ClientOptions(arguments: ["ann"]).timestamps)
         let terminal = options.configuration(host: "h", port: 1, password: nil, style: .terminal, environment: [:])
-        #expect(terminal.color && terminal.timestamps)
-        #expect(!options.configuration(host: "h", port: 1, password: nil, style: .terminal, environment: ["NO_COLOR": "yes"]).color)
-        #expect(!options.configuration(host: "h", port: 1, password: nil, style: .pipe, environment: [:]).color)
+        #expect(terminal.display.color && terminal.display.timestamps)
+        #expect(!options.configuration(host: "h", port: 1, password: nil, style: .terminal, environment: ["NO_COLOR": "yes"]).display.color)
+        #expect(!options.configuration(host: "h", port: 1, password: nil, style: .pipe, environment: [:]).display.color)
     }
 
     /// The whole chain on a fake server, in a terminal's style with a fixed clock: stamped lines, and
@@ -136,10 +136,10 @@ import TestSupport
     @Test func theStatusFollowsTheSessionInOrderWithTheLines() async throws {
         let chat = try ClientFixture()
         var configuration = chat.configuration("ann")
-        configuration.style = .terminal
-        configuration.color = true
-        configuration.timeZone = Self.zone
-        configuration.clock = { ClientScreenTests.moment }
+        configuration.display.style = .terminal
+        configuration.display.color = true
+        configuration.display.timeZone = Self.zone
+        configuration.display.clock = { ClientScreenTests.moment }
         let events = EventRecorder<String>()
         let ann = try ChatClient(
             configuration: configuration, group: chat.group, output: { events.record($0) },
@@ -185,7 +185,7 @@ import TestSupport
         let nobody = ReservedLoopbackPort()
         defer { nobody.release() }
         var configuration = chat.configuration("ann", port: nobody.port)
-        configuration.clock = { ClientScreenTests.moment }
+        configuration.display.clock = { ClientScreenTests.moment }
         let statuses = EventRecorder<String>()
         let lines = EventRecorder<String>()
         let ann = try ChatClient(
