@@ -132,11 +132,33 @@ let package = Package(
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol", "LongLink", "SocketFraming", "AsyncSocket", "TestSupport"]),
+        // What the chat's test targets share: a server and its clients (ChatFixture), raw peers and the
+        // presence fixture, im-server as a process, a fake version 2 server, temporary directories.
+        .target(
+            name: "ChatTestSupport",
+            dependencies: ["ChatServer", "ChatClient", "ChatProtocol", "LongLink", "AsyncSocket", "TestSupport"],
+            path: "Tests/ChatTestSupport"),
+        // The chat server in process: sessions, names, stores, the cluster, the login queue, limits, presence.
         .testTarget(
-            name: "IMChatTests",
+            name: "ChatServerTests",
             dependencies: [
-                "ChatServer", "ChatClient", "ChatCommandLine", "ChatSQLite", "ChatProtocol", "NATSClient", "TestSupport", "im-server",
-                "im-client"
+                "ChatServer", "ChatClient", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport", "TestSupport"
+            ]),
+        // The chat client: the client and its presenter, the delivery-state store, the terminal client
+        // (im-client on a pseudo-terminal, against a real im-server).
+        .testTarget(
+            name: "ChatClientTests",
+            dependencies: [
+                "ChatClient", "ChatServer", "ChatCommandLine", "ChatSQLite", "ChatProtocol", "ChatTestSupport", "TestSupport",
+                "im-server", "im-client"
+            ]),
+        // Client and server together, end to end: the executables as processes (their command-line options,
+        // pipes, the operator's log, discovery), the Python client, chaos, TLS, versioning, hardening.
+        .testTarget(
+            name: "ChatEndToEndTests",
+            dependencies: [
+                "ChatServer", "ChatClient", "ChatCommandLine", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport",
+                "TestSupport", "im-server", "im-client"
             ]),
         // The terminal's layout arithmetic and the screen on a pseudo-terminal.
         .testTarget(name: "ChatTerminalTests", dependencies: ["ChatTerminal", "TestSupport", "AsyncSocket"]),

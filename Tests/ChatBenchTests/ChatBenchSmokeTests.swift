@@ -43,21 +43,23 @@ import ChatServer
 
         for result in [throughput, shared] {
             #expect(result.isClean, "\(result.summary)")
-            #expect(result.sent == result.expected)
-            #expect(result.stored == result.expected && result.storedDuplicates == 0)
-            #expect(result.delivered == result.expected && result.deliveredDuplicates == 0)
-            #expect(result.lost == 0 && result.gaps == 0 && result.resentDeliveries == 0)
+            #expect(result.counts.sent == result.expected)
+            #expect(result.counts.stored == result.expected && result.counts.storedDuplicates == 0)
+            #expect(result.counts.delivered == result.expected && result.counts.deliveredDuplicates == 0)
+            #expect(result.lost == 0 && result.counts.gaps == 0 && result.counts.resentDeliveries == 0)
             // Each sender's own session gets its messages too, but the run ends at the last `stored` and
             // delivery: the last echoes may still be on their way.
-            #expect(result.echoes <= result.expected)
-            #expect(result.storedLatency.count == result.expected)
-            #expect(result.serverCPUSeconds != nil)
+            #expect(result.counts.echoes <= result.expected)
+            #expect(result.timing.storedLatency.count == result.expected)
+            #expect(result.cpu.serverCPUSeconds != nil)
         }
         #expect(latency.isClean, "\(latency.summary)")
-        #expect(latency.sent == 100 && latency.stored == 100 && latency.delivered == 100)
-        #expect(latency.lost == 0 && latency.duplicates == 0 && latency.gaps == 0)
-        #expect(latency.deliveryLatency.count == 100 && latency.storedLatency.count == 100)
-        #expect(latency.deliveryLatency.value(0.5) > 0 && latency.deliveryLatency.max >= latency.deliveryLatency.value(0.99))
+        #expect(latency.counts.sent == 100 && latency.counts.stored == 100 && latency.counts.delivered == 100)
+        #expect(latency.lost == 0 && latency.duplicates == 0 && latency.counts.gaps == 0)
+        #expect(latency.timing.deliveryLatency.count == 100 && latency.timing.storedLatency.count == 100)
+        #expect(
+            latency.timing.deliveryLatency.value(0.5) > 0
+                && latency.timing.deliveryLatency.max >= latency.timing.deliveryLatency.value(0.99))
 
         let size = try StoreSize.measure(path: path)
         #expect(size.messages == 600 + 200 + 100)
@@ -72,8 +74,8 @@ import ChatServer
         options.messages = 10
         let result = await onAThread { [options] in ChatBench.runThroughput(options) }
         #expect(!result.isClean)
-        #expect(result.connectionFailures.count >= 1)
-        #expect(result.stored == 0 && result.lost == result.expected)
+        #expect(result.problems.connectionFailures.count >= 1)
+        #expect(result.counts.stored == 0 && result.lost == result.expected)
     }
 
     private func onAThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result { await runOnAThread(body) }

@@ -55,21 +55,21 @@ import ChatServer
         options.users = 1
         options.stored = true
         options.failover = true
-        options.directRate = 0
-        options.broadcastRate = 0
-        options.duration = TestTiming.hangTimeout(5)
-        options.heartbeat = 0
-        options.loginTimeout = TestTiming.hangTimeout(2)
-        options.drain = TestTiming.hangTimeout(30)
+        options.rates.directRate = 0
+        options.rates.broadcastRate = 0
+        options.timing.duration = TestTiming.hangTimeout(5)
+        options.timing.heartbeat = 0
+        options.timing.loginTimeout = TestTiming.hangTimeout(2)
+        options.timing.drain = TestTiming.hangTimeout(30)
         let run = Task.detached { [options] in await runOnAThread { ChatBench.runLoad(options) } }
         let result = await run.value
 
-        #expect(result.drained && result.usersAway == 0 && result.missing == 0, "\(result.summary)")
-        #expect(result.drops == 1 && result.failoverLatency.count == 1)
-        #expect(result.reconnectAttempts == 2 && result.failedAttempts == 1 && silent.accepted.count == 1)
-        #expect(result.failedAttemptReasons.count == 1)
-        let reason = "no login answer within \(Duration.seconds(options.loginTimeout)) from 127.0.0.1:\(silentListener.localPort)"
-        #expect(result.failedAttemptReasons.first?.contains(reason) == true, "\(result.failedAttemptReasons)")
+        #expect(result.drained && result.failover.usersAway == 0 && result.missing == 0, "\(result.summary)")
+        #expect(result.failover.drops == 1 && result.failover.failoverLatency.count == 1)
+        #expect(result.failover.reconnectAttempts == 2 && result.failover.failedAttempts == 1 && silent.accepted.count == 1)
+        #expect(result.failover.failedAttemptReasons.count == 1)
+        let reason = "no login answer within \(Duration.seconds(options.timing.loginTimeout)) from 127.0.0.1:\(silentListener.localPort)"
+        #expect(result.failover.failedAttemptReasons.first?.contains(reason) == true, "\(result.failover.failedAttemptReasons)")
     }
 
     @Test(TestTiming.timeLimit(minutes: 2))
@@ -96,12 +96,12 @@ import ChatServer
         options.users = 6  // 0, 2, 4 on node 0; 1, 3, 5 on node 1
         options.stored = true
         options.failover = true
-        options.directRate = 50
-        options.broadcastRate = 0
-        options.duration = 3
-        options.heartbeat = 1
-        options.loginTimeout = 30
-        options.drain = 60
+        options.rates.directRate = 50
+        options.rates.broadcastRate = 0
+        options.timing.duration = 3
+        options.timing.heartbeat = 1
+        options.timing.loginTimeout = 30
+        options.timing.drain = 60
         let run = Task.detached { [options] in await runOnAThread { ChatBench.runLoad(options) } }
 
         // Once node 1 lists all six (every login done, messages about to start), node 0 crashes: no
@@ -116,15 +116,21 @@ import ChatServer
         // Everything isClean checks but heartbeatsMissed, which counts answers later than one interval
         // (1 s here): a speed figure on a loaded test machine (the suite beside it), not a correctness
         // one. Every heartbeat on a live connection must have been answered by the end.
-        #expect(result.heartbeatsSent == result.heartbeatsAnswered && result.heartbeatsSent > 0, "\(result.summary)")
         #expect(
-            result.drained && !result.loginTimedOut && result.misdelivered == 0 && result.unknownIDs == 0 && result.unexpected == 0,
+            result.heartbeats.heartbeatsSent == result.heartbeats.heartbeatsAnswered && result.heartbeats.heartbeatsSent > 0,
             "\(result.summary)")
-        #expect(result.loggedIn == 6 && result.loginFailures == 0 && result.connectionFailures == 0)
-        #expect(result.drops == 3 && result.failoverLatency.count == 3 && result.usersAway == 0)
-        #expect(result.reconnectAttempts >= 3)
-        #expect(result.sentDirect == 150 && result.expected == 150 && result.delivered == 150 && result.missing == 0)
-        #expect(result.duplicates == 0 && result.outOfOrder == 0 && result.gaps == 0 && result.errorCount == 0)
-        #expect(result.acknowledged == 150 && result.unacknowledged == 0 && result.acknowledgementErrors == 0)
+        #expect(
+            result.drained && !result.logins.loginTimedOut && result.deliveries.misdelivered == 0 && result.deliveries.unknownIDs == 0
+                && result.answers.unexpected == 0,
+            "\(result.summary)")
+        #expect(result.logins.loggedIn == 6 && result.logins.loginFailures == 0 && result.failures.connectionFailures == 0)
+        #expect(result.failover.drops == 3 && result.failover.failoverLatency.count == 3 && result.failover.usersAway == 0)
+        #expect(result.failover.reconnectAttempts >= 3)
+        #expect(
+            result.traffic.sentDirect == 150 && result.deliveries.expected == 150 && result.deliveries.delivered == 150
+                && result.missing == 0)
+        #expect(
+            result.deliveries.duplicates == 0 && result.deliveries.outOfOrder == 0 && result.deliveries.gaps == 0 && result.errorCount == 0)
+        #expect(result.answers.acknowledged == 150 && result.answers.unacknowledged == 0 && result.answers.acknowledgementErrors == 0)
     }
 }

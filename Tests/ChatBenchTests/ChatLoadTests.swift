@@ -22,16 +22,16 @@ import ChatServer
         var options = LoadOptions()
         options.servers = [ServerAddress(host: "127.0.0.1", port: server.port)]
         options.users = users
-        options.directRate = 100
-        options.broadcastRate = 10
-        options.duration = 0.5
+        options.rates.directRate = 100
+        options.rates.broadcastRate = 10
+        options.timing.duration = 0.5
         // A heartbeat is "missed" when unanswered at the connection's next one: 1 s leaves room for a
         // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed),
         // and 10 s under ThreadSanitizer, 5–15 times slower.
-        options.heartbeat = Double(TestTiming.slowdown)
-        options.loginTimeout = TestTiming.hangTimeout(30)
+        options.timing.heartbeat = Double(TestTiming.slowdown)
+        options.timing.loginTimeout = TestTiming.hangTimeout(30)
         // The drain ends as soon as everything is in; only a hang reaches this.
-        options.drain = TestTiming.hangTimeout(10)
+        options.timing.drain = TestTiming.hangTimeout(10)
         options.serverPIDs = [getpid()]
         return options
     }
@@ -46,18 +46,28 @@ import ChatServer
         let result = await runOnAThread { [options] in ChatBench.runLoad(options) }
 
         #expect(result.isClean, "\(result.summary)")
-        #expect(result.loggedIn == 6 && result.loginFailures == 0 && result.loginLatency.count == 6)
+        #expect(result.logins.loggedIn == 6 && result.logins.loginFailures == 0 && result.logins.loginLatency.count == 6)
         // 100/s and 10/s for 0.5 s; each broadcast reaches the 5 other users.
-        #expect(result.sentDirect == 50 && result.sentBroadcast == 5)
-        #expect(result.expected == 50 + 5 * 5 && result.delivered == 75 && result.missing == 0)
-        #expect(result.directLatency.count == 50 && result.broadcastLatency.count == 25 && result.deliveryLatency.count == 75)
-        #expect(result.duplicates == 0 && result.outOfOrder == 0 && result.misdelivered == 0 && result.unknownIDs == 0)
-        #expect(result.gaps == 0 && result.resentDeliveries == 0 && result.errorCount == 0 && result.connectionFailures == 0)
-        #expect(result.acknowledged == (options.version == .v2 ? 55 : 0) && result.unacknowledged == 0)
+        #expect(result.traffic.sentDirect == 50 && result.traffic.sentBroadcast == 5)
+        #expect(result.deliveries.expected == 50 + 5 * 5 && result.deliveries.delivered == 75 && result.missing == 0)
+        #expect(
+            result.latencies.directLatency.count == 50 && result.latencies.broadcastLatency.count == 25
+                && result.latencies.deliveryLatency.count == 75)
+        #expect(
+            result.deliveries.duplicates == 0 && result.deliveries.outOfOrder == 0 && result.deliveries.misdelivered == 0
+                && result.deliveries.unknownIDs == 0)
+        #expect(
+            result.deliveries.gaps == 0 && result.deliveries.resentDeliveries == 0 && result.errorCount == 0
+                && result.failures.connectionFailures == 0)
+        #expect(result.answers.acknowledged == (options.version == .v2 ? 55 : 0) && result.answers.unacknowledged == 0)
         // At least one each: the drain begins with one from every connection that has sent none.
-        #expect(result.heartbeatsSent >= 6 && result.heartbeatsAnswered == result.heartbeatsSent && result.heartbeatsMissed == 0)
-        #expect(result.drained && result.foreign == 0 && result.unexpected == 0)
-        #expect(result.serverRSSBefore != nil && result.serverRSSAfterLogins != nil && result.serverCPUSeconds != nil)
+        #expect(
+            result.heartbeats.heartbeatsSent >= 6 && result.heartbeats.heartbeatsAnswered == result.heartbeats.heartbeatsSent
+                && result.heartbeats.heartbeatsMissed == 0)
+        #expect(result.drained && result.deliveries.foreign == 0 && result.answers.unexpected == 0)
+        #expect(
+            result.resources.serverRSSBefore != nil && result.resources.serverRSSAfterLogins != nil
+                && result.resources.serverCPUSeconds != nil)
     }
 
     /// A run far shorter than the heartbeat period still checks every connection's heartbeat once:
@@ -67,32 +77,36 @@ import ChatServer
         let server = try startServer()
         defer { server.stop() }
         var options = options(server, users: 6)
-        options.heartbeat = 3600
-        options.duration = 0.1
+        options.timing.heartbeat = 3600
+        options.timing.duration = 0.1
         let result = await runOnAThread { [options] in ChatBench.runLoad(options) }
 
         #expect(result.isClean, "\(result.summary)")
-        #expect(result.loggedIn == 6 && result.heartbeatsSent == 6 && result.heartbeatsAnswered == 6 && result.heartbeatsMissed == 0)
+        #expect(
+            result.logins.loggedIn == 6 && result.heartbeats.heartbeatsSent == 6 && result.heartbeats.heartbeatsAnswered == 6
+                && result.heartbeats.heartbeatsMissed == 0)
     }
 
     @Test func probesAreReportedApartWithUsersSpreadOverTheServers() async throws {
         let server = try startServer()
         defer { server.stop() }
         var options = options(server, users: 20)
-        options.directRate = 0
-        options.broadcastRate = 0
+        options.rates.directRate = 0
+        options.rates.broadcastRate = 0
         // Probes run through the whole login phase: under ThreadSanitizer (logins took 12 s there, for
         // the whole suite runs beside it) 40/s queued over 1,000 of them, some refused as rateLimited.
-        options.probeRate = 40 / Double(TestTiming.slowdown)
-        options.duration = 0.3
+        options.rates.probeRate = 40 / Double(TestTiming.slowdown)
+        options.timing.duration = 0.3
         // Two servers given: users alternate between them (here the same one twice).
         options.servers += options.servers
         let result = await runOnAThread { [options] in ChatBench.runLoad(options) }
 
         #expect(result.isClean, "\(result.summary)")
-        #expect(result.loggedIn == 20 && result.sentDirect == 0 && result.sentBroadcast == 0)
-        #expect(result.sentProbe > 0 && result.probeExpected == result.sentProbe && result.probeDelivered == result.sentProbe)
-        #expect(result.probeLatency.count == UInt64(result.sentProbe) && result.deliveryLatency.count == 0)
+        #expect(result.logins.loggedIn == 20 && result.traffic.sentDirect == 0 && result.traffic.sentBroadcast == 0)
+        #expect(
+            result.traffic.sentProbe > 0 && result.traffic.probeExpected == result.traffic.sentProbe
+                && result.traffic.probeDelivered == result.traffic.sentProbe)
+        #expect(result.latencies.probeLatency.count == UInt64(result.traffic.sentProbe) && result.latencies.deliveryLatency.count == 0)
         #expect(result.fields.contains { $0.key == "probe_p99_ms" })
     }
 
@@ -100,11 +114,11 @@ import ChatServer
         var options = LoadOptions()
         options.servers = [ServerAddress(host: "127.0.0.1", port: unusedLoopbackPort())]
         options.users = 3
-        options.duration = 0.1
+        options.timing.duration = 0.1
         let result = await runOnAThread { [options] in ChatBench.runLoad(options) }
         #expect(!result.isClean)
-        #expect(result.loggedIn == 0 && result.loginFailures == 3 && result.connectionFailures == 3)
-        #expect(result.sentDirect == 0 && result.expected == 0)
+        #expect(result.logins.loggedIn == 0 && result.logins.loginFailures == 3 && result.failures.connectionFailures == 3)
+        #expect(result.traffic.sentDirect == 0 && result.deliveries.expected == 0)
     }
 }
 
@@ -118,18 +132,24 @@ import ChatServer
             "--sources", "off", "--server-pid", "41", "--server-pid", "42", "--label", "x"
         ])
         #expect(options.servers == [ServerAddress(host: "127.0.0.1", port: 7001), ServerAddress(host: "::1", port: 7002)])
-        #expect(options.users == 10_000 && options.loginRate == 500 && options.directRate == 250.5 && options.broadcastRate == 2)
-        #expect(options.duration == 30 && options.version == .v2 && options.stored && options.heartbeat == 15)
-        #expect(options.probeRate == 20 && options.textBytes == 64 && options.loginTimeout == 300 && options.drain == 5)
+        #expect(
+            options.users == 10_000 && options.rates.loginRate == 500 && options.rates.directRate == 250.5
+                && options.rates.broadcastRate == 2)
+        #expect(options.timing.duration == 30 && options.version == .v2 && options.stored && options.timing.heartbeat == 15)
+        #expect(options.rates.probeRate == 20 && options.textBytes == 64 && options.timing.loginTimeout == 300 && options.timing.drain == 5)
         #expect(options.sourceSpread == .off && options.serverPIDs == [41, 42] && options.label == "x")
         #expect(options.connections == 10_002 && options.protocolName == "v2-stored")
 
         let defaults = try LoadOptions.parse([])
         #expect(defaults.servers == [ServerAddress(host: "127.0.0.1", port: 7777)] && defaults.users == 100)
-        #expect(defaults.loginRate == 0 && defaults.directRate == 100 && defaults.broadcastRate == 0 && defaults.duration == 10)
-        #expect(defaults.version == .v2 && !defaults.stored && defaults.heartbeat == 30 && defaults.probeRate == 0)
+        #expect(
+            defaults.rates.loginRate == 0 && defaults.rates.directRate == 100 && defaults.rates.broadcastRate == 0
+                && defaults.timing.duration == 10)
+        #expect(defaults.version == .v2 && !defaults.stored && defaults.timing.heartbeat == 30 && defaults.rates.probeRate == 0)
         let crowd = try LoadOptions.parse(["--users", "500"], defaults: .crowd)
-        #expect(crowd.modeName == "crowd" && crowd.users == 500 && crowd.probeRate == 20 && crowd.directRate == 0 && crowd.duration == 5)
+        #expect(
+            crowd.modeName == "crowd" && crowd.users == 500 && crowd.rates.probeRate == 20 && crowd.rates.directRate == 0
+                && crowd.timing.duration == 5)
 
         #expect(throws: ArgumentError.self) { try LoadOptions.parse(["--protocol", "1", "--stored"]) }
         #expect(throws: ArgumentError.self) { try LoadOptions.parse(["--protocol", "3"]) }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A chat client for protocol version 2 of im-server, written from docs/PROTOCOL.md alone, in Python's
-standard library only. Used by Tests/IMChatTests/PythonClientTests.swift.
+standard library only. Used by Tests/ChatEndToEndTests/PythonClientTests.swift.
 
 Library: ChatClientV2 (connect, login with name / password / client instance / positions, numbered direct
 messages and broadcasts with a persistent outbox resent in id order after every reconnect, cumulative

@@ -1,27 +1,6 @@
 import Synchronization
 import Foundation
 
-/// One suspended call of the async API: its continuation while it waits, and whether its task was
-/// cancelled before it could wait. The fields are guarded by the lock of the bridge that owns the call
-/// (hence unchecked); the object identifies the call to its cancellation handler.
-final class AsyncWaiter<Value: Sendable>: @unchecked Sendable {
-    var continuation: CheckedContinuation<Value, any Error>?
-    var cancelled = false
-
-    /// Hands back the continuation, once, for resuming.
-    func take() -> CheckedContinuation<Value, any Error>? {
-        defer { continuation = nil }
-        return continuation
-    }
-
-    /// Marks the wait cancelled (a continuation not parked yet resumes at once when it sees this) and
-    /// hands back the parked continuation, if any, for resuming with the cancellation.
-    func cancel() -> CheckedContinuation<Value, any Error>? {
-        cancelled = true
-        return take()
-    }
-}
-
 /// One ``TCPConnection`` read on its way through the socket's read queue. Its continuation is set
 /// before the read is submitted and taken, once, on the socket's loop thread: by the read's completion
 /// handler, or by a cancellation that withdraws the read (hence unchecked).
@@ -38,14 +17,6 @@ final class AsyncRead: @unchecked Sendable {
     }
 }
 
-/// Work decided under a bridge's lock and done after it is released: resuming continuations and calling
-/// into the socket, whose delegate callbacks (inline on the loop thread) take the lock again.
-struct AsyncEffects {
-    private var effects: [() -> Void] = []
-    mutating func append(_ effect: @escaping () -> Void) { effects.append(effect) }
-    func run() { for effect in effects { effect() } }
-}
-
 /// The delegate of a ``TCPConnection``'s socket, with the socket's ``TCPSocket/delegateQueue`` `nil`:
 /// every callback runs inline on the socket's event-loop thread and resumes the waiting calls there.
 ///
@@ -55,16 +26,10 @@ struct AsyncEffects {
 ///
 /// Writes map one to one onto the socket's writes, tagged with their number.
 final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
-    struct State {
+    /// The connection's own locked fields, beside the end and close the bridges share.
+    struct Fields {
         // Connecting.
         var connect = PendingConnect<ConnectedAddresses>()
-
-        // Ending.
-        /// The error every call throws once the connection has ended (set by `socketDidDisconnect`).
-        var ended: SocketError?
-        /// ``TCPConnection/close()`` was called: nothing is readable any more.
-        var closeRequested = false
-        var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
         // Reading.
         /// The peer sent FIN and the socket has no more bytes for us.
@@ -87,13 +52,20 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
         var closeWriteWaiters: [AsyncWaiter<Void>] = []
     }
 
+    /// The shared locked state: no elements (reads are the socket's own), this bridge's ``Fields``. Its
+    /// `ended` is the error every call throws once the connection has ended (set by
+    /// `socketDidDisconnect`); its `closeRequested`, that ``TCPConnection/close()`` was called, so nothing
+    /// is readable any more.
+    typealias Lock = AsyncBridgeLock<Never, Fields>
+    typealias State = Lock.State
+
     struct ConnectedAddresses: Sendable {
         var local: SocketAddress?
         var remote: SocketAddress?
     }
 
     let socket: TCPSocket
-    private let state: LockedValue<State>
+    private let lock = Lock(Fields())
     /// Reads called so far; the number of each read is the tag of its ``SocketError/readTimeout(tag:)``.
     private let readsCalled = Atomic(0)
 
@@ -101,7 +73,6 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// delegate, with a `nil` delegate queue.
     init(socket: TCPSocket) {
         self.socket = socket
-        self.state = LockedValue(State())
     }
 
     /// How many reads have been called so far (for tests).
@@ -112,10 +83,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     @discardableResult
     func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
-        var effects = AsyncEffects()
-        let result = state.withLock { body(&$0, &effects) }
-        effects.run()
-        return result
+        lock.locked(body)
     }
 
     // MARK: Connecting
@@ -123,8 +91,8 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// Starts the connect with `start` and waits for its outcome. Cancellation abandons the connect
     /// (``TCPSocket/disconnect()``) and throws `CancellationError`.
     func connect(_ start: (TCPSocket) throws(SocketError) -> Void) async throws -> ConnectedAddresses {
-        try await state.awaitConnect(
-            \.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.disconnect() })
+        try await lock.state.awaitConnect(
+            \.extra.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.disconnect() })
     }
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
@@ -153,7 +121,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     func read(_ kind: ReadRequest.Kind, timeout: Duration?) async throws -> Data {
         try Task.checkCancellation()
         // After close() the bytes left unread are discarded, even those of a connection that had ended.
-        if state.withLock({ $0.closeRequested }) { throw SocketError.connectionClosed }
+        if lock.withLock({ $0.closeRequested }) { throw SocketError.connectionClosed }
         let read = AsyncRead()
         let number = readsCalled.add(1, ordering: .relaxed).newValue
         return try await withTaskCancellationHandler {
@@ -185,7 +153,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// The error a read throws for the socket's `error`: after ``close()``, always
     /// ``SocketError/connectionClosed``.
     private func readError(_ error: SocketError) -> SocketError {
-        state.withLock { $0.closeRequested } ? .connectionClosed : error
+        lock.withLock { $0.closeRequested } ? .connectionClosed : error
     }
 
     func socketDidCloseReadStream(_ sock: TCPSocket) {
@@ -208,7 +176,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
     /// connection has ended or close() was called: then it throws that (``SocketError/connectionClosed``
     /// after close()). Cancellation throws `CancellationError` and leaves the connection as it is.
     func waitUntil(
-        _ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]> & Sendable,
+        _ waiters: WritableKeyPath<Fields, [AsyncWaiter<Void>]> & Sendable,
         _ done: @escaping (State) -> Bool
     ) async throws {
         try Task.checkCancellation()
@@ -224,14 +192,14 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
                         effects.append { continuation.resume(throwing: error) }
                     } else {
                         waiter.continuation = continuation
-                        state[keyPath: waiters].append(waiter)
+                        state.extra[keyPath: waiters].append(waiter)
                     }
                 }
             }
         } onCancel: {
             locked { state, effects in
                 guard let continuation = waiter.cancel() else { return }
-                state[keyPath: waiters].removeAll { $0 === waiter }
+                state.extra[keyPath: waiters].removeAll { $0 === waiter }
                 effects.append { continuation.resume(throwing: CancellationError()) }
             }
         }
@@ -239,10 +207,10 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     /// Resumes every call waiting in `waiters`, normally (or with `error`), and empties the list.
     static func resumeAll(
-        _ waiters: WritableKeyPath<State, [AsyncWaiter<Void>]>, throwing error: SocketError? = nil,
+        _ waiters: WritableKeyPath<Fields, [AsyncWaiter<Void>]>, throwing error: SocketError? = nil,
         _ state: inout State, _ effects: inout AsyncEffects
     ) {
-        for waiter in state[keyPath: waiters] {
+        for waiter in state.extra[keyPath: waiters] {
             guard let continuation = waiter.take() else { continue }
             if let error {
                 effects.append { continuation.resume(throwing: error) }
@@ -250,7 +218,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
                 effects.append { continuation.resume() }
             }
         }
-        state[keyPath: waiters] = []
+        state.extra[keyPath: waiters] = []
     }
 
     // MARK: Writing
@@ -364,26 +332,9 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
 
     /// Closes the connection at once and returns once the socket has reported the disconnect.
     func close() async {
-        let alreadyEnded = locked { state, effects -> Bool in
-            if !state.closeRequested {
-                state.closeRequested = true
-                failPendingCalls(with: .connectionClosed, &state, &effects)
-            }
-            return state.ended != nil
-        }
-        guard !alreadyEnded else { return }
-        await withCheckedContinuation { continuation in
-            let ended = state.withLock { state -> Bool in
-                if state.ended != nil { return true }
-                state.closeWaiters.append(continuation)
-                return false
-            }
-            if ended {
-                continuation.resume()
-            } else {
-                socket.disconnect()
-            }
-        }
+        await lock.close(
+            request: { state, effects in failPendingCalls(with: .connectionClosed, &state, &effects) },
+            end: { socket.disconnect() })
     }
 
     /// Fails every waiting write and read-stream wait with `error`, and the reads that the received
@@ -421,9 +372,7 @@ final class AsyncConnectionBridge: TCPSocketDelegate, Sendable {
             failPendingCalls(with: error, &state, &effects)
             state.writes = [:]
             releaseCloseWriteWaiters(&state, &effects)
-            let closeWaiters = state.closeWaiters
-            state.closeWaiters = []
-            effects.append { for continuation in closeWaiters { continuation.resume() } }
+            state.resumeCloseWaiters(&effects)
         }
     }
 }

@@ -270,14 +270,8 @@ public final class TCPListener: AsyncSequence, Sendable {
 /// wraps each accepted socket in a ``TCPConnection`` before the socket starts reading, and queues it
 /// for the iteration.
 final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
-    struct State {
-        var ready: [TCPConnection] = []
-        var waiters: [AsyncWaiter<TCPConnection?>] = []
-        var ended = false
-        /// The error that ended listening, until one `next()` has thrown it.
-        var failure: SocketError?
-        var closeRequested = false
-        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The listener's own locked fields, beside the accepted connections, the end and the close.
+    struct Fields {
         var socketFileRemoved = false
     }
 
@@ -285,7 +279,9 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
     let maxPending: Int
     let socketFile: String?
     let tls: TLSConfiguration?
-    private let state = LockedValue(State())
+    /// The accepted connections waiting for `next()` and the `next()` calls waiting for them; they
+    /// finish when the socket ends (with the error that ended listening, unless ``close()`` did).
+    private let lock = AsyncBridgeLock<TCPConnection, Fields>(Fields())
 
     init(socket: TCPSocket, maxPending: Int, socketFile: String?, tls: TLSConfiguration?) {
         self.socket = socket
@@ -294,22 +290,18 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
         self.tls = tls
     }
 
-    @discardableResult
-    private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
-        var effects = AsyncEffects()
-        let result = state.withLock { body(&$0, &effects) }
-        effects.run()
-        return result
-    }
-
     /// Accepted connections waiting for the iteration (for tests).
-    var pendingConnections: Int { state.withLock { $0.ready.count } }
+    var pendingConnections: Int { lock.withLock { $0.bufferedCount } }
 
     /// `next()` calls waiting for a connection (for tests).
-    var waitingIterations: Int { state.withLock { $0.waiters.count } }
+    var waitingIterations: Int { lock.withLock { $0.waitingCount } }
 
     /// The error listening ended with, if it did end with one and no `next()` has thrown it yet.
-    var failure: SocketError? { state.withLock { $0.failure } }
+    var failure: SocketError? {
+        lock.withLock { state in
+            if case .finished(_, let failure) = state.elements { failure } else { nil }
+        }
+    }
 
     func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
         // Inline on the listener's loop, before the new socket starts reading: no callback of the new
@@ -320,99 +312,42 @@ final class AsyncListenerBridge: TCPSocketDelegate, Sendable {
             socket: newSocket, bridge: bridge,
             localAddress: newSocket.localAddress, remoteAddress: newSocket.connectedAddress)
         if let tls { newSocket.startTLS(tls) }
-        locked { state, effects in
-            while let waiter = state.waiters.first {
-                state.waiters.removeFirst()
-                if let continuation = waiter.take() {
-                    effects.append { continuation.resume(returning: connection) }
-                    return
-                }
-            }
-            if !state.ended && state.ready.count < maxPending {
-                state.ready.append(connection)
-            } else {
+        lock.locked { state, effects in
+            // Past the bound, or once listening has ended, the connection is closed at once.
+            if state.offer(connection, bufferLimit: maxPending, &effects) == .refused {
                 effects.append { newSocket.disconnect() }
             }
         }
     }
 
     func next() async throws -> TCPConnection? {
-        if Task.isCancelled { return nil }
-        let waiter = AsyncWaiter<TCPConnection?>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                locked { state, effects in
-                    if waiter.cancelled {
-                        effects.append { continuation.resume(returning: nil) }
-                    } else if !state.ready.isEmpty {
-                        let connection = state.ready.removeFirst()
-                        effects.append { continuation.resume(returning: connection) }
-                    } else if state.ended {
-                        let failure = state.failure
-                        state.failure = nil
-                        effects.append { continuation.resume(with: failure.map { .failure($0) } ?? .success(nil)) }
-                    } else {
-                        waiter.continuation = continuation
-                        state.waiters.append(waiter)
-                    }
-                }
-            }
-        } onCancel: {
-            locked { state, effects in
-                guard let continuation = waiter.cancel() else { return }
-                state.waiters.removeAll { $0 === waiter }
-                effects.append { continuation.resume(returning: nil) }
-            }
-        }
+        try await lock.next().get()
     }
 
     func close() async {
-        let alreadyEnded = state.withLock { state -> Bool in
-            state.closeRequested = true
-            return state.ended
-        }
-        guard !alreadyEnded else { return }
-        await withCheckedContinuation { continuation in
-            let ended = state.withLock { state -> Bool in
-                if state.ended { return true }
-                state.closeWaiters.append(continuation)
-                return false
-            }
-            if ended {
-                continuation.resume()
-            } else {
-                socket.disconnect()
-            }
-        }
+        await lock.close(request: { _, _ in }, end: { socket.disconnect() })
     }
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
         removeSocketFile()
-        locked { state, effects in
-            guard !state.ended else { return }
-            state.ended = true
-            var failure = state.closeRequested ? nil : err
-            for waiter in state.waiters {
-                guard let continuation = waiter.take() else { continue }
-                let result: Result<TCPConnection?, SocketError> = failure.map { .failure($0) } ?? .success(nil)
-                effects.append { continuation.resume(with: result) }
+        lock.locked { state, effects in
+            guard state.ended == nil else { return }
+            state.ended = err ?? .connectionClosed
+            // Every waiting iteration throws the error; with none waiting, the next one does.
+            let unclaimed = state.finish(
+                failure: state.closeRequested ? nil : err, failureToEveryWaiter: true, keepingBuffered: false, &effects)
+            effects.append {
+                var unclaimed = unclaimed
+                while let connection = unclaimed.popFirst() { connection.socket.disconnect() }
             }
-            if !state.waiters.isEmpty { failure = nil }
-            state.waiters = []
-            state.failure = failure
-            let unclaimed = state.ready
-            state.ready = []
-            effects.append { for connection in unclaimed { connection.socket.disconnect() } }
-            let closeWaiters = state.closeWaiters
-            state.closeWaiters = []
-            effects.append { for continuation in closeWaiters { continuation.resume() } }
+            state.resumeCloseWaiters(&effects)
         }
     }
 
     /// Removes the Unix-domain socket file this listener created, once.
     func removeSocketFile() {
         guard let socketFile else { return }
-        let remove = state.withLock { state -> Bool in
+        let remove = lock.withLock { state -> Bool in
             defer { state.socketFileRemoved = true }
             return !state.socketFileRemoved
         }

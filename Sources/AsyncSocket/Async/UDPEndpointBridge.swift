@@ -1,51 +1,5 @@
 import Foundation
 
-/// One suspended ``UDPEndpoint/Datagrams/AsyncIterator/next()``: its continuation while it waits, and
-/// whether its task was cancelled before it could wait. Guarded by the bridge's lock (hence unchecked).
-final class DatagramWaiter: @unchecked Sendable {
-    var continuation: CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>?
-    var cancelled = false
-
-    /// Hands back the continuation, once, for resuming.
-    func take() -> CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>? {
-        defer { continuation = nil }
-        return continuation
-    }
-}
-
-/// The received datagrams waiting for the iteration, oldest first: an array with a moving head, whose
-/// taken slots are emptied at once (so a taken datagram's bytes are not kept alive).
-struct DatagramQueue {
-    private var slots: [UDPEndpoint.Datagram?] = []
-    private var head = 0
-
-    var count: Int { slots.count - head }
-
-    mutating func append(_ datagram: UDPEndpoint.Datagram) {
-        slots.append(datagram)
-    }
-
-    mutating func popFirst() -> UDPEndpoint.Datagram? {
-        guard head < slots.count else { return nil }
-        let datagram = slots[head]
-        slots[head] = nil
-        head += 1
-        if head == slots.count {
-            slots.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 32 && head * 2 >= slots.count {
-            slots.removeFirst(head)
-            head = 0
-        }
-        return datagram
-    }
-
-    mutating func removeAll() {
-        slots = []
-        head = 0
-    }
-}
-
 /// The delegate of a ``UDPEndpoint``'s socket, with the socket's delegate queue `nil`: every callback
 /// runs inline on the socket's event-loop thread and resumes the waiting calls there.
 ///
@@ -54,13 +8,12 @@ struct DatagramQueue {
 /// full the socket pauses, and it resumes once the iteration has taken the buffer down to `limit / 2`.
 /// Sends map one to one onto the socket's sends, tagged with their number.
 final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
-    struct State {
+    /// The endpoint's own locked fields, beside the datagrams, the end and the close.
+    struct Fields {
         var connect = PendingConnect<SocketAddress>()
 
-        var buffer = DatagramQueue()
         /// The most datagrams the buffer has held at once (for tests).
         var peakBuffered = 0
-        var waiters: [DatagramWaiter] = []
         /// The buffer filled up and the socket stopped reading.
         var paused = false
         var resumeScheduled = false
@@ -69,20 +22,19 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
         /// Sends not yet reported by the socket, by tag (their number).
         var sends: [Int: CheckedContinuation<Result<Void, SocketError>, Never>] = [:]
         var sendsCalled = 0
-
-        /// ``UDPEndpoint/close()`` was called.
-        var closeRequested = false
-        /// The error every call throws once the socket has closed.
-        var ended: SocketError?
-        /// The error that closed the socket (not by ``UDPEndpoint/close()``), until a `next()` threw it.
-        var failure: SocketError?
-        var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
+
+    /// The shared locked state: the datagrams received and the `next()` calls waiting for them (they
+    /// finish at ``close()``, discarding those buffered, or when the socket closes, after those
+    /// buffered, with the error that closed it), `ended` (the error every call throws once the socket
+    /// has closed), and this bridge's ``Fields``.
+    typealias Lock = AsyncBridgeLock<UDPEndpoint.Datagram, Fields>
+    typealias State = Lock.State
 
     let socket: UDPSocket
     /// ``UDPEndpoint/Options/maxBufferedDatagrams``.
     let limit: Int
-    private let state = LockedValue(State())
+    private let lock = Lock(Fields())
 
     init(socket: UDPSocket, limit: Int) {
         self.socket = socket
@@ -91,36 +43,33 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
 
     @discardableResult
     private func locked<Result>(_ body: (inout State, inout AsyncEffects) -> Result) -> Result {
-        var effects = AsyncEffects()
-        let result = state.withLock { body(&$0, &effects) }
-        effects.run()
-        return result
+        lock.locked(body)
     }
 
     // MARK: For tests and diagnostics
 
     /// Datagrams received and not yet taken.
-    var bufferedDatagrams: Int { state.withLock { $0.buffer.count } }
+    var bufferedDatagrams: Int { lock.withLock { $0.bufferedCount } }
     /// The most datagrams buffered at once so far.
-    var peakBufferedDatagrams: Int { state.withLock { $0.peakBuffered } }
+    var peakBufferedDatagrams: Int { lock.withLock { $0.peakBuffered } }
     /// Whether the socket stopped reading because the buffer is full.
-    var isReceivingPaused: Bool { state.withLock { $0.paused } }
+    var isReceivingPaused: Bool { lock.withLock { $0.paused } }
     /// `next()` calls waiting for a datagram.
-    var waitingIterations: Int { state.withLock { $0.waiters.count } }
+    var waitingIterations: Int { lock.withLock { $0.waitingCount } }
     /// Sends not yet reported by the socket.
-    var pendingSends: Int { state.withLock { $0.sends.count } }
+    var pendingSends: Int { lock.withLock { $0.sends.count } }
     /// Whether ``close()`` was called.
-    var isCloseRequested: Bool { state.withLock { $0.closeRequested } }
+    var isCloseRequested: Bool { lock.withLock { $0.closeRequested } }
     /// What receiving skipped.
-    var skipped: UDPEndpoint.SkippedReceives { state.withLock { $0.skipped } }
+    var skipped: UDPEndpoint.SkippedReceives { lock.withLock { $0.skipped } }
 
     // MARK: Starting
 
     /// Starts the connect with `start` and waits for its outcome. Cancellation closes the socket
     /// (abandoning the connect) and throws `CancellationError`.
     func connect(_ start: (UDPSocket) throws(SocketError) -> Void) async throws -> SocketAddress {
-        try await state.awaitConnect(
-            \.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.close() })
+        try await lock.state.awaitConnect(
+            \.extra.connect, start: { () throws(SocketError) in try start(socket) }, abandon: { [socket] in socket.close() })
     }
 
     func udpSocket(_ sock: UDPSocket, didConnectToAddress address: SocketAddress) {
@@ -159,29 +108,27 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
         // On the loop thread, inline: the buffer grows only here, so the room computed now is a lower
         // bound until the next callback.
         let room = locked { state, effects -> Int in
-            guard !state.closeRequested, state.ended == nil else { return 0 }
-            while !state.waiters.isEmpty {
-                let waiter = state.waiters.removeFirst()
-                if let continuation = waiter.take() {
-                    effects.append { continuation.resume(returning: .success(datagram)) }
-                    return limit - state.buffer.count
-                }
+            switch state.offer(datagram, &effects) {
+            case .refused:
+                return 0  // closed
+            case .handed:
+                return limit
+            case .buffered(let count):
+                state.peakBuffered = max(state.peakBuffered, count)
+                let room = limit - count
+                if room <= 0 { state.paused = true }
+                return room
             }
-            state.buffer.append(datagram)
-            state.peakBuffered = max(state.peakBuffered, state.buffer.count)
-            let room = limit - state.buffer.count
-            if room <= 0 { state.paused = true }
-            return room
         }
         if room > 0 {
             sock.receiveBatchLimit = min(room, DatagramBatch.capacity)
-        } else if state.withLock({ $0.paused && !$0.closeRequested }) {
+        } else if lock.withLock({ $0.paused && !$0.closeRequested }) {
             sock.pauseReceiving()  // inline: already on the loop
         }
     }
 
     func udpSocket(_ sock: UDPSocket, didNotReceiveDataFromAddress address: SocketAddress?, dueToError error: SocketError) {
-        state.withLock { state in
+        lock.withLock { state in
             if case .datagramTruncated = error { state.skipped.truncated += 1 } else { state.skipped.failed += 1 }
             state.skipped.lastError = error
         }
@@ -189,51 +136,23 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
 
     /// The next datagram; `nil` once the endpoint is closed or when the task is cancelled.
     func next() async throws(SocketError) -> UDPEndpoint.Datagram? {
-        if Task.isCancelled { return nil }
-        let waiter = DatagramWaiter()
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<UDPEndpoint.Datagram?, SocketError>, Never>) in
-                locked { state, effects in
-                    if waiter.cancelled {
-                        effects.append { continuation.resume(returning: .success(nil)) }
-                    } else if let datagram = state.buffer.popFirst() {
-                        effects.append { continuation.resume(returning: .success(datagram)) }
-                        resumeIfCaughtUp(&state, &effects)
-                    } else if state.closeRequested || state.ended != nil {
-                        let failure = state.failure
-                        state.failure = nil
-                        effects.append { continuation.resume(returning: failure.map { .failure($0) } ?? .success(nil)) }
-                    } else {
-                        waiter.continuation = continuation
-                        state.waiters.append(waiter)
-                    }
-                }
-            }
-        } onCancel: {
-            locked { state, effects in
-                waiter.cancelled = true
-                guard let continuation = waiter.take() else { return }
-                state.waiters.removeAll { $0 === waiter }
-                effects.append { continuation.resume(returning: .success(nil)) }
-            }
-        }
-        return try result.get()
+        try await lock.next(whenTaken: { state, effects in resumeIfCaughtUp(&state, &effects) }).get()
     }
 
     /// Schedules reading to resume on the loop once a paused buffer is down to half the limit.
     private func resumeIfCaughtUp(_ state: inout State, _ effects: inout AsyncEffects) {
-        guard state.paused, !state.resumeScheduled, state.buffer.count <= limit / 2 else { return }
+        guard state.paused, !state.resumeScheduled, state.bufferedCount <= limit / 2 else { return }
         state.resumeScheduled = true
         effects.append { [self] in socket.eventLoop.execute { [self] in resumeReceiving() } }
     }
 
     /// Reads again, at most as many datagrams per read as the buffer has room for. Loop thread only.
     private func resumeReceiving() {
-        let room = state.withLock { state -> Int in
+        let room = lock.withLock { state -> Int in
             state.resumeScheduled = false
             guard state.paused, !state.closeRequested, state.ended == nil else { return 0 }
             state.paused = false
-            return limit - state.buffer.count
+            return limit - state.bufferedCount
         }
         guard room > 0 else { return }
         socket.receiveBatchLimit = min(room, DatagramBatch.capacity)
@@ -302,30 +221,9 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
     /// Closes the socket and returns once it has closed. Datagrams not yet taken are discarded and the
     /// iterations end; sends the kernel has not taken throw ``SocketError/connectionClosed``.
     func close() async {
-        let alreadyEnded = locked { state, effects -> Bool in
-            if !state.closeRequested {
-                state.closeRequested = true
-                state.buffer.removeAll()
-                for waiter in state.waiters {
-                    if let continuation = waiter.take() { effects.append { continuation.resume(returning: .success(nil)) } }
-                }
-                state.waiters = []
-            }
-            return state.ended != nil
-        }
-        guard !alreadyEnded else { return }
-        await withCheckedContinuation { continuation in
-            let ended = state.withLock { state -> Bool in
-                if state.ended != nil { return true }
-                state.closeWaiters.append(continuation)
-                return false
-            }
-            if ended {
-                continuation.resume()
-            } else {
-                socket.close()
-            }
-        }
+        await lock.close(
+            request: { state, effects in state.finish(failure: nil, keepingBuffered: false, &effects) },
+            end: { socket.close() })
     }
 
     func udpSocketDidClose(_ sock: UDPSocket, withError err: SocketError?) {
@@ -340,20 +238,11 @@ final class UDPEndpointBridge: UDPSocketDelegate, Sendable {
             guard state.ended == nil else { return }
             let error = state.closeRequested ? SocketError.connectionClosed : (err ?? .connectionClosed)
             state.ended = error
-            var failure = state.closeRequested ? nil : err
-            for waiter in state.waiters {
-                guard let continuation = waiter.take() else { continue }
-                let result: Result<UDPEndpoint.Datagram?, SocketError> = failure.map { .failure($0) } ?? .success(nil)
-                failure = nil
-                effects.append { continuation.resume(returning: result) }
-            }
-            state.waiters = []
-            state.failure = failure
+            // The datagrams buffered are still handed out, then the first `next()` throws the error.
+            state.finish(failure: state.closeRequested ? nil : err, keepingBuffered: true, &effects)
             for continuation in state.sends.values { effects.append { continuation.resume(returning: .failure(error)) } }
             state.sends = [:]
-            let closeWaiters = state.closeWaiters
-            state.closeWaiters = []
-            effects.append { for continuation in closeWaiters { continuation.resume() } }
+            state.resumeCloseWaiters(&effects)
         }
     }
 }

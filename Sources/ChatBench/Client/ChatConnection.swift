@@ -57,47 +57,87 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     var keepsOutbox = false
     /// Numbered messages sent and not yet answered with `stored`, by id (only with ``keepsOutbox``).
     private(set) var outbox: [UInt64: Data] = [:]
-    /// The last login answer's resume token, sent with the next login.
-    private var resumeToken: String?
-    /// Positions sent with the next login (docs/PROTOCOL.md "Receiving").
-    private var loginPositions: [String: UInt64] = [:]
     private let group: EventLoopGroup, loop: EventLoop
-    private let codec: ChatCodec
-    private let clientInstance: String
     private weak var handler: (any ChatConnectionHandler)?
-    private var isStopping = false
-    private var hasFailed = false
+    /// What every frame and login carries.
+    private let wire: Wire
+    /// The figures a run reads (``heartbeatsSent`` and the others below).
+    private var tally = Tally()
+    /// The login, the acknowledgements waiting, the end.
+    private var session = Session()
+
+    /// What every frame and login carries: the codec of the login's version, the client instance.
+    private struct Wire {
+        let codec: ChatCodec
+        let clientInstance: String
+    }
+
+    /// The figures a run reads.
+    private struct Tally {
+        /// `received` messages sent.
+        var acknowledgementsSent = 0
+        /// Heartbeats sent and their answers.
+        var heartbeatsSent = 0, heartbeatsAnswered = 0
+        /// Heartbeats left unanswered by connections that dropped (counted at each reconnect).
+        var heartbeatsLost = 0
+        /// Heartbeats still unanswered when the next one was due, on connections that answered again
+        /// afterwards: missed. `heartbeatsLate` are those not yet confirmed: the connection has not
+        /// answered since; they become missed with its next answer, or lost with it at a reconnect.
+        var heartbeatsMissed = 0, heartbeatsLate = 0
+        /// With ``keepsOutbox``: `storeUnavailable` answers to messages kept for the next reconnect (each
+        /// ends the connection), and messages resent from the outbox after a reconnect.
+        var storeRefusals = 0, messagesResent = 0
+    }
+
+    /// The login, the acknowledgements waiting, the end.
+    private struct Session {
+        /// The last login answer's resume token, sent with the next login.
+        var resumeToken: String?
+        /// Positions sent with the next login (docs/PROTOCOL.md "Receiving").
+        var loginPositions: [String: UInt64] = [:]
+        var isStopping = false
+        var hasFailed = false
+        /// Logged in and not yet closed.
+        var isLoggedIn = false
+        /// Highest sequence number acknowledgeable per conversation, waiting for the end of the loop pass.
+        var pendingAcknowledgements: [String: UInt64] = [:]
+        /// When the connect started (nanoseconds on ``MonotonicClock``; 0 before).
+        var connectStart: UInt64 = 0
+        /// How long the login after a ``reconnect(to:from:positions:loginTimeout:)`` may go unanswered
+        /// once connected; then the attempt fails ("no login answer within …"), as a client's login
+        /// deadline would end it.
+        var reconnectLoginTimeout: Duration?
+    }
+
     /// Logged in and not yet closed.
-    private(set) var isLoggedIn = false
-    /// Highest sequence number acknowledgeable per conversation, waiting for the end of the loop pass.
-    private var pendingAcknowledgements: [String: UInt64] = [:]
-    /// `received` messages sent.
-    private(set) var acknowledgementsSent = 0
-    /// Heartbeats sent and their answers.
-    private(set) var heartbeatsSent = 0, heartbeatsAnswered = 0
-    /// Heartbeats left unanswered by connections that dropped (counted at each reconnect).
-    private(set) var heartbeatsLost = 0
-    /// Heartbeats still unanswered when the next one was due, on connections that answered again
-    /// afterwards: missed. ``heartbeatsLate`` are those not yet confirmed: the connection has not
-    /// answered since; they become missed with its next answer, or lost with it at a reconnect.
-    private(set) var heartbeatsMissed = 0, heartbeatsLate = 0
-    /// With ``keepsOutbox``: `storeUnavailable` answers to messages kept for the next reconnect (each
-    /// ends the connection), and messages resent from the outbox after a reconnect.
-    private(set) var storeRefusals = 0, messagesResent = 0
+    var isLoggedIn: Bool { session.isLoggedIn }
     /// When the connect started (nanoseconds on ``MonotonicClock``; 0 before).
-    private(set) var connectStart: UInt64 = 0
-    /// How long the login after a ``reconnect(to:from:positions:loginTimeout:)`` may go unanswered
-    /// once connected; then the attempt fails ("no login answer within …"), as a client's login
-    /// deadline would end it.
-    private var reconnectLoginTimeout: Duration?
+    var connectStart: UInt64 { session.connectStart }
+    /// `received` messages sent.
+    var acknowledgementsSent: Int { tally.acknowledgementsSent }
+    /// Heartbeats sent.
+    var heartbeatsSent: Int { tally.heartbeatsSent }
+    /// Heartbeats answered.
+    var heartbeatsAnswered: Int { tally.heartbeatsAnswered }
+    /// Heartbeats left unanswered by connections that dropped (counted at each reconnect).
+    var heartbeatsLost: Int { tally.heartbeatsLost }
+    /// Heartbeats still unanswered when the next one was due, on connections that answered again
+    /// afterwards: missed.
+    var heartbeatsMissed: Int { tally.heartbeatsMissed }
+    /// Heartbeats not yet confirmed missed: the connection has not answered since; they become missed
+    /// with its next answer, or lost with it at a reconnect.
+    var heartbeatsLate: Int { tally.heartbeatsLate }
+    /// With ``keepsOutbox``: `storeUnavailable` answers to messages kept for the next reconnect.
+    var storeRefusals: Int { tally.storeRefusals }
+    /// Messages resent from the outbox after a reconnect.
+    var messagesResent: Int { tally.messagesResent }
 
     init(index: Int, name: String, login: ChatLogin = .stored, loop: EventLoop, group: EventLoopGroup, handler: any ChatConnectionHandler) {
         self.index = index
         self.name = name
         self.login = login
         self.handler = handler
-        codec = ChatCodec(version: login.version)
-        clientInstance = ChatConnection.randomClientInstance()
+        wire = Wire(codec: ChatCodec(version: login.version), clientInstance: ChatConnection.randomClientInstance())
         self.group = group
         self.loop = loop
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
@@ -116,7 +156,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// given; the login follows once connected. Any thread.
     /// - Throws: ``SocketError`` when the connect cannot start.
     func connect(to server: ServerAddress, from source: String? = nil) throws(SocketError) {
-        connectStart = MonotonicClock.now()
+        session.connectStart = MonotonicClock.now()
         try socket.connect(toHost: server.host, onPort: server.port, viaInterface: source, withTimeout: 30)
     }
 
@@ -130,14 +170,14 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         let old = socket
         old.delegate = nil
         old.disconnect()
-        heartbeatsLost += heartbeatsSent - heartbeatsAnswered
-        heartbeatsSent = heartbeatsAnswered
-        heartbeatsLate = 0
-        hasFailed = false
-        isLoggedIn = false
-        pendingAcknowledgements = [:]
-        loginPositions = positions
-        reconnectLoginTimeout = loginTimeout
+        tally.heartbeatsLost += tally.heartbeatsSent - tally.heartbeatsAnswered
+        tally.heartbeatsSent = tally.heartbeatsAnswered
+        tally.heartbeatsLate = 0
+        session.hasFailed = false
+        session.isLoggedIn = false
+        session.pendingAcknowledgements = [:]
+        session.loginPositions = positions
+        session.reconnectLoginTimeout = loginTimeout
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
         socket.delegate = self
         try connect(to: server, from: source)
@@ -146,7 +186,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Queues `message` for writing.
     func send(_ message: ChatMessage) {
         do {
-            socket.write(try codec.encode(message), withTimeout: -1, tag: 0)
+            socket.write(try wire.codec.encode(message), withTimeout: -1, tag: 0)
         } catch {
             fail("cannot encode \(message): \(error)")
         }
@@ -156,7 +196,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private func send(numbered message: ChatMessage, id: UInt64) {
         let frame: Data
         do {
-            frame = try codec.encode(message)
+            frame = try wire.codec.encode(message)
         } catch {
             fail("cannot encode \(message): \(error)")
             return
@@ -185,41 +225,41 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Queues a heartbeat in the connection's version; one still waiting for the answer to the one
     /// before is late (``heartbeatsLate``).
     func sendHeartbeat() {
-        guard isLoggedIn else { return }
-        if heartbeatsSent > heartbeatsAnswered { heartbeatsLate += 1 }
-        heartbeatsSent += 1
-        send(codec.heartbeat)
+        guard session.isLoggedIn else { return }
+        if tally.heartbeatsSent > tally.heartbeatsAnswered { tally.heartbeatsLate += 1 }
+        tally.heartbeatsSent += 1
+        send(wire.codec.heartbeat)
     }
 
     /// Notes that every message of `conversation` up to `sequence` has arrived: a `received` for it goes
     /// out at the end of this loop pass, together with those of the other deliveries read meanwhile.
     func acknowledge(_ conversation: String, upTo sequence: UInt64) {
-        let isFirst = pendingAcknowledgements.isEmpty
-        pendingAcknowledgements[conversation] = max(pendingAcknowledgements[conversation] ?? 0, sequence)
+        let isFirst = session.pendingAcknowledgements.isEmpty
+        session.pendingAcknowledgements[conversation] = max(session.pendingAcknowledgements[conversation] ?? 0, sequence)
         if isFirst { socket.eventLoop.execute { [self] in sendAcknowledgements() } }
     }
 
     private func sendAcknowledgements() {
-        let pending = pendingAcknowledgements
-        pendingAcknowledgements = [:]
-        guard isLoggedIn, !isStopping else { return }
+        let pending = session.pendingAcknowledgements
+        session.pendingAcknowledgements = [:]
+        guard session.isLoggedIn, !session.isStopping else { return }
         for (conversation, sequence) in pending {
             send(.v2(.received(conversation: conversation, upTo: sequence)))
-            acknowledgementsSent += 1
+            tally.acknowledgementsSent += 1
         }
     }
 
     /// Closes the connection; from now on its end is not a failure.
     func close() {
-        isStopping = true
-        isLoggedIn = false
+        session.isStopping = true
+        session.isLoggedIn = false
         socket.disconnect()
     }
 
     private func fail(_ reason: String) {
-        guard !hasFailed, !isStopping else { return }
-        hasFailed = true
-        isLoggedIn = false
+        guard !session.hasFailed, !session.isStopping else { return }
+        session.hasFailed = true
+        session.isLoggedIn = false
         handler?.connection(self, didFail: "\(name): \(reason)")
         socket.disconnect()
     }
@@ -227,7 +267,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private func received(_ frame: SevenByteHeaderFrame) {
         let now = MonotonicClock.now()
         guard ServerEvent.decodedCodes.contains(frame.functionCode) else {
-            if isLoggedIn { handler?.connection(self, didReceive: .ignored(functionCode: frame.functionCode), at: now) }
+            if session.isLoggedIn { handler?.connection(self, didReceive: .ignored(functionCode: frame.functionCode), at: now) }
             return
         }
         if frame.functionCode == FunctionCode.error.rawValue {
@@ -235,12 +275,12 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                 fail("an error frame whose body is not {\"code\":…}")
                 return
             }
-            if isLoggedIn {
+            if session.isLoggedIn {
                 if case .error(let code, _, let id?) = error {
                     if keepsOutbox, code == ChatErrorCode.storeUnavailable.rawValue, outbox[id] != nil {
                         // docs/PROTOCOL.md: keep it and resend it, and those after it, after the next
                         // reconnect: that goes to the next server, whose store may be up.
-                        storeRefusals += 1
+                        tally.storeRefusals += 1
                         fail("storeUnavailable for #\(id): logging in again to resend it")
                         return
                     }
@@ -255,16 +295,16 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         }
         let message: ChatMessage
         do {
-            message = try codec.message(from: frame)
+            message = try wire.codec.message(from: frame)
         } catch {
             fail("undecodable message from the server: \(error)")
             return
         }
-        if isLoggedIn {
+        if session.isLoggedIn {
             if frame.functionCode == FunctionCode.heartbeatAck.rawValue {
-                heartbeatsAnswered += 1
-                heartbeatsMissed += heartbeatsLate
-                heartbeatsLate = 0
+                tally.heartbeatsAnswered += 1
+                tally.heartbeatsMissed += tally.heartbeatsLate
+                tally.heartbeatsLate = 0
             }
             guard let event = ServerEvent(message) else {
                 fail("\(message) after the login")
@@ -288,12 +328,12 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                         : "logged in live only (stored: false) although a password was given")
                 return
             }
-            resumeToken = token
+            session.resumeToken = token
         default:
             fail("\(message) before the login was accepted")
             return
         }
-        isLoggedIn = true
+        session.isLoggedIn = true
         handler?.connectionDidLogIn(self, at: now)
     }
 
@@ -301,15 +341,15 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
         // Any function code: newer servers' messages are skipped by code, not a reason to drop the line.
-        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
+        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: wire.codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
         socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self, weak sock] _, frame in
             guard let self, sock === self.socket else { return }
             self.received(frame)
         }
-        if let limit = reconnectLoginTimeout {
+        if let limit = session.reconnectLoginTimeout {
             let local = sock.localPort
             _ = loop.scheduleTask(in: limit) { [weak self, weak sock] in
-                guard let self, let sock, sock === self.socket, !self.isLoggedIn else { return }
+                guard let self, let sock, sock === self.socket, !self.session.isLoggedIn else { return }
                 self.fail("no login answer within \(limit) from \(host):\(port) (from local port \(local))")
             }
         }
@@ -320,11 +360,11 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
             send(
                 .v2(
                     .login(
-                        name: name, password: login.password, resumeToken: resumeToken, clientInstance: clientInstance,
-                        positions: loginPositions, presenceChanges: true)))
+                        name: name, password: login.password, resumeToken: session.resumeToken, clientInstance: wire.clientInstance,
+                        positions: session.loginPositions, presenceChanges: true)))
             // As docs/PROTOCOL.md asks after every reconnect: the outbox in id order, original ids.
             for id in outbox.keys.sorted() { if let frame = outbox[id] { send(encoded: frame) } }
-            messagesResent += outbox.count
+            tally.messagesResent += outbox.count
         }
     }
 

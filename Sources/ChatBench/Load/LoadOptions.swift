@@ -19,15 +19,6 @@ public struct LoadOptions: Equatable, Sendable {
     public var servers = [ServerAddress.defaultServer]
     /// Users logging in, each on a connection of its own. Default 100 (crowd: 2,000).
     public var users = 100
-    /// Logins started per second; 0 = all at once. Default 0.
-    public var loginRate = 0.0
-    /// Direct messages per second across all users, each from a random user to another. Default 100
-    /// (crowd: 0).
-    public var directRate = 100.0
-    /// Broadcasts per second across all users, each from a random user. Default 0.
-    public var broadcastRate = 0.0
-    /// Seconds of messages once every user has logged in. Default 10 (crowd: 5).
-    public var duration = 10.0
     /// Protocol version 1 or 2. Default 2.
     public var version = ChatProtocolVersion.v2
     /// Version 2 with passwords: stored sessions (numbered deliveries, `stored` with sequence numbers,
@@ -42,21 +33,8 @@ public struct LoadOptions: Equatable, Sendable {
     /// delivery already read is dropped by its sequence number and counted as resent, as a client does.
     /// Default false: a drop is a connection failure.
     public var failover = false
-    /// Seconds between a connection's heartbeats (spread evenly over the connections); 0 = none. A
-    /// connection that has sent none when the drain begins sends one then.
-    /// Default 30.
-    public var heartbeat = 30.0
-    /// Two more users, logged in before the others, exchanging direct messages at this many per second
-    /// in all (alternately) until the end, their delays reported apart; 0 = no probes. Default 0
-    /// (crowd: 20).
-    public var probeRate = 0.0
     /// Bytes of text per message (its number, a space, `x`s). Default 32.
     public var textBytes = 32
-    /// How long the logins may take in all, and (`--failover`) how long each login again may go
-    /// unanswered once connected. Default 120 s.
-    public var loginTimeout = 120.0
-    /// How long after the last send the run waits for what is outstanding. Default 10 s.
-    public var drain = 10.0
     /// Source addresses. Default auto.
     public var sourceSpread = SourceSpread.auto
     /// Server processes whose resident memory (`VmRSS`) and CPU time are read (`/proc`); summed.
@@ -66,6 +44,46 @@ public struct LoadOptions: Equatable, Sendable {
     /// `crowd` when made by the crowd mode's defaults, else `load`.
     public var modeName = "load"
 
+    /// The rates: logins, direct messages, broadcasts, probes.
+    public var rates = Rates()
+    /// How long: the messages, between heartbeats, the logins' bound, the drain.
+    public var timing = Timing()
+
+    /// Per second: logins started, direct messages, broadcasts, probe messages.
+    public struct Rates: Equatable, Sendable {
+        /// Logins started per second; 0 = all at once. Default 0.
+        public var loginRate = 0.0
+        /// Direct messages per second across all users, each from a random user to another. Default 100
+        /// (crowd: 0).
+        public var directRate = 100.0
+        /// Broadcasts per second across all users, each from a random user. Default 0.
+        public var broadcastRate = 0.0
+        /// Two more users, logged in before the others, exchanging direct messages at this many per second
+        /// in all (alternately) until the end, their delays reported apart; 0 = no probes. Default 0
+        /// (crowd: 20).
+        public var probeRate = 0.0
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// Seconds: the messages, between heartbeats, the logins' bound, the drain.
+    public struct Timing: Equatable, Sendable {
+        /// Seconds of messages once every user has logged in. Default 10 (crowd: 5).
+        public var duration = 10.0
+        /// Seconds between a connection's heartbeats (spread evenly over the connections); 0 = none. A
+        /// connection that has sent none when the drain begins sends one then.
+        /// Default 30.
+        public var heartbeat = 30.0
+        /// How long the logins may take in all, and (`--failover`) how long each login again may go
+        /// unanswered once connected. Default 120 s.
+        public var loginTimeout = 120.0
+        /// How long after the last send the run waits for what is outstanding. Default 10 s.
+        public var drain = 10.0
+
+        /// The defaults above.
+        public init() {}
+    }
     /// The load mode's defaults.
     public init() {}
 
@@ -75,9 +93,9 @@ public struct LoadOptions: Equatable, Sendable {
         var options = LoadOptions()
         options.modeName = "crowd"
         options.users = 2_000
-        options.directRate = 0
-        options.probeRate = 20
-        options.duration = 5
+        options.rates.directRate = 0
+        options.rates.probeRate = 20
+        options.timing.duration = 5
         return options
     }
 
@@ -85,7 +103,7 @@ public struct LoadOptions: Equatable, Sendable {
     static let flagsWithoutValue: Set<String> = ["--stored", "--failover", "--json"]
 
     /// Connections in all: the users and the two probes, if any.
-    public var connections: Int { users + (probeRate > 0 ? 2 : 0) }
+    public var connections: Int { users + (rates.probeRate > 0 ? 2 : 0) }
 
     /// `v1`, `v2` (live) or `v2-stored`.
     public var protocolName: String { version == .v1 ? "v1" : stored ? "v2-stored" : "v2" }
@@ -136,10 +154,10 @@ public struct LoadOptions: Equatable, Sendable {
             switch argument {
             case "--server": servers.append(try ServerAddress.parse(try scanner.value(for: argument)))
             case "--users": options.users = try scanner.number(for: argument, in: 1...10_000_000)
-            case "--login-rate": options.loginRate = try scanner.decimal(for: argument, in: 0...10_000_000)
-            case "--direct-rate": options.directRate = try scanner.decimal(for: argument, in: 0...10_000_000)
-            case "--broadcast-rate": options.broadcastRate = try scanner.decimal(for: argument, in: 0...1_000_000)
-            case "--duration": options.duration = try scanner.decimal(for: argument, in: 0...86_400)
+            case "--login-rate": options.rates.loginRate = try scanner.decimal(for: argument, in: 0...10_000_000)
+            case "--direct-rate": options.rates.directRate = try scanner.decimal(for: argument, in: 0...10_000_000)
+            case "--broadcast-rate": options.rates.broadcastRate = try scanner.decimal(for: argument, in: 0...1_000_000)
+            case "--duration": options.timing.duration = try scanner.decimal(for: argument, in: 0...86_400)
             case "--protocol":
                 let value = try scanner.value(for: argument)
                 guard let number = UInt16(value), let version = ChatProtocolVersion(rawValue: number) else {
@@ -148,11 +166,11 @@ public struct LoadOptions: Equatable, Sendable {
                 options.version = version
             case "--stored": options.stored = true
             case "--failover": options.failover = true
-            case "--heartbeat": options.heartbeat = try scanner.decimal(for: argument, in: 0...86_400)
-            case "--probe-rate": options.probeRate = try scanner.decimal(for: argument, in: 0...1_000_000)
+            case "--heartbeat": options.timing.heartbeat = try scanner.decimal(for: argument, in: 0...86_400)
+            case "--probe-rate": options.rates.probeRate = try scanner.decimal(for: argument, in: 0...1_000_000)
             case "--text-bytes": options.textBytes = try scanner.number(for: argument, in: 1...10_000)
-            case "--login-timeout": options.loginTimeout = try scanner.decimal(for: argument, in: 0.1...86_400)
-            case "--drain": options.drain = try scanner.decimal(for: argument, in: 0...86_400)
+            case "--login-timeout": options.timing.loginTimeout = try scanner.decimal(for: argument, in: 0.1...86_400)
+            case "--drain": options.timing.drain = try scanner.decimal(for: argument, in: 0...86_400)
             case "--sources":
                 let value = try scanner.value(for: argument)
                 guard let spread = SourceSpread(rawValue: value) else { throw ArgumentError("--sources: auto, on or off, not \(value)") }

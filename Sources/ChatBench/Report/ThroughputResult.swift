@@ -8,68 +8,94 @@ public struct ThroughputResult: Sendable {
     public var finished = false
     /// Messages the run had to send: senders × messages.
     public var expected: Int { options.senders * options.messages }
-    /// Messages sent.
-    public var sent = 0
-    /// Distinct ids acknowledged with `stored`.
-    public var stored = 0
-    /// `stored` answers for an id already acknowledged, or for an id never sent.
-    public var storedDuplicates = 0
-    /// Distinct ids delivered to their receiver.
-    public var delivered = 0
-    /// Deliveries to a receiver of an id it already had under another sequence number (stored twice),
-    /// or of an id never sent.
-    public var deliveredDuplicates = 0
-    /// Deliveries whose sequence number a connection had already received (resent by the server; a
-    /// client drops them without showing them).
-    public var resentDeliveries = 0
-    /// Sequence numbers skipped: a delivery arrived before the ones before it.
-    public var gaps: UInt64 = 0
-    /// Distinct ids delivered back to their own sender's session (every stored session of a
-    /// conversation gets its messages, the sender's included).
-    public var echoes = 0
-    /// Receipts (✓✓) the senders and receivers got.
-    public var receipts = 0
-    /// `received` acknowledgements the connections sent (one per conversation per loop pass).
-    public var acknowledgementsSent = 0
-    /// Errors the server answered with.
-    public var serverErrors = 0
-    /// Messages the run did not expect (a `stored` without a sequence number, a delivery from a stranger, …).
-    public var unexpected = 0
-    /// Connections that failed, with why.
-    public var connectionFailures: [String] = []
-    /// Seconds from the first send to the last new `stored`.
-    public var storedSeconds = 0.0
-    /// Seconds from the first send to the last new delivery at a receiver.
-    public var deliveredSeconds = 0.0
-    /// Each message's time from being written to the socket to its `stored`, nanoseconds: under full
-    /// load, mostly time queued behind the window.
-    public var storedLatency = Percentiles([])
-    /// CPU seconds this process used from the start of the traffic to its end (logins not counted).
-    public var clientCPUSeconds = 0.0
-    /// CPU seconds the server used over the same span (not its Argon2id hashes of the logins), when
-    /// its process id was given.
-    public var serverCPUSeconds: Double?
+    /// What was sent, acknowledged and delivered.
+    public var counts = Counts()
+    /// What went wrong: server errors, unexpected messages, failed connections.
+    public var problems = Problems()
+    /// How long it took, and the latencies.
+    public var timing = Timing()
+    /// CPU time of this process and of the server.
+    public var cpu = CPUTime()
+
+    /// What was sent, acknowledged and delivered.
+    public struct Counts: Sendable {
+        /// Messages sent.
+        public var sent = 0
+        /// Distinct ids acknowledged with `stored`.
+        public var stored = 0
+        /// `stored` answers for an id already acknowledged, or for an id never sent.
+        public var storedDuplicates = 0
+        /// Distinct ids delivered to their receiver.
+        public var delivered = 0
+        /// Deliveries to a receiver of an id it already had under another sequence number (stored twice),
+        /// or of an id never sent.
+        public var deliveredDuplicates = 0
+        /// Deliveries whose sequence number a connection had already received (resent by the server; a
+        /// client drops them without showing them).
+        public var resentDeliveries = 0
+        /// Sequence numbers skipped: a delivery arrived before the ones before it.
+        public var gaps: UInt64 = 0
+        /// Distinct ids delivered back to their own sender's session (every stored session of a
+        /// conversation gets its messages, the sender's included).
+        public var echoes = 0
+        /// Receipts (✓✓) the senders and receivers got.
+        public var receipts = 0
+        /// `received` acknowledgements the connections sent (one per conversation per loop pass).
+        public var acknowledgementsSent = 0
+    }
+
+    /// What went wrong: server errors, unexpected messages, failed connections.
+    public struct Problems: Sendable {
+        /// Errors the server answered with.
+        public var serverErrors = 0
+        /// Messages the run did not expect (a `stored` without a sequence number, a delivery from a stranger, …).
+        public var unexpected = 0
+        /// Connections that failed, with why.
+        public var connectionFailures: [String] = []
+    }
+
+    /// How long it took, and the latencies.
+    public struct Timing: Sendable {
+        /// Seconds from the first send to the last new `stored`.
+        public var storedSeconds = 0.0
+        /// Seconds from the first send to the last new delivery at a receiver.
+        public var deliveredSeconds = 0.0
+        /// Each message's time from being written to the socket to its `stored`, nanoseconds: under full
+        /// load, mostly time queued behind the window.
+        public var storedLatency = Percentiles([])
+    }
+
+    /// CPU time of this process and of the server.
+    public struct CPUTime: Sendable {
+        /// CPU seconds this process used from the start of the traffic to its end (logins not counted).
+        public var clientCPUSeconds = 0.0
+        /// CPU seconds the server used over the same span (not its Argon2id hashes of the logins), when
+        /// its process id was given.
+        public var serverCPUSeconds: Double?
+    }
 
     /// A result of `options` with nothing counted yet.
     public init(options: ThroughputOptions) { self.options = options }
 
     /// Messages stored and acknowledged per second.
-    public var storedPerSecond: Double { storedSeconds > 0 ? Double(stored) / storedSeconds : 0 }
+    public var storedPerSecond: Double { timing.storedSeconds > 0 ? Double(counts.stored) / timing.storedSeconds : 0 }
     /// Messages delivered to their receivers per second.
-    public var deliveredPerSecond: Double { deliveredSeconds > 0 ? Double(delivered) / deliveredSeconds : 0 }
+    public var deliveredPerSecond: Double { timing.deliveredSeconds > 0 ? Double(counts.delivered) / timing.deliveredSeconds : 0 }
     /// Messages never acknowledged.
-    public var unacknowledged: Int { expected - stored }
+    public var unacknowledged: Int { expected - counts.stored }
     /// Messages never delivered.
-    public var lost: Int { expected - delivered }
+    public var lost: Int { expected - counts.delivered }
     /// Server CPU microseconds per message stored, when known.
     public var serverCPUMicrosecondsPerMessage: Double? {
-        serverCPUSeconds.map { stored > 0 ? $0 * 1e6 / Double(stored) : 0 }
+        cpu.serverCPUSeconds.map { counts.stored > 0 ? $0 * 1e6 / Double(counts.stored) : 0 }
     }
 
     /// Every message acknowledged once and delivered once, in order, with no error.
     public var isClean: Bool {
-        finished && stored == expected && delivered == expected && storedDuplicates == 0 && deliveredDuplicates == 0
-            && resentDeliveries == 0 && gaps == 0 && serverErrors == 0 && unexpected == 0 && connectionFailures.isEmpty
+        finished && counts.stored == expected && counts.delivered == expected && counts.storedDuplicates == 0
+            && counts.deliveredDuplicates == 0
+            && counts.resentDeliveries == 0 && counts.gaps == 0 && problems.serverErrors == 0 && problems.unexpected == 0
+            && problems.connectionFailures.isEmpty
     }
 
     /// The RESULT line's fields, in order.
@@ -79,21 +105,21 @@ public struct ThroughputResult: Sendable {
             ("senders", "\(options.senders)"), ("receivers", options.receivers.rawValue),
             ("messages_per_sender", "\(options.messages)"), ("window", "\(options.window)"),
             ("text_bytes", "\(options.textBytes)"),
-            ("expected", "\(expected)"), ("sent", "\(sent)"), ("stored", "\(stored)"),
-            ("stored_duplicates", "\(storedDuplicates)"), ("delivered", "\(delivered)"),
-            ("delivered_duplicates", "\(deliveredDuplicates)"), ("resent_deliveries", "\(resentDeliveries)"),
-            ("gaps", "\(gaps)"), ("lost", "\(lost)"), ("unacknowledged", "\(unacknowledged)"),
-            ("echoes", "\(echoes)"), ("receipts", "\(receipts)"), ("acks_sent", "\(acknowledgementsSent)"),
-            ("server_errors", "\(serverErrors)"), ("unexpected", "\(unexpected)"),
-            ("connection_failures", "\(connectionFailures.count)"),
-            ("stored_seconds", Format.decimal(storedSeconds, 3)), ("stored_per_s", Format.decimal(storedPerSecond, 0)),
-            ("delivered_seconds", Format.decimal(deliveredSeconds, 3)),
+            ("expected", "\(expected)"), ("sent", "\(counts.sent)"), ("stored", "\(counts.stored)"),
+            ("stored_duplicates", "\(counts.storedDuplicates)"), ("delivered", "\(counts.delivered)"),
+            ("delivered_duplicates", "\(counts.deliveredDuplicates)"), ("resent_deliveries", "\(counts.resentDeliveries)"),
+            ("gaps", "\(counts.gaps)"), ("lost", "\(lost)"), ("unacknowledged", "\(unacknowledged)"),
+            ("echoes", "\(counts.echoes)"), ("receipts", "\(counts.receipts)"), ("acks_sent", "\(counts.acknowledgementsSent)"),
+            ("server_errors", "\(problems.serverErrors)"), ("unexpected", "\(problems.unexpected)"),
+            ("connection_failures", "\(problems.connectionFailures.count)"),
+            ("stored_seconds", Format.decimal(timing.storedSeconds, 3)), ("stored_per_s", Format.decimal(storedPerSecond, 0)),
+            ("delivered_seconds", Format.decimal(timing.deliveredSeconds, 3)),
             ("delivered_per_s", Format.decimal(deliveredPerSecond, 0)),
-            ("stored_p50_us", Format.decimal(storedLatency.microseconds(0.5), 0)),
-            ("stored_p99_us", Format.decimal(storedLatency.microseconds(0.99), 0)),
-            ("client_cpu_s", Format.decimal(clientCPUSeconds, 2))
+            ("stored_p50_us", Format.decimal(timing.storedLatency.microseconds(0.5), 0)),
+            ("stored_p99_us", Format.decimal(timing.storedLatency.microseconds(0.99), 0)),
+            ("client_cpu_s", Format.decimal(cpu.clientCPUSeconds, 2))
         ]
-        if let server = serverCPUSeconds, let perMessage = serverCPUMicrosecondsPerMessage {
+        if let server = cpu.serverCPUSeconds, let perMessage = serverCPUMicrosecondsPerMessage {
             fields.append(("server_cpu_s", Format.decimal(server, 2)))
             fields.append(("server_cpu_us_per_msg", Format.decimal(perMessage, 1)))
         }
@@ -106,20 +132,20 @@ public struct ThroughputResult: Sendable {
         var lines = [
             "\(options.label.isEmpty ? "" : options.label + " ")throughput: \(options.senders) senders × \(options.messages) messages, "
                 + "window \(options.window), receivers \(options.receivers.rawValue), text \(options.textBytes) B",
-            "  \(Format.grouped(storedPerSecond)) msgs/s stored and acknowledged (\(stored) in \(Format.decimal(storedSeconds, 3)) s); "
-                + "\(Format.grouped(deliveredPerSecond)) msgs/s delivered (\(delivered) in \(Format.decimal(deliveredSeconds, 3)) s)",
-            "  send → stored µs: p50 \(Format.decimal(storedLatency.microseconds(0.5), 0))  p99 \(Format.decimal(storedLatency.microseconds(0.99), 0))"
-                + "  max \(Format.decimal(Double(storedLatency.max) / 1e3, 0))",
-            "  stored \(stored)/\(expected) (duplicates \(storedDuplicates)), delivered \(delivered)/\(expected) "
-                + "(duplicates \(deliveredDuplicates), resent \(resentDeliveries), gaps \(gaps)), lost \(lost), "
-                + "echoes \(echoes), receipts \(receipts), server errors \(serverErrors), unexpected \(unexpected)",
-            "  client CPU \(Format.decimal(clientCPUSeconds, 2)) s"
-                + (serverCPUSeconds.map {
+            "  \(Format.grouped(storedPerSecond)) msgs/s stored and acknowledged (\(counts.stored) in \(Format.decimal(timing.storedSeconds, 3)) s); "
+                + "\(Format.grouped(deliveredPerSecond)) msgs/s delivered (\(counts.delivered) in \(Format.decimal(timing.deliveredSeconds, 3)) s)",
+            "  send → stored µs: p50 \(Format.decimal(timing.storedLatency.microseconds(0.5), 0))  p99 \(Format.decimal(timing.storedLatency.microseconds(0.99), 0))"
+                + "  max \(Format.decimal(Double(timing.storedLatency.max) / 1e3, 0))",
+            "  stored \(counts.stored)/\(expected) (duplicates \(counts.storedDuplicates)), delivered \(counts.delivered)/\(expected) "
+                + "(duplicates \(counts.deliveredDuplicates), resent \(counts.resentDeliveries), gaps \(counts.gaps)), lost \(lost), "
+                + "echoes \(counts.echoes), receipts \(counts.receipts), server errors \(problems.serverErrors), unexpected \(problems.unexpected)",
+            "  client CPU \(Format.decimal(cpu.clientCPUSeconds, 2)) s"
+                + (cpu.serverCPUSeconds.map {
                     " · server CPU \(Format.decimal($0, 2)) s, \(Format.decimal(serverCPUMicrosecondsPerMessage ?? 0, 1)) µs/msg"
                 } ?? "")
         ]
-        if !connectionFailures.isEmpty {
-            lines.append("  connection failures: \(connectionFailures.count) (first: \(connectionFailures[0]))")
+        if !problems.connectionFailures.isEmpty {
+            lines.append("  connection failures: \(problems.connectionFailures.count) (first: \(problems.connectionFailures[0]))")
         }
         if !finished { lines.append("  NOT FINISHED") }
         return lines.joined(separator: "\n")

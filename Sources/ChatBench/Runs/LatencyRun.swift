@@ -23,28 +23,52 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
     private var connections: [ChatConnection] = []
     private var senderName = "", receiverName = ""
     private var sendTimes: [UInt64] = []
-    private var sentCount = 0
-    private var stored: MessageLedger
-    private var delivered: MessageLedger
-    private var echoes: MessageLedger
+    /// Which ids were acknowledged, delivered to the receiver, and echoed to the sender.
+    private var ledgers: Ledgers
     private var positions = [ConversationPositions(), ConversationPositions()]
-    private var deliveryLatencies: [UInt64] = []
-    private var storedLatencies: [UInt64] = []
-    private var resentDeliveries = 0, gaps: UInt64 = 0, receipts = 0, serverErrors = 0, unexpected = 0
-    private var start: UInt64 = 0, lastSend: UInt64 = 0
-    /// The most a message was written after its due time, nanoseconds (the client's own delay).
-    private var maxLateness: UInt64 = 0
-    private var isFinished = false
+    private var latencies = Latencies()
+    private var tally = Tally()
+    private var progress = Progress()
+
+    /// Which ids were acknowledged, delivered to the receiver, and echoed to the sender.
+    private struct Ledgers {
+        var stored: MessageLedger
+        var delivered: MessageLedger
+        var echoes: MessageLedger
+
+        init(count: Int) {
+            stored = MessageLedger(count: count)
+            delivered = MessageLedger(count: count)
+            echoes = MessageLedger(count: count)
+        }
+    }
+
+    /// The latencies measured (ns), and the most a send was behind its schedule.
+    private struct Latencies {
+        var deliveryLatencies: [UInt64] = []
+        var storedLatencies: [UInt64] = []
+        var maxLateness: UInt64 = 0
+    }
+
+    /// What else arrived: deliveries again, gaps, receipts, errors, anything unexpected.
+    private struct Tally {
+        var resentDeliveries = 0, gaps: UInt64 = 0, receipts = 0, serverErrors = 0, unexpected = 0
+    }
+
+    /// How far the sending is: the schedule's start, the last send, how many were sent, the end.
+    private struct Progress {
+        var start: UInt64 = 0, lastSend: UInt64 = 0
+        var sentCount = 0
+        var isFinished = false
+    }
 
     private init(options: LatencyOptions, fleet: Fleet) {
         self.options = options
         self.fleet = fleet
-        stored = MessageLedger(count: options.total)
-        delivered = MessageLedger(count: options.total)
-        echoes = MessageLedger(count: options.total)
+        ledgers = Ledgers(count: options.total)
         sendTimes = [UInt64](repeating: 0, count: options.total)
-        deliveryLatencies.reserveCapacity(options.total)
-        storedLatencies.reserveCapacity(options.total)
+        latencies.deliveryLatencies.reserveCapacity(options.total)
+        latencies.storedLatencies.reserveCapacity(options.total)
     }
 
     /// Runs `options`' load, blocking the calling thread until every message is acknowledged and
@@ -67,36 +91,36 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
             serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.begin() }
             finished = fleet.waitForEnd(stallTimeout: options.drain) {
-                run.sentCount + run.stored.distinct + run.delivered.distinct
+                run.progress.sentCount + run.ledgers.stored.distinct + run.ledgers.delivered.distinct
             }
         }
         let cpuAfter = ProcessTimes.ownCPUSeconds()
         let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         var result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
-        result.clientCPUSeconds = cpuAfter - cpuBefore
-        if let before = serverCPUBefore, let after = serverCPUAfter { result.serverCPUSeconds = after - before }
-        result.connectionFailures = fleet.failures
+        result.cpu.clientCPUSeconds = cpuAfter - cpuBefore
+        if let before = serverCPUBefore, let after = serverCPUAfter { result.cpu.serverCPUSeconds = after - before }
+        result.problems.connectionFailures = fleet.failures
         return result
     }
 
     /// The clock starts. Loop thread.
     private func begin() {
-        start = MonotonicClock.now()
+        progress.start = MonotonicClock.now()
         tick()
     }
 
     /// When message `index` (from 0) is due, nanoseconds on ``MonotonicClock``.
-    private func dueTime(of index: Int) -> UInt64 { start + UInt64(Double(index) * 1e9 / options.rate) }
+    private func dueTime(of index: Int) -> UInt64 { progress.start + UInt64(Double(index) * 1e9 / options.rate) }
 
     /// Sends what is due and sleeps until the next message is (at least 1 ms when the window is full:
     /// then acknowledgements send the rest).
     private func tick() {
-        guard !isFinished else { return }
+        guard !progress.isFinished else { return }
         let now = MonotonicClock.now()
         sendDue(at: now)
-        guard sentCount < options.total else { return }
-        let next = dueTime(of: sentCount)
+        guard progress.sentCount < options.total else { return }
+        let next = dueTime(of: progress.sentCount)
         let delay = next > now ? next - now : 1_000_000
         fleet.loop.scheduleTask(in: .nanoseconds(Int64(delay))) { [self] in tick() }
     }
@@ -104,24 +128,24 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
     /// Writes every message due by `now` while the window has room.
     private func sendDue(at now: UInt64) {
         let sender = connections[0]
-        while sentCount < options.total, now >= dueTime(of: sentCount),
-            sentCount - stored.distinct < options.window, sender.isLoggedIn
+        while progress.sentCount < options.total, now >= dueTime(of: progress.sentCount),
+            progress.sentCount - ledgers.stored.distinct < options.window, sender.isLoggedIn
         {
-            let id = UInt64(sentCount + 1)
+            let id = UInt64(progress.sentCount + 1)
             sender.send(.v2(.directMessage(id: id, to: receiverName, text: MessageText.make(id: id, bytes: options.textBytes))))
             let written = MonotonicClock.now()
-            sendTimes[sentCount] = written
-            maxLateness = max(maxLateness, written &- dueTime(of: sentCount))
-            sentCount += 1
-            lastSend = written
+            sendTimes[progress.sentCount] = written
+            latencies.maxLateness = max(latencies.maxLateness, written &- dueTime(of: progress.sentCount))
+            progress.sentCount += 1
+            progress.lastSend = written
         }
     }
 
     private func checkFinished() {
-        guard !isFinished, sentCount == options.total, stored.distinct == options.total,
-            delivered.distinct == options.total
+        guard !progress.isFinished, progress.sentCount == options.total, ledgers.stored.distinct == options.total,
+            ledgers.delivered.distinct == options.total
         else { return }
-        isFinished = true
+        progress.isFinished = true
         fleet.didFinish()
     }
 
@@ -135,40 +159,42 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
         let isSender = connection.index == 0
         switch event {
         case .stored(let id, let sequence):
-            guard isSender, sequence != nil, id >= 1, id <= UInt64(sentCount) else {
-                unexpected += 1
+            guard isSender, sequence != nil, id >= 1, id <= UInt64(progress.sentCount) else {
+                tally.unexpected += 1
                 return
             }
-            guard stored.record(id) else { return }
-            storedLatencies.append(now &- sendTimes[Int(id) - 1])
+            guard ledgers.stored.record(id) else { return }
+            latencies.storedLatencies.append(now &- sendTimes[Int(id) - 1])
             sendDue(at: now)
             checkFinished()
         case .delivery(let from, let text, _, let conversation?, let sequence?):
             switch positions[connection.index].arrive(conversation, sequence: sequence) {
             case .next: break
-            case .duplicate: resentDeliveries += 1
-            case .gap(let missing): gaps += missing
+            case .duplicate: tally.resentDeliveries += 1
+            case .gap(let missing): tally.gaps += missing
             }
             connection.acknowledge(conversation, upTo: sequence)
-            guard let id = MessageText.id(in: text), from == senderName, id >= 1, id <= UInt64(sentCount) else {
-                unexpected += 1
+            guard let id = MessageText.id(in: text), from == senderName, id >= 1, id <= UInt64(progress.sentCount) else {
+                tally.unexpected += 1
                 return
             }
             if isSender {
-                echoes.record(id)
-            } else if delivered.record(id) {
-                deliveryLatencies.append(now &- sendTimes[Int(id) - 1])
+                ledgers.echoes.record(id)
+            } else if ledgers.delivered.record(id) {
+                latencies.deliveryLatencies.append(now &- sendTimes[Int(id) - 1])
                 checkFinished()
             }
         case .receipt:
-            receipts += 1
+            tally.receipts += 1
         case .error(let code, let detail, let id):
-            serverErrors += 1
-            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+            tally.serverErrors += 1
+            if tally.serverErrors <= 3 {
+                Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)")
+            }
         case .heartbeatAck, .ignored:
             break
         default:
-            unexpected += 1
+            tally.unexpected += 1
         }
     }
 
@@ -176,21 +202,21 @@ final class LatencyRun: ChatConnectionHandler, @unchecked Sendable {
     private func result(finished: Bool) -> LatencyResult {
         var result = LatencyResult(options: options)
         result.finished = finished
-        result.sent = sentCount
-        result.stored = stored.distinct
-        result.storedDuplicates = stored.duplicates + stored.unknown
-        result.delivered = delivered.distinct
-        result.deliveredDuplicates = delivered.duplicates + delivered.unknown
-        result.resentDeliveries = resentDeliveries
-        result.gaps = gaps
-        result.echoes = echoes.distinct
-        result.receipts = receipts
-        result.serverErrors = serverErrors
-        result.unexpected = unexpected
-        result.sendingSeconds = sentCount > 0 ? Double(lastSend &- start) / 1e9 : 0
-        result.maxLatenessMicroseconds = Double(maxLateness) / 1e3
-        result.deliveryLatency = Percentiles(deliveryLatencies)
-        result.storedLatency = Percentiles(storedLatencies)
+        result.counts.sent = progress.sentCount
+        result.counts.stored = ledgers.stored.distinct
+        result.counts.storedDuplicates = ledgers.stored.duplicates + ledgers.stored.unknown
+        result.counts.delivered = ledgers.delivered.distinct
+        result.counts.deliveredDuplicates = ledgers.delivered.duplicates + ledgers.delivered.unknown
+        result.counts.resentDeliveries = tally.resentDeliveries
+        result.counts.gaps = tally.gaps
+        result.counts.echoes = ledgers.echoes.distinct
+        result.counts.receipts = tally.receipts
+        result.problems.serverErrors = tally.serverErrors
+        result.problems.unexpected = tally.unexpected
+        result.timing.sendingSeconds = progress.sentCount > 0 ? Double(progress.lastSend &- progress.start) / 1e9 : 0
+        result.timing.maxLatenessMicroseconds = Double(latencies.maxLateness) / 1e3
+        result.timing.deliveryLatency = Percentiles(latencies.deliveryLatencies)
+        result.timing.storedLatency = Percentiles(latencies.storedLatencies)
         return result
     }
 }

@@ -20,22 +20,43 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
     /// Senders first (indices 0..<S), then receivers.
     private var connections: [ChatConnection] = []
     private var senderIndexByName: [String: Int] = [:]
-    /// Per sender: its messages' frames (message id − 1), how many are sent, and when each was sent.
-    private var frames: [[Data]] = []
-    private var sentCount: [Int] = []
-    private var sendTimes: [[UInt64]] = []
+    /// Per sender: its messages' frames, how many are sent, and when each was sent.
+    private var sending = Sending()
     /// Per sender: which ids were acknowledged, delivered to the receiver, and echoed to the sender
     /// (the server delivers each direct message to its sender's own stored session too).
-    private var stored: [MessageLedger] = []
-    private var delivered: [MessageLedger] = []
-    private var echoes: [MessageLedger] = []
+    private var ledgers = Ledgers()
     /// Per connection.
     private var positions: [ConversationPositions] = []
     private var storedLatencies: [UInt64] = []
-    private var totalStored = 0, totalDelivered = 0
-    private var resentDeliveries = 0, gaps: UInt64 = 0, receipts = 0, serverErrors = 0, unexpected = 0
-    private var firstSend: UInt64 = 0, lastStored: UInt64 = 0, lastDelivered: UInt64 = 0
-    private var isFinished = false
+    private var tally = Tally()
+    private var progress = Progress()
+
+    /// Per sender: its messages' frames (message id − 1), how many are sent, and when each was sent.
+    private struct Sending {
+        var frames: [[Data]] = []
+        var sentCount: [Int] = []
+        var sendTimes: [[UInt64]] = []
+    }
+
+    /// Per sender: which ids were acknowledged, delivered to the receiver, and echoed to the sender.
+    private struct Ledgers {
+        var stored: [MessageLedger] = []
+        var delivered: [MessageLedger] = []
+        var echoes: [MessageLedger] = []
+    }
+
+    /// The counts: acknowledged and delivered in all, deliveries again, gaps, receipts, errors,
+    /// anything unexpected.
+    private struct Tally {
+        var totalStored = 0, totalDelivered = 0
+        var resentDeliveries = 0, gaps: UInt64 = 0, receipts = 0, serverErrors = 0, unexpected = 0
+    }
+
+    /// The clock at the first send, the last acknowledgement and the last delivery; the end.
+    private struct Progress {
+        var firstSend: UInt64 = 0, lastStored: UInt64 = 0, lastDelivered: UInt64 = 0
+        var isFinished = false
+    }
 
     private init(options: ThroughputOptions, fleet: Fleet) {
         self.options = options
@@ -66,16 +87,16 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
             cpuBefore = ProcessTimes.ownCPUSeconds()
             serverCPUBefore = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
             fleet.loop.execute { run.start() }
-            finished = fleet.waitForEnd(stallTimeout: options.stallTimeout) { run.totalStored + run.totalDelivered }
+            finished = fleet.waitForEnd(stallTimeout: options.stallTimeout) { run.tally.totalStored + run.tally.totalDelivered }
         }
         let cpuAfter = ProcessTimes.ownCPUSeconds()
         let serverCPUAfter = options.serverPID.flatMap(ProcessTimes.cpuSeconds(of:))
         let result = fleet.loop.runAndWait { [finished] in run.result(finished: finished) }
         fleet.shutDown(run.connections)
         var final = result
-        final.clientCPUSeconds = cpuAfter - cpuBefore
-        if let before = serverCPUBefore, let after = serverCPUAfter { final.serverCPUSeconds = after - before }
-        final.connectionFailures = fleet.failures
+        final.cpu.clientCPUSeconds = cpuAfter - cpuBefore
+        if let before = serverCPUBefore, let after = serverCPUAfter { final.cpu.serverCPUSeconds = after - before }
+        final.problems.connectionFailures = fleet.failures
         return final
     }
 
@@ -86,42 +107,42 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         let count = options.messages
         for sender in senderNames.indices {
             let receiver = receiverNames[options.receivers == .shared ? 0 : sender]
-            frames.append(
+            sending.frames.append(
                 (1...count).compactMap { id in
                     let text = MessageText.make(id: UInt64(id), bytes: options.textBytes)
                     return try? codec.encode(.v2(.directMessage(id: UInt64(id), to: receiver, text: text)))
                 })
-            sentCount.append(0)
-            sendTimes.append([UInt64](repeating: 0, count: count))
-            stored.append(MessageLedger(count: count))
-            delivered.append(MessageLedger(count: count))
-            echoes.append(MessageLedger(count: count))
+            sending.sentCount.append(0)
+            sending.sendTimes.append([UInt64](repeating: 0, count: count))
+            ledgers.stored.append(MessageLedger(count: count))
+            ledgers.delivered.append(MessageLedger(count: count))
+            ledgers.echoes.append(MessageLedger(count: count))
         }
         storedLatencies.reserveCapacity(count * senderNames.count)
     }
 
     /// The clock starts: every sender's first window. Loop thread.
     private func start() {
-        firstSend = MonotonicClock.now()
-        for sender in 0..<options.senders { topUp(sender, at: firstSend) }
+        progress.firstSend = MonotonicClock.now()
+        for sender in 0..<options.senders { topUp(sender, at: progress.firstSend) }
     }
 
     /// Sends sender `index`'s next messages while fewer than the window are unacknowledged.
     private func topUp(_ index: Int, at now: UInt64) {
         let connection = connections[index]
-        let limit = min(frames[index].count, stored[index].distinct + options.window)
-        while sentCount[index] < limit, connection.isLoggedIn {
-            let next = sentCount[index]
-            sendTimes[index][next] = now
-            connection.send(encoded: frames[index][next])
-            sentCount[index] = next + 1
+        let limit = min(sending.frames[index].count, ledgers.stored[index].distinct + options.window)
+        while sending.sentCount[index] < limit, connection.isLoggedIn {
+            let next = sending.sentCount[index]
+            sending.sendTimes[index][next] = now
+            connection.send(encoded: sending.frames[index][next])
+            sending.sentCount[index] = next + 1
         }
     }
 
     private func checkFinished() {
         let expected = options.senders * options.messages
-        guard !isFinished, totalStored == expected, totalDelivered == expected else { return }
-        isFinished = true
+        guard !progress.isFinished, tally.totalStored == expected, tally.totalDelivered == expected else { return }
+        progress.isFinished = true
         fleet.didFinish()
     }
 
@@ -136,43 +157,45 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
         switch event {
         case .stored(let id, let sequence):
             guard isSender, sequence != nil else {
-                unexpected += 1
+                tally.unexpected += 1
                 return
             }
             let sender = connection.index
-            guard stored[sender].record(id) else { return }
-            totalStored += 1
-            lastStored = now
-            storedLatencies.append(now &- sendTimes[sender][Int(id) - 1])
+            guard ledgers.stored[sender].record(id) else { return }
+            tally.totalStored += 1
+            progress.lastStored = now
+            storedLatencies.append(now &- sending.sendTimes[sender][Int(id) - 1])
             topUp(sender, at: now)
             checkFinished()
         case .delivery(let from, let text, _, let conversation?, let sequence?):
             switch positions[connection.index].arrive(conversation, sequence: sequence) {
             case .next: break
-            case .duplicate: resentDeliveries += 1
-            case .gap(let missing): gaps += missing
+            case .duplicate: tally.resentDeliveries += 1
+            case .gap(let missing): tally.gaps += missing
             }
             connection.acknowledge(conversation, upTo: sequence)
             guard let id = MessageText.id(in: text), let sender = senderIndexByName[from] else {
-                unexpected += 1
+                tally.unexpected += 1
                 return
             }
             if isSender {
-                if sender == connection.index { echoes[sender].record(id) } else { unexpected += 1 }
-            } else if delivered[sender].record(id) {
-                totalDelivered += 1
-                lastDelivered = now
+                if sender == connection.index { ledgers.echoes[sender].record(id) } else { tally.unexpected += 1 }
+            } else if ledgers.delivered[sender].record(id) {
+                tally.totalDelivered += 1
+                progress.lastDelivered = now
                 checkFinished()
             }
         case .receipt:
-            receipts += 1
+            tally.receipts += 1
         case .error(let code, let detail, let id):
-            serverErrors += 1
-            if serverErrors <= 3 { Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)") }
+            tally.serverErrors += 1
+            if tally.serverErrors <= 3 {
+                Output.complain("\(connection.name): server error \(code)\(id.map { " for #\($0)" } ?? ""): \(detail)")
+            }
         case .heartbeatAck, .ignored:
             break
         default:
-            unexpected += 1
+            tally.unexpected += 1
         }
     }
 
@@ -180,21 +203,21 @@ final class ThroughputRun: ChatConnectionHandler, @unchecked Sendable {
     private func result(finished: Bool) -> ThroughputResult {
         var result = ThroughputResult(options: options)
         result.finished = finished
-        result.sent = sentCount.reduce(0, +)
-        result.stored = totalStored
-        result.storedDuplicates = stored.reduce(0) { $0 + $1.duplicates + $1.unknown }
-        result.delivered = totalDelivered
-        result.deliveredDuplicates = delivered.reduce(0) { $0 + $1.duplicates + $1.unknown }
-        result.resentDeliveries = resentDeliveries
-        result.gaps = gaps
-        result.echoes = echoes.reduce(0) { $0 + $1.distinct }
-        result.receipts = receipts
-        result.serverErrors = serverErrors
-        result.unexpected = unexpected
-        result.acknowledgementsSent = connections.reduce(0) { $0 + $1.acknowledgementsSent }
-        if totalStored > 0 { result.storedSeconds = Double(lastStored &- firstSend) / 1e9 }
-        if totalDelivered > 0 { result.deliveredSeconds = Double(lastDelivered &- firstSend) / 1e9 }
-        result.storedLatency = Percentiles(storedLatencies)
+        result.counts.sent = sending.sentCount.reduce(0, +)
+        result.counts.stored = tally.totalStored
+        result.counts.storedDuplicates = ledgers.stored.reduce(0) { $0 + $1.duplicates + $1.unknown }
+        result.counts.delivered = tally.totalDelivered
+        result.counts.deliveredDuplicates = ledgers.delivered.reduce(0) { $0 + $1.duplicates + $1.unknown }
+        result.counts.resentDeliveries = tally.resentDeliveries
+        result.counts.gaps = tally.gaps
+        result.counts.echoes = ledgers.echoes.reduce(0) { $0 + $1.distinct }
+        result.counts.receipts = tally.receipts
+        result.problems.serverErrors = tally.serverErrors
+        result.problems.unexpected = tally.unexpected
+        result.counts.acknowledgementsSent = connections.reduce(0) { $0 + $1.acknowledgementsSent }
+        if tally.totalStored > 0 { result.timing.storedSeconds = Double(progress.lastStored &- progress.firstSend) / 1e9 }
+        if tally.totalDelivered > 0 { result.timing.deliveredSeconds = Double(progress.lastDelivered &- progress.firstSend) / 1e9 }
+        result.timing.storedLatency = Percentiles(storedLatencies)
         return result
     }
 }
