@@ -1,3 +1,5 @@
+import SocketFraming
+
 /// The closing handshake of one WebSocket connection (RFC 6455 §5.5.1, §7.1) as a value: inputs in
 /// (the app closes, a Close frame arrives, the connection fails, the close timeout fires, TCP ends),
 /// actions out (send a Close frame, close TCP, start or cancel the close timeout, report the end). No
@@ -36,9 +38,9 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
         /// Messages flow both ways.
         case open
         /// This side sent Close (`code` nil: a Close frame with no body) and waits for the peer's.
-        case closeSent(code: UInt16?, reason: String)
+        case closeSent(code: WebSocketCloseCode?, reason: String)
         /// Both Close frames have crossed; TCP is being closed. `code` and `reason` are the received frame's.
-        case handshakeDone(code: UInt16?, reason: String)
+        case handshakeDone(code: WebSocketCloseCode?, reason: String)
         /// Over.
         case closed(WebSocketCloseResult)
     }
@@ -46,7 +48,7 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
         /// Send a Close frame with `code` (nil: no body) and `reason` (at most ``maxReasonBytes`` bytes of UTF-8).
-        case sendClose(code: UInt16?, reason: String)
+        case sendClose(code: WebSocketCloseCode?, reason: String)
         /// Close the TCP connection: after what is queued has been written, or at once.
         case closeTransport(afterWriting: Bool)
         /// Start (or restart) the close timeout.
@@ -95,7 +97,7 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
     }
 
     /// The app closes with `code` (nil: no body) and `reason`. Does nothing once closing has begun.
-    public mutating func close(code: UInt16?, reason: String = "") -> [Action] {
+    public mutating func close(code: WebSocketCloseCode?, reason: String = "") -> [Action] {
         guard state == .open else { return [] }
         state = .closeSent(code: code, reason: reason)
         return [.sendClose(code: code, reason: reason), .startTimeout(timeout)]
@@ -103,7 +105,7 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
 
     /// The peer's Close frame arrived, with `code` (nil: none) and `reason` (both already checked by the
     /// frame layer). Answered with the same code when this side has not sent one (§5.5.1).
-    public mutating func receivedClose(code: UInt16?, reason: String) -> [Action] {
+    public mutating func receivedClose(code: WebSocketCloseCode?, reason: String) -> [Action] {
         switch state {
         case .open:
             state = .handshakeDone(code: code, reason: reason)
@@ -128,7 +130,7 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
     /// This side fails the connection (RFC 6455 §7.1.7): a protocol error, invalid UTF-8 or a message too
     /// big (`code` 1002, 1007, 1009, …): a Close frame with `code` if none was sent, then TCP closes once
     /// it is written. Reported as not clean, with `code`.
-    public mutating func fail(code: UInt16, reason: String) -> [Action] {
+    public mutating func fail(code: WebSocketCloseCode, reason: String) -> [Action] {
         let result = WebSocketCloseResult(code: code, reason: reason, wasClean: false)
         switch state {
         case .open:
@@ -147,8 +149,9 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
     public mutating func timeoutFired() -> [Action] {
         let result: WebSocketCloseResult
         switch state {
-        case .closeSent: result = WebSocketCloseResult(code: 1006, reason: "", wasClean: false)
-        case .handshakeDone(let code, let reason): result = WebSocketCloseResult(code: code ?? 1005, reason: reason, wasClean: true)
+        case .closeSent: result = WebSocketCloseResult(code: .abnormalClosure, reason: "", wasClean: false)
+        case .handshakeDone(let code, let reason):
+            result = WebSocketCloseResult(code: code ?? .noStatusReceived, reason: reason, wasClean: true)
         case .open, .closed: return []
         }
         state = .closed(result)
@@ -159,9 +162,10 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
     public mutating func transportClosed() -> [Action] {
         let result: WebSocketCloseResult
         switch state {
-        case .open: result = WebSocketCloseResult(code: 1006, reason: "", wasClean: false)
-        case .closeSent: result = WebSocketCloseResult(code: 1006, reason: "", wasClean: false)
-        case .handshakeDone(let code, let reason): result = WebSocketCloseResult(code: code ?? 1005, reason: reason, wasClean: true)
+        case .open: result = WebSocketCloseResult(code: .abnormalClosure, reason: "", wasClean: false)
+        case .closeSent: result = WebSocketCloseResult(code: .abnormalClosure, reason: "", wasClean: false)
+        case .handshakeDone(let code, let reason):
+            result = WebSocketCloseResult(code: code ?? .noStatusReceived, reason: reason, wasClean: true)
         case .closed: return []
         }
         let timerRunning = state != .open && !(role == .server && isHandshakeDone)
@@ -174,14 +178,14 @@ public struct WebSocketCloseHandshake: Sendable, Equatable {
 public struct WebSocketCloseResult: Sendable, Equatable, CustomStringConvertible {
     /// The code of the first Close frame received; 1005 when it had none; 1006 when TCP ended before the
     /// closing handshake was done; the code this side sent when it failed the connection.
-    public let code: UInt16
+    public let code: WebSocketCloseCode
     /// The reason of that Close frame (UTF-8, at most 123 bytes), or this side's when it failed it.
     public let reason: String
     /// True when the closing handshake was done before TCP closed.
     public let wasClean: Bool
 
     /// A result with these values.
-    public init(code: UInt16, reason: String, wasClean: Bool) {
+    public init(code: WebSocketCloseCode, reason: String, wasClean: Bool) {
         self.code = code
         self.reason = reason
         self.wasClean = wasClean
