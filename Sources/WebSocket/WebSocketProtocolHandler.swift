@@ -90,10 +90,14 @@ public struct WebSocketProtocolHandler: Sendable {
         return outputs
     }
 
-    private var isClosed: Bool {
+    /// True once the connection has ended (``Output/closed(_:)`` came out).
+    public var isClosed: Bool {
         if case .closed = handshake.state { return true }
         return false
     }
+
+    /// The most bytes one frame may occupy on the wire (a consuming read's limit).
+    public var maximumFrameLength: Int { decoder.maximumFrameLength }
 
     private mutating func handle(_ message: WebSocketMessage) -> [Output] {
         switch message {
