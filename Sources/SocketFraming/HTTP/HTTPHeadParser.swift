@@ -40,7 +40,9 @@ public struct HTTPRequestHeadParser: Sendable {
     /// more than `maxHeaderFields` field lines.
     /// - Precondition: both limits are positive.
     public init(maxHeadBytes: Int = defaultMaxHeadBytes, maxHeaderFields: Int = defaultMaxHeaderFields) {
-        core = HTTPHeadParserCore(maxHeadBytes: maxHeadBytes, maxHeaderFields: maxHeaderFields, read: HTTPHeadLines.request)
+        core = HTTPHeadParserCore(
+            maxHeadBytes: maxHeadBytes, maxHeaderFields: maxHeaderFields,
+            read: { lines throws(HTTPParseError) in try HTTPHeadLines.request(lines) })
     }
 
     /// Takes `bytes`, the next bytes of the stream; see the type's documentation.
@@ -71,7 +73,9 @@ public struct HTTPResponseHeadParser: Sendable {
     /// A parser refusing heads over `maxHeadBytes` bytes or with more than `maxHeaderFields` field lines.
     /// - Precondition: both limits are positive.
     public init(maxHeadBytes: Int = defaultMaxHeadBytes, maxHeaderFields: Int = defaultMaxHeaderFields) {
-        core = HTTPHeadParserCore(maxHeadBytes: maxHeadBytes, maxHeaderFields: maxHeaderFields, read: HTTPHeadLines.response)
+        core = HTTPHeadParserCore(
+            maxHeadBytes: maxHeadBytes, maxHeaderFields: maxHeaderFields,
+            read: { lines throws(HTTPParseError) in try HTTPHeadLines.response(lines) })
     }
 
     /// Takes `bytes`, the next bytes of the stream; see `HTTPRequestHeadParser.feed(_:)`.
