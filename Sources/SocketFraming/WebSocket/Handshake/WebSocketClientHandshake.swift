@@ -32,8 +32,11 @@ public struct WebSocketClientHandshake: Sendable {
 
     /// The handshake for `url`.
     /// - Parameters:
-    ///   - key: for tests; leave it nil for a fresh random key.
+    ///   - url: where to connect; its resource name is the request target, its host and port `Host`.
+    ///   - subprotocols: offered in `Sec-WebSocket-Protocol`, in order of preference; default none.
+    ///   - extensions: offered in `Sec-WebSocket-Extensions`, in order of preference; default none.
     ///   - headers: added after the handshake's own fields (`Origin`, `Authorization`, cookies).
+    ///   - key: for tests; leave it nil for a fresh random key.
     /// - Precondition: `subprotocols` are tokens, `key` (if given) is valid, and no custom header is
     ///   invalid (`HTTPHeaders.isValidField`) or one the handshake writes itself (`Host`, `Upgrade`,
     ///   `Connection`, `Sec-WebSocket-Key`, `-Version`, `-Protocol`, `-Extensions`): programmer errors.
