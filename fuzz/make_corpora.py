@@ -87,6 +87,28 @@ def tls_receive_seeds():
                                                            end_of_stream=True)
 
 
+def http_upgrade_seeds():
+    """Configuration bytes (mode: 0 request, 1 response; chunk seed; limit 64/256/1024/8192), then the head."""
+    request = (b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://example.com\r\n"
+               b"Sec-WebSocket-Protocol: chat, superchat\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    deflate = (b"GET /ws?x=1 HTTP/1.1\r\nHost: [::1]:9000\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+               b"Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==\r\nSec-WebSocket-Version: 13\r\n"
+               b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits, permessage-deflate; "
+               b"server_max_window_bits=\"10\"\r\n"
+               b"Sec-WebSocket-Extensions: x-webkit-deflate-frame\r\n\r\n\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58")
+    response = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol: chat\r\n"
+                b"Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n\r\n\x81\x02hi")
+    yield "rfc6455-request", bytes([0, 7, 3]) + request
+    yield "deflate-offers-and-frame", bytes([0, 3, 3]) + deflate
+    yield "plain-request", bytes([0, 0, 1]) + b"\r\nGET /index.html HTTP/1.1\r\nHost: a\r\nAccept: text/html\r\n\r\n"
+    yield "version-8-request", bytes([0, 20, 3]) + request.replace(b"Version: 13", b"Version: 8")
+    yield "obs-fold", bytes([0, 5, 2]) + b"GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n"
+    yield "rfc6455-response", bytes([1, 9, 3]) + response
+    yield "redirect-response", bytes([1, 2, 2]) + b"HTTP/1.1 302 Found\r\nLocation: ws://elsewhere/\r\nContent-Length: 0\r\n\r\n"
+
+
 def seeds():
     small = [b"", b"hello", interop.pattern(200, 1)]
     length_prefixed = b"".join(struct.pack(">I", len(body)) + body for body in small)
@@ -136,6 +158,8 @@ def seeds():
 
     for name, data in tls_receive_seeds():
         yield "tls_receive", name, data
+    for name, data in http_upgrade_seeds():
+        yield "http_upgrade", name, data
 
 
 def main():
