@@ -17,29 +17,43 @@ public final class WebSocket: @unchecked Sendable {
     public let socket: TCPSocket
     /// Where ``delegate`` is called: a serial queue.
     public let delegateQueue: DispatchQueue
-    private weak var delegateStorage: (any WebSocketDelegate)?
+    private let delegateStorage = LockedValue(WeakDelegate())
     private let callbacks = WebSocketSocketCallbacks()
     /// Loop-confined: the protocol, and the two timers.
     private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     private var keepAliveTimer: Scheduled?
 
-    /// The app's delegate (held weakly).
-    public var delegate: (any WebSocketDelegate)? { delegateStorage }
+    /// The app's delegate (held weakly). Set it before the socket starts reading (in
+    /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
+    public var delegate: (any WebSocketDelegate)? {
+        get { delegateStorage.withLock { $0.delegate } }
+        set { delegateStorage.withLock { $0.delegate = newValue } }
+    }
+
+    private struct WeakDelegate {
+        weak var delegate: (any WebSocketDelegate)?
+    }
 
     /// A WebSocket over `socket`, whose upgrade is done (bytes after the upgrade's head are the first
-    /// frames), for `role`, with `handler`'s limits and timers. It starts reading at once.
+    /// frames), for `role`, with `handler`'s limits and timers. It starts reading at once unless
+    /// `startsReading` is false (then ``startReading()`` does).
     package init(
         upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
-        delegate: any WebSocketDelegate, delegateQueue: DispatchQueue
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue, startsReading: Bool = true
     ) {
         self.socket = socket
         self.role = role
         self.handler = handler
-        self.delegateStorage = delegate
         self.delegateQueue = delegateQueue
+        self.delegate = delegate
         callbacks.didDisconnect = { [weak self] in self?.perform { $0.transportClosed() } }
         socket.setDelegate(callbacks, delegateQueue: nil)
+        if startsReading { startReading() }
+    }
+
+    /// Starts the keep-alive timer and reading frames (once).
+    package func startReading() {
         socket.eventLoop.execute { [self] in start() }
     }
 
@@ -116,7 +130,7 @@ public final class WebSocket: @unchecked Sendable {
 
     private func tellDelegate(_ call: @escaping @Sendable (any WebSocketDelegate) -> Void) {
         delegateQueue.async { [self] in
-            guard let delegate = delegateStorage else { return }
+            guard let delegate else { return }
             call(delegate)
         }
     }
