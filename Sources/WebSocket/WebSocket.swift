@@ -18,11 +18,15 @@ public final class WebSocket: @unchecked Sendable {
     /// Where ``delegate`` is called: a serial queue.
     public let delegateQueue: DispatchQueue
     private let delegateStorage = LockedValue(WeakDelegate())
-    private let callbacks = WebSocketSocketCallbacks()
+    let callbacks = WebSocketSocketCallbacks()
+    /// A client's settings until ``connect(to:)`` (set once, by the client initializer).
+    var pendingConfiguration = ClientConfiguration()
     /// Loop-confined: the protocol, and the two timers.
     private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     private var keepAliveTimer: Scheduled?
+    /// A client's opening handshake until it is done (nil once open, and on a server's socket).
+    var opening: Opening?
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
     /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
@@ -47,12 +51,12 @@ public final class WebSocket: @unchecked Sendable {
         self.handler = handler
         self.delegateQueue = delegateQueue
         self.delegate = delegate
-        callbacks.didDisconnect = { [weak self] in self?.perform { $0.transportClosed() } }
+        callbacks.didDisconnect = { [weak self] error in self?.ended(error) }
         socket.setDelegate(callbacks, delegateQueue: nil)
         if startsReading { startReading() }
     }
 
-    /// Starts the keep-alive timer and reading frames (once).
+    /// Starts the keep-alive timer and reading frames (once); any thread.
     package func startReading() {
         socket.eventLoop.execute { [self] in start() }
     }
@@ -73,6 +77,14 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     // MARK: Loop side
+
+    /// TCP ended: the end of an open connection, or a failed opening handshake.
+    private func ended(_ error: SocketError?) {
+        guard let opening else { return perform { $0.transportClosed() } }
+        self.opening = nil
+        let failure = opening.failure ?? .socket(error ?? .connectionClosed)
+        tellDelegate { $0.webSocket(self, didFailToConnectWith: failure) }
+    }
 
     private func start() {
         perform { $0.start() }
@@ -128,7 +140,7 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
-    private func tellDelegate(_ call: @escaping @Sendable (any WebSocketDelegate) -> Void) {
+    func tellDelegate(_ call: @escaping @Sendable (any WebSocketDelegate) -> Void) {
         delegateQueue.async { [self] in
             guard let delegate else { return }
             call(delegate)
@@ -139,7 +151,11 @@ public final class WebSocket: @unchecked Sendable {
 /// The socket's delegate for a ``WebSocket``: only its end matters (reads are consuming reads with
 /// their own handler). Set before use, then only read.
 final class WebSocketSocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
-    var didDisconnect: () -> Void = {}
+    var didConnect: () -> Void = {}
+    var didSecure: () -> Void = {}
+    var didDisconnect: (SocketError?) -> Void = { _ in }
 
-    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect() }
+    func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect() }
+    func socketDidSecure(_ sock: TCPSocket) { didSecure() }
+    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(err) }
 }

@@ -25,6 +25,14 @@ final class RecordingWebSocketDelegate: WebSocketDelegate {
     func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
         events.record("closed \(result)")
     }
+
+    func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) {
+        events.record("open \(subprotocol ?? "-") \(extensions.map(\.name))")
+    }
+
+    func webSocket(_ webSocket: WebSocket, didFailToConnectWith error: WebSocketConnectError) {
+        events.record("failed \(error)")
+    }
 }
 
 /// A server ``WebSocket`` over a real loopback connection, its peer a plain TCP socket writing the
