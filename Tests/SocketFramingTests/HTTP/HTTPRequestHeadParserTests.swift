@@ -47,6 +47,30 @@ import Testing
         }
     }
 
+    @Test func random_many_piece_cuttings_give_the_same_head_and_end() throws {
+        let bytes = utf8(Self.rfc6455Request) + utf8("tail")
+        let headLength = bytes.count - 4
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<300 {
+            var parser = HTTPRequestHeadParser()
+            var start = 0
+            var result = HTTPHeadParseResult<HTTPRequestHead>.needMore
+            while case .needMore = result, start < bytes.count {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let size = min(bytes.count - start, 1 + Int(state >> 33) % 40)
+                result = try parser.feed(bytes[start..<start + size])
+                if case let .complete(_, consumed) = result { start += consumed } else { start += size }
+            }
+            #expect(result == .complete(Self.rfc6455Head, consumedBytes: try #require(Self.lastConsumed(result))))
+            #expect(start == headLength)
+        }
+    }
+
+    static func lastConsumed(_ result: HTTPHeadParseResult<HTTPRequestHead>) -> Int? {
+        guard case let .complete(_, consumed) = result else { return nil }
+        return consumed
+    }
+
     @Test func one_byte_at_a_time_ends_at_the_last_lf() throws {
         var parser = HTTPRequestHeadParser()
         let bytes = utf8(Self.rfc6455Request)
