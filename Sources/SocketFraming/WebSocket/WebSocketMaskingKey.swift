@@ -35,7 +35,9 @@ public struct WebSocketMaskingKey: RawRepresentable, Hashable, Sendable, CustomS
     /// XORs `bytes` with the key in place, byte `i` of `bytes` with key byte `(i + offset) % 4`: masks and
     /// unmasks alike (RFC 6455 §5.3). Works 8 bytes at a time, then byte by byte for the tail.
     ///
-    /// - Parameter offset: how many payload bytes came before `bytes` (for a payload masked in pieces).
+    /// - Parameters:
+    ///   - bytes: the payload bytes to mask or unmask, changed in place.
+    ///   - offset: how many payload bytes came before `bytes` (for a payload masked in pieces); default 0.
     public func apply(to bytes: UnsafeMutableRawBufferPointer, offset: Int = 0) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         // The key repeated twice, rotated to start at `offset`, laid out in memory as on the wire, so the
