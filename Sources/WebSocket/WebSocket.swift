@@ -27,6 +27,10 @@ public final class WebSocket: @unchecked Sendable {
     private var keepAliveTimer: Scheduled?
     /// A client's opening handshake until it is done (nil once open, and on a server's socket).
     var opening: Opening?
+    /// Whether a frame read is queued, whether the app paused reading, and whether reading has started.
+    private var reading = false
+    private var readPaused = false
+    private var started = false
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
     /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
@@ -52,6 +56,14 @@ public final class WebSocket: @unchecked Sendable {
         self.delegateQueue = delegateQueue
         self.delegate = delegate
         callbacks.didDisconnect = { [weak self] error in self?.ended(error) }
+        callbacks.didExceedHighWatermark = { [weak self] queued in
+            guard let self else { return }
+            tellDelegate { $0.webSocket(self, writeQueueDidExceedHighWatermark: queued) }
+        }
+        callbacks.didFallToLowWatermark = { [weak self] queued in
+            guard let self else { return }
+            tellDelegate { $0.webSocket(self, writeQueueDidFallToLowWatermark: queued) }
+        }
         socket.setDelegate(callbacks, delegateQueue: nil)
         if startsReading { startReading() }
     }
@@ -87,12 +99,32 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     private func start() {
+        guard !started else { return }
+        started = true
         perform { $0.start() }
-        let maxLength = handler.maximumFrameLength
+        if !readPaused { readFrames() }
+    }
+
+    /// Queues the consuming read that decodes frames until the connection ends or reading is paused.
+    private func readFrames() {
+        reading = true
         socket.read(
-            .consuming({ [weak self] bytes in self?.consume(bytes) ?? .complete(consumed: 0) }, maxLength: maxLength), timeout: -1, tag: 0
-        ) {
-            _ in
+            .consuming({ [weak self] bytes in self?.consume(bytes) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
+            timeout: -1, tag: 0
+        ) { [weak self] _ in self?.reading = false }
+    }
+
+    /// Stops taking frames from the socket after the ones already read (TCP's window then holds the
+    /// peer back): the async face's backpressure. Any thread.
+    package func pauseReading() {
+        socket.eventLoop.execute { [self] in readPaused = true }
+    }
+
+    /// Takes frames again after ``pauseReading()``. Any thread.
+    package func resumeReading() {
+        socket.eventLoop.execute { [self] in
+            readPaused = false
+            if !reading && !handler.isClosed && opening == nil && started { readFrames() }
         }
     }
 
@@ -101,7 +133,7 @@ public final class WebSocket: @unchecked Sendable {
         var outputs: [WebSocketProtocolHandler.Output] = []
         let consumed = FrameBuffer.borrowing(bytes) { buffer in outputs = handler.receive(&buffer) }.consumed
         run(outputs)
-        return handler.isClosed ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
+        return handler.isClosed || readPaused ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
     }
 
     /// Runs `step` on the handler on the loop, then its outputs.
@@ -154,8 +186,12 @@ final class WebSocketSocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     var didConnect: () -> Void = {}
     var didSecure: () -> Void = {}
     var didDisconnect: (SocketError?) -> Void = { _ in }
+    var didExceedHighWatermark: (Int) -> Void = { _ in }
+    var didFallToLowWatermark: (Int) -> Void = { _ in }
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect() }
     func socketDidSecure(_ sock: TCPSocket) { didSecure() }
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(err) }
+    func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) { didExceedHighWatermark(queuedBytes) }
+    func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) { didFallToLowWatermark(queuedBytes) }
 }

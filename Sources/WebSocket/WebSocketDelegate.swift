@@ -17,6 +17,11 @@ public protocol WebSocketDelegate: AnyObject, Sendable {
     /// 1006 when TCP ended before the closing handshake; this side's code when it failed the connection).
     /// The last call.
     func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult)
+    /// More than the socket's `writeHighWatermark` bytes wait to be written (as TCPSocket's delegate is
+    /// told): stop sending until ``webSocket(_:writeQueueDidFallToLowWatermark:)``.
+    func webSocket(_ webSocket: WebSocket, writeQueueDidExceedHighWatermark queuedBytes: Int)
+    /// The bytes waiting fell to the socket's `writeLowWatermark`: sending may go on.
+    func webSocket(_ webSocket: WebSocket, writeQueueDidFallToLowWatermark queuedBytes: Int)
 }
 
 extension WebSocketDelegate {
@@ -25,4 +30,6 @@ extension WebSocketDelegate {
     public func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {}
     public func webSocket(_ webSocket: WebSocket, didReceivePong payload: Data) {}
     public func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {}
+    public func webSocket(_ webSocket: WebSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {}
+    public func webSocket(_ webSocket: WebSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {}
 }

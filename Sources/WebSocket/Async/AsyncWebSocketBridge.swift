@@ -1,0 +1,142 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+
+/// The delegate a ``WebSocketConnection`` puts behind its ``WebSocket``: turns the callbacks into
+/// resumed continuations, keeps at most ``highWater`` messages the app has not taken (reading pauses
+/// there and resumes at ``lowWater``), and holds senders back while the socket's write queue is over
+/// its high watermark. State under one lock (`LockedValue`, a `pthread_mutex_t`), continuations
+/// resumed after it is released.
+final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
+    /// Messages buffered before reading pauses: 64.
+    static let highWater = 64
+    /// Messages buffered when reading resumes: 16.
+    static let lowWater = 16
+
+    struct State {
+        var opening: CheckedContinuation<(String?, [WebSocketExtension]), any Error>?
+        var buffered: [WebSocketMessage] = []
+        var reader: CheckedContinuation<WebSocketMessage?, Never>?
+        var readPaused = false
+        var writable = true
+        var writers: [CheckedContinuation<Void, Never>] = []
+        var closed: WebSocketCloseResult?
+        var closeWaiters: [CheckedContinuation<WebSocketCloseResult, Never>] = []
+    }
+
+    let state = LockedValue(State())
+    /// Set once, right after the socket is made (before it can call back).
+    weak var webSocket: WebSocket?
+
+    // MARK: The app's side
+
+    /// Waits for the opening handshake (a client's connect).
+    func opened() async throws -> (String?, [WebSocketExtension]) {
+        try await withCheckedThrowingContinuation { continuation in state.withLock { $0.opening = continuation } }
+    }
+
+    /// The next message; nil once the connection is closed and every message was taken, or when the
+    /// task is cancelled.
+    func next() async -> WebSocketMessage? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WebSocketMessage?, Never>) in
+                let (ready, resume) = state.withLock { state -> (WebSocketMessage??, Bool) in
+                    if !state.buffered.isEmpty {
+                        let message = state.buffered.removeFirst()
+                        let resume = state.readPaused && state.buffered.count <= Self.lowWater
+                        if resume { state.readPaused = false }
+                        return (.some(message), resume)
+                    }
+                    if state.closed != nil || Task.isCancelled { return (.some(nil), false) }
+                    state.reader = continuation
+                    return (nil, false)
+                }
+                if resume { webSocket?.resumeReading() }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            state.withLock { $0.reader.take() }?.resume(returning: nil)
+        }
+    }
+
+    /// Waits while the write queue is over its high watermark; false once the connection is closed.
+    func waitUntilWritable() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.closed == nil, !state.writable else { return true }
+                state.writers.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        return state.withLock { $0.closed == nil }
+    }
+
+    /// Waits for the end.
+    func closeResult() async -> WebSocketCloseResult {
+        await withCheckedContinuation { continuation in
+            let result = state.withLock { state -> WebSocketCloseResult? in
+                if state.closed == nil { state.closeWaiters.append(continuation) }
+                return state.closed
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+
+    // MARK: The socket's side (the delegate queue)
+
+    func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) {
+        state.withLock { $0.opening.take() }?.resume(returning: (subprotocol, extensions))
+    }
+
+    func webSocket(_ webSocket: WebSocket, didFailToConnectWith error: WebSocketConnectError) {
+        state.withLock { $0.opening.take() }?.resume(throwing: error)
+    }
+
+    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
+        let (reader, pause) = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, Never>?, Bool) in
+            if let reader = state.reader.take() { return (reader, false) }
+            state.buffered.append(message)
+            let pause = !state.readPaused && state.buffered.count >= Self.highWater
+            if pause { state.readPaused = true }
+            return (nil, pause)
+        }
+        if pause { webSocket.pauseReading() }
+        reader?.resume(returning: message)
+    }
+
+    func webSocket(_ webSocket: WebSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {
+        state.withLock { $0.writable = false }
+    }
+
+    func webSocket(_ webSocket: WebSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
+        let writers = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.writable = true
+            defer { state.writers = [] }
+            return state.writers
+        }
+        for writer in writers { writer.resume() }
+    }
+
+    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
+        let (reader, writers, waiters) = state.withLock { state in
+            state.closed = result
+            defer {
+                state.writers = []
+                state.closeWaiters = []
+            }
+            return (state.reader.take(), state.writers, state.closeWaiters)
+        }
+        reader?.resume(returning: nil)
+        for writer in writers { writer.resume() }
+        for waiter in waiters { waiter.resume(returning: result) }
+    }
+}
+
+extension Optional {
+    /// The value, leaving nil behind.
+    fileprivate mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
+    }
+}

@@ -1,0 +1,97 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+
+/// A WebSocket connection for async/await: ``connect(to:configuration:group:)``, ``messages`` as an
+/// `AsyncSequence` with backpressure (reading pauses once 64 messages wait to be taken: the frames of
+/// the read under way are still decoded, then the socket is not read until 16 are left), ``send(_:)``
+/// that suspends while the socket's write queue is over its high watermark, and ``close(code:reason:)``
+/// that returns how the connection ended. The async face of ``WebSocket``, as `TCPConnection` is of
+/// `TCPSocket`.
+public final class WebSocketConnection: Sendable {
+    /// The connection underneath.
+    public let webSocket: WebSocket
+    /// The subprotocol the server chose (a client's), or nil.
+    public let subprotocol: String?
+    private let bridge: AsyncWebSocketBridge
+
+    private init(webSocket: WebSocket, bridge: AsyncWebSocketBridge, subprotocol: String?) {
+        self.webSocket = webSocket
+        self.bridge = bridge
+        self.subprotocol = subprotocol
+    }
+
+    /// Connects to `url` and completes the opening handshake (see ``WebSocket/connect(to:)``).
+    /// - Throws: ``WebSocketConnectError``.
+    public static func connect(
+        to url: String, configuration: WebSocket.ClientConfiguration = WebSocket.ClientConfiguration(), group: EventLoopGroup = .shared
+    ) async throws(WebSocketConnectError) -> WebSocketConnection {
+        let bridge = AsyncWebSocketBridge()
+        let webSocket = WebSocket(
+            client: configuration, delegate: bridge, delegateQueue: DispatchQueue(label: "WebSocketConnection"), group: group)
+        bridge.webSocket = webSocket
+        try webSocket.connect(to: url)
+        do {
+            let (subprotocol, _) = try await bridge.opened()
+            return WebSocketConnection(webSocket: webSocket, bridge: bridge, subprotocol: subprotocol)
+        } catch let error as WebSocketConnectError {
+            throw error
+        } catch {
+            throw .socket(.connectionClosed)
+        }
+    }
+
+    /// The messages received (text and binary), in order; the sequence ends when the connection is
+    /// closed (``closeResult`` says how) or the iterating task is cancelled. One iterator at a time.
+    public var messages: Messages { Messages(bridge: bridge) }
+
+    /// Sends `message` (`.text` or `.binary`; `.ping` with at most 125 bytes), after waiting while the
+    /// write queue is over its high watermark.
+    /// - Throws: ``WebSocketProtocolHandler/SendError/closing`` once the connection is closing or closed.
+    public func send(_ message: WebSocketMessage) async throws(WebSocketProtocolHandler.SendError) {
+        guard await bridge.waitUntilWritable() else { throw .closing }
+        switch message {
+        case .text(let text): webSocket.send(text: text)
+        case .binary(let data): webSocket.send(data: data)
+        case .ping(let payload):
+            guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
+            webSocket.sendPing(payload)
+        case .pong, .close: throw .closing
+        }
+    }
+
+    /// Starts the closing handshake and returns how the connection ended.
+    @discardableResult
+    public func close(code: WebSocketCloseCode? = .normalClosure, reason: String = "") async -> WebSocketCloseResult {
+        webSocket.close(code: code, reason: reason)
+        return await bridge.closeResult()
+    }
+
+    /// Whether reading is paused because ``AsyncWebSocketBridge/highWater`` messages wait to be taken
+    /// (for tests).
+    package var isReadingPaused: Bool { bridge.state.withLock { $0.readPaused } }
+
+    /// How many received messages wait to be taken (for tests).
+    package var bufferedMessages: Int { bridge.state.withLock { $0.buffered.count } }
+
+    /// How the connection ended, once it has.
+    public var closeResult: WebSocketCloseResult {
+        get async { await bridge.closeResult() }
+    }
+
+    /// ``WebSocketConnection/messages``.
+    public struct Messages: AsyncSequence, Sendable {
+        public typealias Element = WebSocketMessage
+        let bridge: AsyncWebSocketBridge
+
+        public func makeAsyncIterator() -> Iterator { Iterator(bridge: bridge) }
+
+        /// Takes the next message (nil at the end).
+        public struct Iterator: AsyncIteratorProtocol {
+            let bridge: AsyncWebSocketBridge
+
+            public mutating func next() async -> WebSocketMessage? { await bridge.next() }
+        }
+    }
+}
