@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.build/docs}
-modules=(AsyncSocket SocketFraming FramedSocket LongLink)
+modules=(AsyncSocket SocketFraming FramedSocket LongLink WebSocket)
 
 swift build >&2
 bin=$(swift build --show-bin-path)

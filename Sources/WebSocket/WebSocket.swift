@@ -27,9 +27,8 @@ public final class WebSocket: @unchecked Sendable {
     private var keepAliveTimer: Scheduled?
     /// A client's opening handshake until it is done (nil once open, and on a server's socket).
     var opening: Opening?
-    /// Whether a frame read is queued, whether the app paused reading, and whether reading has started.
+    /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
-    private var readPaused = false
     private var started = false
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
@@ -102,7 +101,7 @@ public final class WebSocket: @unchecked Sendable {
         guard !started else { return }
         started = true
         perform { $0.start() }
-        if !readPaused { readFrames() }
+        if !readGate() { readFrames() }
     }
 
     /// Queues the consuming read that decodes frames until the connection ends or reading is paused.
@@ -111,20 +110,24 @@ public final class WebSocket: @unchecked Sendable {
         socket.read(
             .consuming({ [weak self] bytes in self?.consume(bytes) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
             timeout: -1, tag: 0
-        ) { [weak self] _ in self?.reading = false }
+        ) { [weak self] result in
+            guard let self else { return }
+            reading = false
+            // Ended by the gate: a resume that came first found this read still queued, so look again.
+            if case .success = result, !handler.isClosed, !readGate() { readFrames() }
+        }
     }
 
-    /// Stops taking frames from the socket after the ones already read (TCP's window then holds the
-    /// peer back): the async face's backpressure. Any thread.
-    package func pauseReading() {
-        socket.eventLoop.execute { [self] in readPaused = true }
-    }
+    /// Asked on the loop after each read's frames: true stops taking frames from the socket (TCP's
+    /// window then holds the peer back) until ``resumeReading()``. The async face's backpressure; set
+    /// before reading starts.
+    package var readGate: @Sendable () -> Bool = { false }
 
-    /// Takes frames again after ``pauseReading()``. Any thread.
+    /// Takes frames again, unless ``readGate`` still says to wait. Any thread: the gate is asked on the
+    /// loop, so a late call cannot undo a newer decision.
     package func resumeReading() {
         socket.eventLoop.execute { [self] in
-            readPaused = false
-            if !reading && !handler.isClosed && opening == nil && started { readFrames() }
+            if !reading && !handler.isClosed && opening == nil && started && !readGate() { readFrames() }
         }
     }
 
@@ -133,7 +136,7 @@ public final class WebSocket: @unchecked Sendable {
         var outputs: [WebSocketProtocolHandler.Output] = []
         let consumed = FrameBuffer.borrowing(bytes) { buffer in outputs = handler.receive(&buffer) }.consumed
         run(outputs)
-        return handler.isClosed || readPaused ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
+        return handler.isClosed || readGate() ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
     }
 
     /// Runs `step` on the handler on the loop, then its outputs.

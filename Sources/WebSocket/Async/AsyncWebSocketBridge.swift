@@ -15,6 +15,8 @@ final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
 
     struct State {
         var opening: CheckedContinuation<(String?, [WebSocketExtension]), any Error>?
+        /// How the opening handshake ended, when it ended before ``opened()`` waited for it.
+        var opened: Result<(String?, [WebSocketExtension]), WebSocketConnectError>?
         var buffered: [WebSocketMessage] = []
         var reader: CheckedContinuation<WebSocketMessage?, Never>?
         var readPaused = false
@@ -25,14 +27,23 @@ final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
     }
 
     let state = LockedValue(State())
-    /// Set once, right after the socket is made (before it can call back).
-    weak var webSocket: WebSocket?
+    /// Set once, right after the socket is made (before it can call back); its read gate is
+    /// ``State/readPaused``, asked on its loop.
+    weak var webSocket: WebSocket? {
+        didSet { webSocket?.readGate = { [state] in state.withLock { $0.readPaused } } }
+    }
 
     // MARK: The app's side
 
     /// Waits for the opening handshake (a client's connect).
     func opened() async throws -> (String?, [WebSocketExtension]) {
-        try await withCheckedThrowingContinuation { continuation in state.withLock { $0.opening = continuation } }
+        try await withCheckedThrowingContinuation { continuation in
+            let ended = state.withLock { state in
+                if state.opened == nil { state.opening = continuation }
+                return state.opened
+            }
+            if let ended { continuation.resume(with: ended) }
+        }
     }
 
     /// The next message; nil once the connection is closed and every message was taken, or when the
@@ -86,22 +97,30 @@ final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
     // MARK: The socket's side (the delegate queue)
 
     func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) {
-        state.withLock { $0.opening.take() }?.resume(returning: (subprotocol, extensions))
+        opened(.success((subprotocol, extensions)))
     }
 
     func webSocket(_ webSocket: WebSocket, didFailToConnectWith error: WebSocketConnectError) {
-        state.withLock { $0.opening.take() }?.resume(throwing: error)
+        opened(.failure(error))
+    }
+
+    /// The opening handshake ended: to the waiting ``opened()``, or kept for it (the connect can end
+    /// before the app's task waits).
+    private func opened(_ result: Result<(String?, [WebSocketExtension]), WebSocketConnectError>) {
+        let waiting = state.withLock { state in
+            if state.opening == nil { state.opened = result }
+            return state.opening.take()
+        }
+        waiting?.resume(with: result.mapError { $0 as any Error })
     }
 
     func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        let (reader, pause) = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, Never>?, Bool) in
-            if let reader = state.reader.take() { return (reader, false) }
+        let reader = state.withLock { state -> CheckedContinuation<WebSocketMessage?, Never>? in
+            if let reader = state.reader.take() { return reader }
             state.buffered.append(message)
-            let pause = !state.readPaused && state.buffered.count >= Self.highWater
-            if pause { state.readPaused = true }
-            return (nil, pause)
+            if state.buffered.count >= Self.highWater { state.readPaused = true }  // the socket's read gate
+            return nil
         }
-        if pause { webSocket.pauseReading() }
         reader?.resume(returning: message)
     }
 
