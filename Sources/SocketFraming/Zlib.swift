@@ -159,6 +159,12 @@ final class ZStream {
     /// Input given to zlib and not yet consumed by it.
     var unreadInputBytes: Int { Int(pointer.pointee.avail_in) }
 
+    /// Forgets the input given and not consumed (it belongs to a buffer that is about to go away).
+    func discardInput() {
+        pointer.pointee.next_in = nil
+        pointer.pointee.avail_in = 0
+    }
+
     /// When zlib has consumed all input given so far, gives it the next part of `input` from `offset`;
     /// returns the number of bytes given.
     func feed(_ input: UnsafeRawBufferPointer, from offset: Int) -> Int {

@@ -64,14 +64,18 @@ extension PerMessageDeflate {
             let inflater = stream ?? RawZStream(inflateWindowBits: windowBits)
             stream = nil  // kept again only after a message inflated whole
             var sink = BoundedOutput(maxBytes: maxMessageBytes)
-            defer { lastReservedBytes = sink.reservedBytes }
-            let ended = try payload.withUnsafeBytes { (input) throws(DecompressionError) -> Bool in
-                try Self.inflate(input, with: inflater.stream, into: &sink)
+            defer {
+                lastReservedBytes = sink.reservedBytes
+                inflater.stream.discardInput()  // bytes after a final block, pointing into `payload`
             }
+            // withUnsafeBytes rethrows untyped errors: the typed error comes out through a Result.
+            let ended = try payload.withUnsafeBytes { input in
+                Result { () throws(DecompressionError) in try Self.inflate(input, with: inflater.stream, into: &sink) }
+            }.get()
             if !ended {
-                let tailEnded = try PerMessageDeflate.flushTail.withUnsafeBytes { (input) throws(DecompressionError) -> Bool in
-                    try Self.inflate(input, with: inflater.stream, into: &sink)
-                }
+                let tailEnded = try PerMessageDeflate.flushTail.withUnsafeBytes { input in
+                    Result { () throws(DecompressionError) in try Self.inflate(input, with: inflater.stream, into: &sink) }
+                }.get()
                 // After the appended empty stored block zlib waits for the next block's header: data_type
                 // has 128 then (zlib manual, inflate: "plus 128 if inflate() returned immediately after
                 // decoding an end-of-block code").

@@ -96,9 +96,9 @@ import Testing
         let clientIn = PerMessageDeflate.Decompressor(agreement: agreement, role: .client)
         let clientOut = PerMessageDeflate.Compressor(agreement: agreement, role: .client)
         let serverIn = PerMessageDeflate.Decompressor(agreement: agreement, role: .server)
-        #expect([serverOut.windowBits, clientIn.windowBits, clientOut.windowBits, serverIn.windowBits] == [10, 10, 12, 12])
-        #expect([serverOut.noContextTakeover, clientIn.noContextTakeover] == [true, true])
-        #expect([clientOut.noContextTakeover, serverIn.noContextTakeover] == [false, false])
+        #expect([serverOut.windowBits, clientIn.windowBits, clientOut.windowBits, serverIn.windowBits] == [Int]([10, 10, 12, 12]))
+        #expect([serverOut.noContextTakeover, clientIn.noContextTakeover] == [Bool]([true, true]))
+        #expect([clientOut.noContextTakeover, serverIn.noContextTakeover] == [Bool]([false, false]))
         #expect(try clientIn.decompress(serverOut.compress(Self.hello), maxMessageBytes: 5) == Self.hello)
         #expect(try serverIn.decompress(clientOut.compress(Self.hello), maxMessageBytes: 5) == Self.hello)
     }
