@@ -2,26 +2,29 @@ extension PerMessageDeflate {
     /// What a server accepts and asks for in permessage-deflate, and its choice among a client's offers.
     ///
     /// ## Memory per connection, and the defaults
-    /// zlib's state, counted with a counting allocator on Debian's zlib 1.2.13
-    /// (`PerMessageDeflateMemoryTests`, numbers in docs/BENCHMARKS.md, "permessage-deflate memory per
-    /// connection"); zlib's formula (zconf.h) is `(1 << (windowBits + 2)) + (1 << (memLevel + 9))` for
-    /// deflate plus about 6 KiB, `1 << windowBits` for inflate plus about 7 KiB:
+    /// zlib's state in bytes, counted through a counting `zalloc` on Debian's zlib 1.2.13
+    /// (`PerMessageDeflateMemoryTests`; docs/BENCHMARKS.md, "permessage-deflate memory per connection").
+    /// zlib's formula (zconf.h) is `(1 << (windowBits + 2)) + (1 << (memLevel + 9))` for deflate, plus a
+    /// fixed 5,952 bytes measured; `1 << windowBits` for inflate's window, plus some 7 KiB:
     ///
-    /// | state | window bits 15 | window bits 12 | window bits 9 |
-    /// | --- | --- | --- | --- |
-    /// | compressor, memLevel 8 | 268,104 B | 144,...| ... |
-    /// | decompressor | 39,112 B | 11,... | ... |
+    /// | window bits | compressor, memLevel 8 | compressor, memLevel 4 | decompressor |
+    /// | --- | ---: | ---: | ---: |
+    /// | 15 (32 KiB) | 268,096 | 145,216 | 39,928 |
+    /// | 12 (4 KiB) | 153,408 | 30,528 | 11,256 |
+    /// | 9 (512 B; 8 too) | 139,072 | 16,192 | 7,672 (8: 7,416) |
     ///
-    /// A compressor costs some 256 KiB, a decompressor 39 KiB at 32 KiB windows: kept for every idle
-    /// connection, 100,000 connections would hold 29 GB. So by default
-    /// - the server asks for `server_no_context_takeover`: its compressor has nothing to keep between
-    ///   messages and is freed after each one (an idle connection holds no compressor; each message pays
-    ///   one `deflateInit2`, which clears the same hash table `deflateReset` would);
+    /// A compressor kept for context takeover costs 262 KiB per connection at zlib's defaults, a
+    /// decompressor 39 KiB: 100,000 idle connections would hold 30 GB. So by default
+    /// - the server asks for `server_no_context_takeover`: its compressor keeps nothing between messages
+    ///   and is freed after each one, so an idle connection holds no compressor. The price: on chat-like
+    ///   JSON messages of 140 bytes the server sends 83 % of the plain bytes instead of 18 % (framing-bench
+    ///   `permessage-deflate`); a server that sends much and holds few connections can turn it off
+    ///   (context takeover with 12 bits and memLevel 4 sends 21 % for 30 KiB per connection);
     /// - it limits the client's window to 12 bits (4 KiB) when the client allows it (`client_max_window_bits`
-    ///   in the offer, as Chrome sends), so the decompressor kept for context takeover holds some 11 KiB,
-    ///   not 39 KiB, and small messages (chat, JSON) lose almost nothing: their repeats are close;
+    ///   in the offer, as Chrome sends), so the decompressor kept for the client's context takeover holds
+    ///   11 KiB, not 39 KiB, and the client still sends 21 % instead of 18 %;
     /// - it accepts the client's `client_no_context_takeover` hint, and then frees its decompressor
-    ///   between messages too.
+    ///   between messages too (nothing held while idle).
     public struct ServerConfiguration: Sendable, Equatable, Hashable {
         /// Ask for `server_no_context_takeover` even when the client did not (RFC 7692 §7.1.1.1 allows the
         /// server to include it); default true. When the client asks for it, it is granted whatever this is.

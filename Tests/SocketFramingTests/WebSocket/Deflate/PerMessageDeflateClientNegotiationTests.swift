@@ -32,7 +32,8 @@ import Testing
         let agreement = try Configuration().accept(
             Self.offer("server_no_context_takeover", "client_no_context_takeover", "server_max_window_bits=9", "client_max_window_bits=8"))
         #expect(
-            agreement == .init(serverNoContextTakeover: true, clientNoContextTakeover: true, serverMaxWindowBits: 9, clientMaxWindowBits: 8))
+            agreement == .init(serverNoContextTakeover: true, clientNoContextTakeover: true, serverMaxWindowBits: 9, clientMaxWindowBits: 8)
+        )
     }
 
     @Test func the_servers_answer_to_our_offer_round_trips_through_both_sides() throws {
@@ -43,7 +44,8 @@ import Testing
         }
         #expect(try client.accept(response) == serverAgreement)
         #expect(
-            serverAgreement == .init(serverNoContextTakeover: true, clientNoContextTakeover: true, serverMaxWindowBits: 11, clientMaxWindowBits: 12))
+            serverAgreement
+                == .init(serverNoContextTakeover: true, clientNoContextTakeover: true, serverMaxWindowBits: 11, clientMaxWindowBits: 12))
     }
 
     @Test func a_client_window_smaller_than_the_servers_limit_stays() throws {
@@ -63,13 +65,19 @@ import Testing
     @Test(arguments: [
         (Configuration(), offer(name: "x-webkit-deflate-frame"), Error.notPermessageDeflate(name: "x-webkit-deflate-frame")),
         (Configuration(), offer("unknown"), .unknownParameter(name: "unknown")),
-        (Configuration(), offer("server_max_window_bits=9", "server_max_window_bits=9"), .duplicateParameter(name: "server_max_window_bits")),
+        (
+            Configuration(), offer("server_max_window_bits=9", "server_max_window_bits=9"),
+            .duplicateParameter(name: "server_max_window_bits")
+        ),
         (Configuration(), offer("client_no_context_takeover=yes"), .unexpectedValue(parameter: "client_no_context_takeover", value: "yes")),
         (Configuration(), offer("client_max_window_bits"), .missingValue(parameter: "client_max_window_bits")),
         (Configuration(), offer("server_max_window_bits"), .missingValue(parameter: "server_max_window_bits")),
         (Configuration(), offer("server_max_window_bits=0x9"), .invalidWindowBits(parameter: "server_max_window_bits", value: "0x9")),
         (Configuration(), offer("client_max_window_bits=09"), .invalidWindowBits(parameter: "client_max_window_bits", value: "09")),
-        (Configuration(offerClientMaxWindowBits: false), offer("client_max_window_bits=10"), .parameterNotOffered(name: "client_max_window_bits")),
+        (
+            Configuration(offerClientMaxWindowBits: false), offer("client_max_window_bits=10"),
+            .parameterNotOffered(name: "client_max_window_bits")
+        ),
         (Configuration(requestServerNoContextTakeover: true), offer(), .missingParameter(name: "server_no_context_takeover")),
         (Configuration(serverMaxWindowBits: 10), offer(), .missingParameter(name: "server_max_window_bits")),
         (
@@ -77,7 +85,8 @@ import Testing
             .windowBitsAboveOffer(parameter: "server_max_window_bits", offered: 10, answered: 11)
         )
     ])
-    func an_unacceptable_response_is_refused_with_its_reason(configuration: Configuration, response: WebSocketExtensionOffer, reason: Error) {
+    func an_unacceptable_response_is_refused_with_its_reason(configuration: Configuration, response: WebSocketExtensionOffer, reason: Error)
+    {
         #expect(throws: reason) { try configuration.accept(response) }
     }
 }

@@ -52,7 +52,9 @@ import Testing
         let counter = Counter()
         let stream = countedStream(counter)
         defer { stream.deallocate() }
-        precondition(inflateInit2_(stream, PerMessageDeflate.inflateWindowBits(windowBits), ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK)
+        precondition(
+            inflateInit2_(stream, PerMessageDeflate.inflateWindowBits(windowBits), ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        )
         defer { inflateEnd(stream) }
         var input: [UInt8] = [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00, 0x00, 0xFF, 0xFF]
         var output = [UInt8](repeating: 0, count: 16)
@@ -98,7 +100,8 @@ import Testing
         let compressor = PerMessageDeflate.Compressor(agreement: agreement, role: .server)
         let decompressor = PerMessageDeflate.Decompressor(agreement: agreement, role: .server)
         _ = compressor.compress(Data("Hello".utf8))
-        _ = try decompressor.decompress(PerMessageDeflate.Compressor(agreement: agreement, role: .client).compress(Data("Hi".utf8)), maxMessageBytes: 2)
+        _ = try decompressor.decompress(
+            PerMessageDeflate.Compressor(agreement: agreement, role: .client).compress(Data("Hi".utf8)), maxMessageBytes: 2)
         #expect(!compressor.holdsContext)
         #expect(decompressor.holdsContext)
         #expect(decompressor.windowBits == 12)

@@ -29,7 +29,8 @@ import Testing
     }
 
     /// The refusals `configuration` gives for `offers`, or nil when it accepts one.
-    static func refusals(_ offers: [WebSocketExtensionOffer], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]? {
+    static func refusals(_ offers: [WebSocketExtensionOffer], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]?
+    {
         guard case let .declined(refusals) = configuration.negotiate(offers) else { return nil }
         return refusals
     }
@@ -116,7 +117,10 @@ import Testing
         (offer("client_max_window_bits= 9"), .invalidWindowBits(parameter: "client_max_window_bits", value: " 9")),
         (offer("client_max_window_bits=1a"), .invalidWindowBits(parameter: "client_max_window_bits", value: "1a")),
         (offer("client_max_window_bits="), .invalidWindowBits(parameter: "client_max_window_bits", value: "")),
-        (offer("client_max_window_bits=\u{0661}\u{0665}"), .invalidWindowBits(parameter: "client_max_window_bits", value: "\u{0661}\u{0665}"))
+        (
+            offer("client_max_window_bits=\u{0661}\u{0665}"),
+            .invalidWindowBits(parameter: "client_max_window_bits", value: "\u{0661}\u{0665}")
+        )
     ])
     func an_invalid_offer_is_refused_with_its_reason(offer: WebSocketExtensionOffer, reason: Error) {
         #expect(Self.refusals([offer]) == [reason])
@@ -145,8 +149,9 @@ import Testing
     }
 
     @Test func refusals_read_as_english() {
-        #expect(Error.invalidWindowBits(parameter: "server_max_window_bits", value: "08").description
-            == "server_max_window_bits=08 is not 8 to 15 without leading zeros")
+        #expect(
+            Error.invalidWindowBits(parameter: "server_max_window_bits", value: "08").description
+                == "server_max_window_bits=08 is not 8 to 15 without leading zeros")
         #expect(Error.duplicateParameter(name: "a").description == "duplicate parameter a")
     }
 }
