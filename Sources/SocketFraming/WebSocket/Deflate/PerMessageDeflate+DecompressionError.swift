@@ -1,6 +1,7 @@
 extension PerMessageDeflate {
     /// Why an incoming compressed message could not be inflated. Either way the connection is to be failed
-    /// (RFC 7692 §7.2.2 leaves no way to skip a message: the history of later messages would be wrong);
+    /// (RFC 6455 §7.1.7): a message cannot be skipped, since with context takeover the history later
+    /// messages refer to would be wrong;
     /// ``closeCode`` is the status code to close with (RFC 6455 §7.4.1).
     public enum DecompressionError: Error, Sendable, Equatable, Hashable, CustomStringConvertible {
         /// The inflated message would be longer than `maxBytes` (the caller's message limit): a
@@ -12,10 +13,10 @@ extension PerMessageDeflate {
 
         /// The close code to fail the connection with:
         /// - 1009 "message too big" for ``messageTooBig(maxBytes:)`` (RFC 6455 §7.4.1);
-        /// - 1007 "invalid frame payload data" for ``corruptData(_:)``: RFC 7692 §7.2.2 and §8 say only
-        ///   to fail the connection; the message's data is inconsistent with its type (RSV1 claims deflate
-        ///   data), the case RFC 6455 §7.4.1 gives 1007 for, and the choice of Node's `ws`, as for invalid
-        ///   UTF-8 (1002 "protocol error" is kept for framing faults).
+        /// - 1007 for ``corruptData(_:)``. RFC 7692 names no close code for a payload that does not
+        ///   inflate; RFC 6455 §7.4.1 gives 1007 to "data within a message that was not consistent with
+        ///   the type of the message", and here RSV1 says deflate data and the payload is not. Node's `ws`
+        ///   closes with 1007 too; 1002 "protocol error" stays for faults of the framing itself.
         public var closeCode: UInt16 {
             switch self {
             case .messageTooBig: 1009

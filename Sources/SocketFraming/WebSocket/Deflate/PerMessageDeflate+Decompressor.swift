@@ -101,7 +101,7 @@ extension PerMessageDeflate {
             while true {
                 fed += stream.feed(input, from: fed)
                 // One byte more than allowed, so that too long a message is noticed, never stored whole.
-                let room = min(stream.chunkBytes, sink.allowance + 1)
+                let room = sink.allowance >= stream.chunkBytes ? stream.chunkBytes : sink.allowance + 1
                 let (status, produced) = stream.run(room: room) { CZlib.inflate($0, Z_SYNC_FLUSH) }
                 try sink.append(produced)
                 let inputDone = fed == input.count && stream.unreadInputBytes == 0

@@ -70,6 +70,11 @@ import Testing
         #expect(PerMessageDeflate.DecompressionError.messageTooBig(maxBytes: limit).closeCode == 1009)
     }
 
+    @Test func the_largest_limit_does_not_overflow() throws {
+        let decompressor = PerMessageDeflate.Decompressor(windowBits: 15, noContextTakeover: false)
+        #expect(try decompressor.decompress(Vectors.helloCompressed, maxMessageBytes: .max) == Self.hello)
+    }
+
     @Test func a_small_message_reserves_little() throws {
         let decompressor = PerMessageDeflate.Decompressor(windowBits: 15, noContextTakeover: false)
         _ = try decompressor.decompress(Vectors.helloCompressed, maxMessageBytes: 64 << 20)
