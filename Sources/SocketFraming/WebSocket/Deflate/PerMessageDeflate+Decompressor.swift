@@ -13,9 +13,13 @@ extension PerMessageDeflate {
     /// next, context kept   f2 00 11 00 00 00 00 ff ff        →  48 65 6c 6c 6f (§7.2.3.2)
     /// ```
     ///
+    /// A message comes whole (``decompress(_:maxMessageBytes:)``) or one frame's payload at a time
+    /// (``decompress(fragment:isFinal:maxMessageBytes:)``).
+    ///
     /// A bomb (a few KiB of zeros' deflate data standing for gigabytes) stops with
     /// ``DecompressionError/messageTooBig(maxBytes:)`` as soon as the output would pass the limit: the
-    /// message's buffer never holds more than the limit, and zlib writes at most one 16 KiB chunk beside it.
+    /// output buffers never hold more than the limit together, and zlib writes at most one 16 KiB chunk
+    /// beside them.
     ///
     /// With context takeover zlib's state (`1 << windowBits` bytes of history plus some 7 KiB) lives as long
     /// as the decompressor; with `noContextTakeover` it is made for each message and freed after it. After
@@ -28,7 +32,11 @@ extension PerMessageDeflate {
         public let noContextTakeover: Bool
         /// The zlib stream kept between messages (context takeover), nil while none is held.
         private var stream: RawZStream?
-        /// The most bytes the last message's buffer reserved (tests check the bomb bound with it).
+        /// Inflated bytes of the current message's earlier fragments.
+        private var messageBytes = 0
+        /// Whether a final block (BFINAL) ended the current message's deflate stream: the rest is ignored.
+        private var messageEnded = false
+        /// The most bytes the last call's buffer reserved (tests check the bomb bound with it).
         private(set) var lastReservedBytes = 0
 
         /// Creates a decompressor for a peer compressing with `windowBits` (8...15) window bits, with or
@@ -47,7 +55,8 @@ extension PerMessageDeflate {
             self.init(windowBits: agreement.maxWindowBits(sentBy: peer), noContextTakeover: agreement.noContextTakeover(sentBy: peer))
         }
 
-        /// Whether zlib's state is held now: only between messages with context takeover.
+        /// Whether zlib's state is held now: between messages with context takeover, and inside a message
+        /// given in fragments.
         public var holdsContext: Bool { stream != nil }
 
         /// The payload of one whole compressed message (its frames' payloads joined), inflated.
@@ -60,37 +69,75 @@ extension PerMessageDeflate {
         ///   data or a payload that does not end on a block boundary. A message whose last block is final
         ///   (BFINAL, §7.2.3.4) ends the stream there: what follows it is ignored and the history restarts.
         public func decompress(_ payload: Data, maxMessageBytes: Int) throws(DecompressionError) -> Data {
+            try decompress(fragment: payload, isFinal: true, maxMessageBytes: maxMessageBytes)
+        }
+
+        /// One frame's payload of a compressed message, inflated as it arrives, so that the frame layer
+        /// need not hold the whole compressed message and can check text (UTF-8) as it comes.
+        ///
+        /// The fragments of a message, inflated in turn, give the same bytes as their joined payload given
+        /// to ``decompress(_:maxMessageBytes:)``, and the same errors (a fragment may end anywhere, even
+        /// inside a deflate code). Only the final fragment gets `00 00 ff ff` appended.
+        ///
+        /// - Parameters:
+        ///   - fragment: one frame's payload (the first frame has RSV1 set, the continuations not, §6.1).
+        ///   - isFinal: whether the frame has FIN set: the message ends with it.
+        ///   - maxMessageBytes: the most inflated bytes accepted for the whole message, the same for all
+        ///     its fragments; the fragments' output together never exceeds it.
+        /// - Throws: as ``decompress(_:maxMessageBytes:)``; ``DecompressionError/messageTooBig(maxBytes:)``
+        ///   as soon as the message's output so far would pass `maxMessageBytes`.
+        public func decompress(fragment: Data, isFinal: Bool, maxMessageBytes: Int) throws(DecompressionError) -> Data {
             precondition(maxMessageBytes >= 0, "maxMessageBytes must not be negative: \(maxMessageBytes)")
             let inflater = stream ?? RawZStream(inflateWindowBits: windowBits)
-            stream = nil  // kept again only after a message inflated whole
-            var sink = BoundedOutput(maxBytes: maxMessageBytes)
+            stream = nil  // kept again only when this step succeeds
+            var sink = BoundedOutput(maxMessageBytes: maxMessageBytes, earlierBytes: messageBytes)
             defer {
                 lastReservedBytes = sink.reservedBytes
-                inflater.stream.discardInput()  // bytes after a final block, pointing into `payload`
+                inflater.stream.discardInput()  // bytes after a final block, pointing into `fragment`
             }
-            // withUnsafeBytes rethrows untyped errors: the typed error comes out through a Result.
-            let ended = try payload.withUnsafeBytes { input in
-                Result { () throws(DecompressionError) in try Self.inflate(input, with: inflater.stream, into: &sink) }
-            }.get()
-            if !ended {
-                let tailEnded = try PerMessageDeflate.flushTail.withUnsafeBytes { input in
+            do {
+                try inflate(fragment, isFinal: isFinal, with: inflater, into: &sink)
+            } catch {
+                messageBytes = 0
+                messageEnded = false
+                throw error
+            }
+            if !isFinal {
+                messageBytes += sink.data.count
+                stream = inflater
+            } else if !noContextTakeover {
+                inflater.stream.releaseChunk()
+                stream = inflater
+            }
+            return sink.data
+        }
+
+        /// Inflates `fragment`, then, for the final one, the appended `00 00 ff ff`, and checks the message
+        /// ends on a block boundary; resets the message's state at its end.
+        private func inflate(
+            _ fragment: Data, isFinal: Bool, with inflater: RawZStream, into sink: inout BoundedOutput
+        ) throws(DecompressionError) {
+            if !messageEnded {
+                // withUnsafeBytes rethrows untyped errors: the typed error comes out through a Result.
+                messageEnded = try fragment.withUnsafeBytes { input in
+                    Result { () throws(DecompressionError) in try Self.inflate(input, with: inflater.stream, into: &sink) }
+                }.get()
+            }
+            guard isFinal else { return }
+            if !messageEnded {
+                messageEnded = try PerMessageDeflate.flushTail.withUnsafeBytes { input in
                     Result { () throws(DecompressionError) in try Self.inflate(input, with: inflater.stream, into: &sink) }
                 }.get()
                 // After the appended empty stored block zlib waits for the next block's header: data_type
                 // has 128 then (zlib manual, inflate: "plus 128 if inflate() returned immediately after
                 // decoding an end-of-block code").
-                if !tailEnded && inflater.stream.pointer.pointee.data_type & 128 == 0 {
+                if !messageEnded && inflater.stream.pointer.pointee.data_type & 128 == 0 {
                     throw .corruptData("the message does not end on a deflate block boundary")
                 }
-                if tailEnded { inflater.reset() }
-            } else {
-                inflater.reset()
             }
-            if !noContextTakeover {
-                inflater.stream.releaseChunk()
-                stream = inflater
-            }
-            return sink.data
+            if messageEnded { inflater.reset() }
+            messageBytes = 0
+            messageEnded = false
         }
 
         /// Inflates all of `input` into `sink`; returns true when the deflate stream ended (a final block).
@@ -120,32 +167,6 @@ extension PerMessageDeflate {
                     throw .corruptData("inflate: \(stream.describe(status))")
                 }
             }
-        }
-    }
-
-    /// A message's inflated bytes, refused beyond `maxBytes`, its buffer grown by doubling but never
-    /// reserved beyond `maxBytes`.
-    struct BoundedOutput {
-        let maxBytes: Int
-        private(set) var data = Data()
-        /// The capacity asked of `data` so far.
-        private(set) var reservedBytes = 0
-
-        init(maxBytes: Int) { self.maxBytes = maxBytes }
-
-        /// Bytes that may still be appended.
-        var allowance: Int { maxBytes - data.count }
-
-        /// Appends `bytes`, or throws `messageTooBig` (appending nothing) when they pass `maxBytes`.
-        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) throws(DecompressionError) {
-            guard bytes.count <= allowance else { throw .messageTooBig(maxBytes: maxBytes) }
-            guard !bytes.isEmpty else { return }
-            let needed = data.count + bytes.count
-            if needed > reservedBytes {
-                reservedBytes = min(max(needed, reservedBytes * 2, 256), maxBytes)
-                data.reserveCapacity(reservedBytes)
-            }
-            data.append(bytes)
         }
     }
 }
