@@ -89,8 +89,9 @@ def tls_receive_seeds():
 
 def permessage_deflate(window_bits, no_context_takeover, limit_64, messages):
     """An input of fuzz/targets/permessage_deflate.swift: window bits, context mode, the message limit in
-    64-byte units, three messages behind a length byte each, then the last message."""
-    out = bytearray([window_bits - 8, 1 if no_context_takeover else 0, limit_64])
+    64-byte units, where messages are cut into two fragments, three messages behind a length byte each,
+    then the last message."""
+    out = bytearray([window_bits - 8, 1 if no_context_takeover else 0, limit_64, 3])
     for message in messages[:3]:
         assert len(message) < 256
         out += bytes([len(message)]) + message
