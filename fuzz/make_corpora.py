@@ -122,6 +122,8 @@ def permessage_deflate_seeds():
     yield "bomb", permessage_deflate(15, False, 16, [b"\x00"] * 3 + deflate_messages([bytes(200_000)]))
     yield "bfinal", permessage_deflate(15, False, 1, [bytes.fromhex("f348cdc9c90700"), hello])
     yield "two-blocks", permessage_deflate(15, False, 1, [bytes.fromhex("f2480500000000ffffcac9c90700")])
+    # A match reaching past a 256-byte window: zlib inflates it whole, refuses it cut after 11 bytes.
+    yield "window-8-reach-past-window", bytes([0x00, 0x28, 0x2E, 0xCF, 0xA5]) + bytes.fromhex("2a1c483092005d1c4830000100")
 
 
 def seeds():

@@ -76,8 +76,14 @@ extension PerMessageDeflate {
         /// need not hold the whole compressed message and can check text (UTF-8) as it comes.
         ///
         /// The fragments of a message, inflated in turn, give the same bytes as their joined payload given
-        /// to ``decompress(_:maxMessageBytes:)``, and the same errors (a fragment may end anywhere, even
-        /// inside a deflate code). Only the final fragment gets `00 00 ff ff` appended.
+        /// to ``decompress(_:maxMessageBytes:)`` (a fragment may end anywhere, even inside a deflate code).
+        /// Only the final fragment gets `00 00 ff ff` appended.
+        ///
+        /// One difference is zlib's: its inflate checks how far back a match reaches against the history it
+        /// keeps (the negotiated window) plus the output of the current call. A peer that breaks its window
+        /// promise may so have a message accepted whole and refused (`corruptData`, "invalid distance too
+        /// far back") in fragments, or accepted with one cutting and refused with another; what is accepted
+        /// is always the same bytes. Data within the window inflates the same however it is cut.
         ///
         /// - Parameters:
         ///   - fragment: one frame's payload (the first frame has RSV1 set, the continuations not, §6.1).

@@ -77,6 +77,19 @@ import Testing
         }
     }
 
+    @Test func a_match_reaching_past_the_window_passes_whole_but_not_cut_as_zlib_checks_it() throws {
+        // Found by the permessage_deflate fuzz target: 13 bytes inflating to 495 with a match further back
+        // than 256 bytes. zlib allows it within one call's output, not across fragments.
+        let payload = Data([0x2A, 0x1C, 0x48, 0x30, 0x92, 0x00, 0x5D, 0x1C, 0x48, 0x30, 0x00, 0x01, 0x00])
+        let whole = try PerMessageDeflate.Decompressor(windowBits: 8, noContextTakeover: false).decompress(payload, maxMessageBytes: 1000)
+        #expect(whole.count == 495)
+        #expect(throws: DecompressionError.corruptData("inflate: invalid distance too far back (Z_DATA_ERROR -3)")) {
+            try Self.inflate(payload, cuts: [11], with: .init(windowBits: 8, noContextTakeover: false), maxMessageBytes: 1000)
+        }
+        let wide = PerMessageDeflate.Decompressor(windowBits: 15, noContextTakeover: false)
+        #expect(try Self.inflate(payload, cuts: [11], with: wide, maxMessageBytes: 1000) == whole)
+    }
+
     @Test func fragments_after_a_final_block_are_ignored() throws {
         let decompressor = PerMessageDeflate.Decompressor(windowBits: 15, noContextTakeover: false)
         let final = Data([0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
