@@ -87,7 +87,6 @@ def tls_receive_seeds():
                                                            end_of_stream=True)
 
 
-<<<<<<< HEAD
 def http_upgrade_seeds():
     """Configuration bytes (mode: 0 request, 1 response; chunk seed; limit 64/256/1024/8192), then the head."""
     request = (b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -108,7 +107,7 @@ def http_upgrade_seeds():
     yield "obs-fold", bytes([0, 5, 2]) + b"GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n"
     yield "rfc6455-response", bytes([1, 9, 3]) + response
     yield "redirect-response", bytes([1, 2, 2]) + b"HTTP/1.1 302 Found\r\nLocation: ws://elsewhere/\r\nContent-Length: 0\r\n\r\n"
-=======
+
 def websocket_frame(first, payload, key=None):
     """A WebSocket frame (RFC 6455 5.2): the first byte as given, the minimal length, masked with key if given."""
     n = len(payload)
@@ -144,7 +143,6 @@ def websocket_frame_seeds():
         + websocket_frame(0x8A, b"")
     yield "client-256-binary", bytes([0, 44, 0, 255, 7]) + websocket_frame(0x82, bytes(range(256)))
     yield "client-16bit-length-edge", client + websocket_frame(0x82, bytes(126))
->>>>>>> ws-frame
 
 
 def seeds():
