@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SocketFraming", targets: ["SocketFraming"]),
         .library(name: "FramedSocket", targets: ["FramedSocket"]),
         .library(name: "LongLink", targets: ["LongLink"]),
+        .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
         .library(name: "ChatServer", targets: ["ChatServer"]),
         .library(name: "ChatClient", targets: ["ChatClient"]),
@@ -83,6 +84,9 @@ let package = Package(
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
         .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog", "CAsyncSocketShims"]),
+        // WebSocket (RFC 6455, RFC 7692) over AsyncSocket: the close handshake and keep-alive as state
+        // machines; the frame codec and the upgrade's parser are SocketFraming's (pure, fuzzed).
+        .target(name: "WebSocket", dependencies: ["AsyncSocket", "SocketFraming", "SocketLog"]),
         // The chat's wire protocol: messages and codecs (versions 1 and 2), conversation ids, the form
         // of names, the discovery datagrams, the version. No C library, no socket.
         .target(name: "ChatProtocol", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
@@ -128,6 +132,8 @@ let package = Package(
         .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
+        // The WebSocket state machines as values (no socket), and later the module on loopback.
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"]),
         .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),
         .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.

@@ -125,6 +125,63 @@ def permessage_deflate_seeds():
     # A match reaching past a 256-byte window: zlib inflates it whole, refuses it cut after 11 bytes.
     yield "window-8-reach-past-window", bytes([0x00, 0x28, 0x2E, 0xCF, 0xA5]) + bytes.fromhex("2a1c483092005d1c4830000100")
 
+def http_upgrade_seeds():
+    """Configuration bytes (mode: 0 request, 1 response; chunk seed; limit 64/256/1024/8192), then the head."""
+    request = (b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://example.com\r\n"
+               b"Sec-WebSocket-Protocol: chat, superchat\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    deflate = (b"GET /ws?x=1 HTTP/1.1\r\nHost: [::1]:9000\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+               b"Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==\r\nSec-WebSocket-Version: 13\r\n"
+               b"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits, permessage-deflate; "
+               b"server_max_window_bits=\"10\"\r\n"
+               b"Sec-WebSocket-Extensions: x-webkit-deflate-frame\r\n\r\n\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58")
+    response = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol: chat\r\n"
+                b"Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n\r\n\x81\x02hi")
+    yield "rfc6455-request", bytes([0, 7, 3]) + request
+    yield "deflate-offers-and-frame", bytes([0, 3, 3]) + deflate
+    yield "plain-request", bytes([0, 0, 1]) + b"\r\nGET /index.html HTTP/1.1\r\nHost: a\r\nAccept: text/html\r\n\r\n"
+    yield "version-8-request", bytes([0, 20, 3]) + request.replace(b"Version: 13", b"Version: 8")
+    yield "obs-fold", bytes([0, 5, 2]) + b"GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n"
+    yield "rfc6455-response", bytes([1, 9, 3]) + response
+    yield "redirect-response", bytes([1, 2, 2]) + b"HTTP/1.1 302 Found\r\nLocation: ws://elsewhere/\r\nContent-Length: 0\r\n\r\n"
+
+def websocket_frame(first, payload, key=None):
+    """A WebSocket frame (RFC 6455 5.2): the first byte as given, the minimal length, masked with key if given."""
+    n = len(payload)
+    mask = 0x80 if key else 0
+    if n <= 125:
+        head = bytes([first, mask | n])
+    elif n <= 0xFFFF:
+        head = bytes([first, mask | 126]) + struct.pack(">H", n)
+    else:
+        head = bytes([first, mask | 127]) + struct.pack(">Q", n)
+    if not key:
+        return head + payload
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def websocket_frame_seeds():
+    """Streams for fuzz/targets/websocket_frame.swift behind its configuration bytes (role, frame limit,
+    allowed reserved bits, message limit, chunk seed): the RFC 6455 5.7 examples, fragments with a ping
+    between them, a close, UTF-8 split across fragments and Autobahn 6.4.1's invalid sequence."""
+    key = b"\x37\xfa\x21\x3d"
+    server = bytes([1, 255, 0, 255, 3])
+    client = bytes([0, 255, 0, 255, 5])
+    kosme = "\u03ba\u1f79\u03c3\u03bc\u03b5".encode()
+    yield "server-masked-hello", server + websocket_frame(0x81, b"Hello", key)
+    yield "server-fragmented-ping-between", server + websocket_frame(0x01, b"Hel", key) \
+        + websocket_frame(0x89, b"p", key) + websocket_frame(0x80, b"lo", key)
+    yield "server-close-1000-bye", server + websocket_frame(0x88, b"\x03\xe8bye", key)
+    yield "server-utf8-split", server + websocket_frame(0x01, kosme[:3], key) + websocket_frame(0x80, kosme[3:], key)
+    yield "server-invalid-utf8-6.4.1", server + websocket_frame(0x01, kosme, key) \
+        + websocket_frame(0x00, b"\xf4\x90\x80\x80", key) + websocket_frame(0x80, b"edited", key)
+    yield "server-rsv1-allowed", bytes([1, 255, 0x40, 255, 2]) + websocket_frame(0xC1, b"\xf2\x48\xcd\xc9\xc9\x07\x00", key)
+    yield "client-hello-ping-pong", client + websocket_frame(0x81, b"Hello") + websocket_frame(0x89, b"Hello") \
+        + websocket_frame(0x8A, b"")
+    yield "client-256-binary", bytes([0, 44, 0, 255, 7]) + websocket_frame(0x82, bytes(range(256)))
+    yield "client-16bit-length-edge", client + websocket_frame(0x82, bytes(126))
+
 
 def seeds():
     small = [b"", b"hello", interop.pattern(200, 1)]
@@ -175,6 +232,11 @@ def seeds():
 
     for name, data in tls_receive_seeds():
         yield "tls_receive", name, data
+    for name, data in http_upgrade_seeds():
+        yield "http_upgrade", name, data
+
+    for name, data in websocket_frame_seeds():
+        yield "websocket_frame", name, data
 
     for name, data in permessage_deflate_seeds():
         yield "permessage_deflate", name, data

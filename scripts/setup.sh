@@ -11,7 +11,7 @@
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
-packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 tmux libnats-dev nats-server)
+packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 python3-websockets tmux libnats-dev nats-server)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Cuts WebSocket frames (RFC 6455 §5) off the front of a `FrameBuffer`, checking every rule of the frame
+/// layer, and unmasks their payloads.
+///
+/// Bytes may arrive cut anywhere (inside the header, the extended length, the masking key, the payload):
+/// `decode(_:)` returns nil, consuming nothing, until a whole frame is readable. The RFC's examples (§5.7):
+///
+///     reads:   | 81 05 48 65 | 6C 6C 6F 01 03 48 65 6C | 80 02 6C 6F |
+///     frames:       text fin "Hello",   text "Hel",        continuation fin "lo"
+///
+///     a client's masked "Hello" (key 37 fa 21 3d), as a server receives it:
+///     reads:   | 81 85 37 FA | 21 3D 7F 9F 4D 51 58 |
+///     frames:              text fin "Hello" (payload unmasked, maskingKey 37 fa 21 3d)
+///
+/// It has the shape of a `FrameDecoder` (``maximumFrameLength``, ``decode(_:)``, ``decodeLast(_:)``, the
+/// same contract) but throws its own typed `WebSocketProtocolError`, whose `closeCode` is what to fail
+/// the connection with. Rules, each checked as soon as the bytes it depends on have arrived:
+/// - opcode not reserved (§5.2); reserved bits only those in ``allowedReservedBits`` (§5.2);
+/// - masking by ``role``: a server refuses unmasked frames, a client masked ones (§5.1);
+/// - lengths in their minimal encoding, a 64-bit length's top bit clear (§5.2);
+/// - control frames: FIN set, at most 125 payload bytes (§5.5);
+/// - payload at most ``maxFrameSize`` bytes: refused from the header, before any payload is buffered (1009).
+///
+/// Message-level rules (fragment order, UTF-8, message size) are `WebSocketMessageAssembler`'s.
+public struct WebSocketFrameDecoder: Sendable {
+    /// The default ``maxFrameSize``: 16 MiB (16,777,216 bytes), the library default.
+    public static let defaultMaxFrameSize = 16 * 1024 * 1024
+
+    /// Which end this decoder serves; it decides the masking rule (RFC 6455 §5.1).
+    public let role: WebSocketRole
+    /// The most payload bytes one frame may carry, header not counted; a longer frame throws
+    /// `.frameTooLarge` (close code 1009) as soon as its length has been read. Default 16 MiB.
+    public let maxFrameSize: Int
+    /// The reserved bits a negotiated extension claims (`.rsv1` for permessage-deflate, RFC 7692 §6);
+    /// any other set bit throws `.reservedBitsSet`. Default none.
+    public let allowedReservedBits: WebSocketReservedBits
+
+    /// The most bytes one frame may occupy on the wire, in the sense of `FrameDecoder.maximumFrameLength`:
+    /// ``maxFrameSize`` plus the longest header a frame of that size has (2 bytes, the extended length
+    /// its minimal encoding needs, and 4 for a masking key when the role receives masked frames).
+    public var maximumFrameLength: Int {
+        let header = 2 + WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: maxFrameSize) + (role == .server ? 4 : 0)
+        return maxFrameSize.addingSaturating(header)
+    }
+
+    /// A decoder for the frames `role` receives.
+    ///
+    /// - Precondition: `maxFrameSize >= 125`, so that every control frame fits (a programmer error).
+    public init(
+        role: WebSocketRole, maxFrameSize: Int = WebSocketFrameDecoder.defaultMaxFrameSize,
+        allowedReservedBits: WebSocketReservedBits = []
+    ) {
+        precondition(maxFrameSize >= 125, "maxFrameSize must be at least 125 bytes, not \(maxFrameSize)")
+        self.role = role
+        self.maxFrameSize = maxFrameSize
+        self.allowedReservedBits = allowedReservedBits
+    }
+
+    /// Decodes the next frame, consuming exactly its bytes, with its payload unmasked; or returns nil,
+    /// consuming nothing, until all of it has arrived.
+    ///
+    /// - Throws: `WebSocketProtocolError` as the type's documentation lists; nothing is consumed.
+    public mutating func decode(_ buffer: inout FrameBuffer) throws(WebSocketProtocolError) -> WebSocketFrame? {
+        let rules = WebSocketFrameHeader.Rules(
+            role: role, allowedReservedBits: allowedReservedBits, maxFrameSize: maxFrameSize)
+        let readable = buffer.readableBytes
+        let parsed = buffer.withUnsafeReadableBytes { bytes in
+            Result { () throws(WebSocketProtocolError) in try WebSocketFrameHeader.parse(bytes, rules: rules) }
+        }
+        guard let header = try parsed.get(), readable - header.headerLength >= header.payloadLength else { return nil }
+        buffer.moveReaderIndex(forwardBy: header.headerLength)
+        var payload = buffer.readData(count: header.payloadLength) ?? Data()
+        if let key = header.maskingKey {
+            payload.withUnsafeMutableBytes { key.apply(to: $0) }
+        }
+        return WebSocketFrame(
+            fin: header.fin, reservedBits: header.reservedBits, opcode: header.opcode, maskingKey: header.maskingKey,
+            payload: payload)
+    }
+
+    /// Decodes one frame after the stream has ended: ``decode(_:)``, then `.truncatedFrame` (close code
+    /// 1006, not sent) if it returned nil while bytes remain.
+    public mutating func decodeLast(_ buffer: inout FrameBuffer) throws(WebSocketProtocolError) -> WebSocketFrame? {
+        if let frame = try decode(&buffer) { return frame }
+        if buffer.readableBytes > 0 { throw .truncatedFrame(bufferedBytes: buffer.readableBytes) }
+        return nil
+    }
+}

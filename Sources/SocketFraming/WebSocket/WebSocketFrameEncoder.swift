@@ -1,0 +1,84 @@
+import Foundation
+
+/// Writes WebSocket frames (RFC 6455 §5.2) for one end of a connection.
+///
+/// The header has the payload length in its minimal encoding (7 bits up to 125, 16 bits up to 65535,
+/// else 64 bits, network byte order). A client masks every frame with a fresh random key (RFC 6455 §5.3);
+/// a server masks none (§5.1). The frame's own `maskingKey` is ignored: the role decides.
+///
+///     server, WebSocketFrame(opcode: .text, payload: "Hello"):
+///         81 05 48 65 6C 6C 6F
+///     client, same frame, key 37 fa 21 3d drawn from the generator:
+///         81 85 37 FA 21 3D 7F 9F 4D 51 58
+///
+/// The encoder refuses what the receiving decoder would: a control frame without FIN or with more than
+/// 125 payload bytes (`.fragmentedControlFrame`, `.controlFrameTooLong`). Reserved bits are written as
+/// the frame has them: setting them is for an extension that negotiated them.
+public struct WebSocketFrameEncoder: Sendable {
+    /// Which end this encoder serves: `.client` masks, `.server` does not (RFC 6455 §5.1).
+    public let role: WebSocketRole
+
+    /// An encoder for the frames `role` sends.
+    public init(role: WebSocketRole) { self.role = role }
+
+    /// Appends the wire bytes of `frame` to `out`; a client's key comes from `SystemRandomNumberGenerator`
+    /// (the system's cryptographically secure generator).
+    ///
+    /// - Throws: `WebSocketProtocolError` for a control frame the RFC forbids; `out` is then left as it was.
+    public func encode(_ frame: WebSocketFrame, into out: inout Data) throws(WebSocketProtocolError) {
+        var generator = SystemRandomNumberGenerator()
+        try encode(frame, into: &out, using: &generator)
+    }
+
+    /// Appends the wire bytes of `frame` to `out`, a client's masking key drawn from `generator` (one
+    /// `next()` a frame, its low 32 bits in network byte order; tests inject a fixed generator).
+    ///
+    /// - Throws: `WebSocketProtocolError` for a control frame the RFC forbids; `out` is then left as it was.
+    public func encode(
+        _ frame: WebSocketFrame, into out: inout Data, using generator: inout some RandomNumberGenerator
+    ) throws(WebSocketProtocolError) {
+        let length = frame.payload.count
+        if frame.opcode.isControl {
+            guard frame.fin else { throw .fragmentedControlFrame(frame.opcode) }
+            guard length <= 125 else { throw .controlFrameTooLong(length: UInt64(length)) }
+        }
+        let key = role == .client ? WebSocketMaskingKey.random(using: &generator) : nil
+        out.append(contentsOf: Self.header(for: frame, maskingKey: key))
+        let payloadStart = out.count
+        out.append(frame.payload)
+        if let key {
+            out.withUnsafeMutableBytes { all in
+                key.apply(to: UnsafeMutableRawBufferPointer(rebasing: all[payloadStart...]))
+            }
+        }
+    }
+
+    /// Returns the wire bytes of `frame` (see `encode(_:into:)`).
+    public func encode(_ frame: WebSocketFrame) throws(WebSocketProtocolError) -> Data {
+        var out = Data()
+        try encode(frame, into: &out)
+        return out
+    }
+
+    /// The header of `frame`, masked with `maskingKey` if given: 2 to 14 bytes.
+    static func header(for frame: WebSocketFrame, maskingKey: WebSocketMaskingKey?) -> [UInt8] {
+        var header: [UInt8] = []
+        header.reserveCapacity(14)
+        header.append((frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | frame.opcode.rawValue)
+        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+        let length = frame.payload.count
+        switch WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: length) {
+        case 0:
+            header.append(maskBit | UInt8(length))
+        case 2:
+            header.append(maskBit | 126)
+            header.append(contentsOf: [UInt8(length >> 8), UInt8(truncatingIfNeeded: length)])
+        default:
+            header.append(maskBit | 127)
+            let wide = UInt64(length)
+            header.append(contentsOf: (0..<8).reversed().map { UInt8(truncatingIfNeeded: wide >> (8 * UInt64($0))) })
+        }
+        if let maskingKey { header.append(contentsOf: maskingKey.bytes) }
+        return header
+    }
+}

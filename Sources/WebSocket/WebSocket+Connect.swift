@@ -1,0 +1,151 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+
+/// Why a client's ``WebSocket/connect(to:)`` did not open.
+public enum WebSocketConnectError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not a `ws://` or `wss://` URL that RFC 6455 §3 allows.
+    case invalidURL(String)
+    /// TCP (or TLS) failed: refused, timed out, a certificate not trusted, closed during the handshake.
+    case socket(SocketError)
+    /// The server's answer is not an HTTP/1.1 response head (or is over the size limit).
+    case badResponse(HTTPParseError)
+    /// The server's answer refused or broke the opening handshake (a redirect, another status, a wrong
+    /// `Sec-WebSocket-Accept`, a subprotocol or extension not offered).
+    case handshake(WebSocketClientHandshakeError)
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let url): return "not a WebSocket URL: \(url)"
+        case .socket(let error): return "\(error)"
+        case .badResponse(let error): return "bad handshake answer: \(error)"
+        case .handshake(let error): return "\(error)"
+        }
+    }
+}
+
+extension WebSocket {
+    /// How a client connects (``WebSocket/init(client:delegate:delegateQueue:group:)``).
+    public struct ClientConfiguration: Sendable {
+        /// Subprotocols offered, in order of preference (`Sec-WebSocket-Protocol`). Default none.
+        public var subprotocols: [String] = []
+        /// Extra request headers (an `Origin`, a token). Default none.
+        public var headers = HTTPHeaders()
+        /// How long TCP's connect may take (Happy Eyeballs across the host's addresses): default 10 s.
+        public var connectTimeout: Duration = .seconds(10)
+        /// TLS for `wss://`: default `TLSConfiguration.client(peerName:)` for the URL's host (verified
+        /// against the system's trust store).
+        public var tls: TLSConfiguration?
+        /// The most bytes of the server's answer head: default 8 KiB.
+        public var maxHeadBytes = HTTPResponseHeadParser.defaultMaxHeadBytes
+        /// The protocol's settings once open (limits, close timeout, keep-alive), for the client role.
+        public var connection = WebSocketProtocolHandler(role: .client)
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// A client's opening handshake in progress (loop-confined).
+    struct Opening {
+        let handshake: WebSocketClientHandshake
+        let configuration: ClientConfiguration
+        var parser: HTTPResponseHeadParser
+        var failure: WebSocketConnectError?
+    }
+
+    /// A client WebSocket, not connected yet: call ``connect(to:)``.
+    public convenience init(
+        client configuration: ClientConfiguration = ClientConfiguration(), delegate: any WebSocketDelegate,
+        delegateQueue: DispatchQueue, group: EventLoopGroup = .shared
+    ) {
+        let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
+        self.init(
+            upgraded: socket, role: .client, handler: configuration.connection, delegate: delegate, delegateQueue: delegateQueue,
+            startsReading: false)
+        pendingConfiguration = configuration
+    }
+
+    /// Connects to `url` (`ws://host[:port]/path?query`, `wss://…`; IPv6 literals in brackets), sends the
+    /// opening handshake (RFC 6455 §4.1) and checks the answer. The delegate then gets
+    /// ``WebSocketDelegate/webSocketDidOpen(_:subprotocol:extensions:)``, or
+    /// ``WebSocketDelegate/webSocket(_:didFailToConnectWith:)``. Redirects are not followed.
+    /// - Throws: ``WebSocketConnectError/invalidURL(_:)``, or `.socket` when the connect cannot start.
+    public func connect(to url: String) throws(WebSocketConnectError) {
+        let parsed: WebSocketURL
+        do { parsed = try WebSocketURL(url) } catch { throw .invalidURL(url) }
+        let configuration = pendingConfiguration
+        let handshake = WebSocketClientHandshake(url: parsed, subprotocols: configuration.subprotocols, headers: configuration.headers)
+        callbacks.didConnect = { [weak self] in
+            guard let self else { return }
+            if parsed.isSecure {
+                socket.startTLS(configuration.tls ?? .client(peerName: parsed.host))
+            } else {
+                sendRequest()
+            }
+        }
+        callbacks.didSecure = { [weak self] in self?.sendRequest() }
+        socket.eventLoop.execute { [self] in
+            opening = Opening(
+                handshake: handshake, configuration: configuration,
+                parser: HTTPResponseHeadParser(maxHeadBytes: configuration.maxHeadBytes), failure: nil)
+        }
+        do {
+            try socket.connect(toHost: parsed.host, onPort: UInt16(parsed.port), withTimeout: configuration.connectTimeout.secondsValue)
+        } catch {
+            throw .socket(error)
+        }
+    }
+
+    /// Writes the request and reads the answer's head (on the loop).
+    private func sendRequest() {
+        guard let opening else { return }
+        socket.write(Data(opening.handshake.request.bytes), withTimeout: -1, tag: 0)
+        let slot = AnswerSlot(parser: opening.parser)
+        socket.read(
+            .consuming(
+                { bytes in
+                    do throws(HTTPParseError) {
+                        let (head, consumed) = try FrameBuffer.borrowing(bytes) { buffer throws(HTTPParseError) in
+                            try slot.parser.parse(&buffer)
+                        }
+                        guard let head else { return .needMoreData(consumed: consumed) }
+                        slot.head = head
+                        return .complete(consumed: consumed)
+                    } catch {
+                        slot.error = error
+                        return .complete(consumed: 0)
+                    }
+                }, maxLength: opening.configuration.maxHeadBytes + 1),
+            timeout: opening.configuration.connectTimeout.secondsValue, tag: 0
+        ) { [weak self] result in
+            guard let self, case .success = result else { return }  // the socket's end reports it
+            answered(slot.head, slot.error)
+        }
+    }
+
+    /// The answer's head arrived (or could not be read): open, or fail.
+    private func answered(_ head: HTTPResponseHead?, _ error: HTTPParseError?) {
+        guard let opening else { return }
+        do throws(WebSocketConnectError) {
+            guard let head else { throw .badResponse(error ?? .headTooLarge(limitBytes: opening.configuration.maxHeadBytes)) }
+            let accepted: WebSocketClientHandshake.Accepted
+            do { accepted = try opening.handshake.validate(head) } catch { throw .handshake(error) }
+            self.opening = nil
+            tellDelegate { $0.webSocketDidOpen(self, subprotocol: accepted.subprotocol, extensions: accepted.extensions) }
+            startReading()
+        } catch {
+            self.opening?.failure = error
+            socket.disconnect()
+        }
+    }
+}
+
+/// What the answer's read found, handed from its consumer to its completion (both on the loop).
+private final class AnswerSlot: @unchecked Sendable {
+    var parser: HTTPResponseHeadParser
+    var head: HTTPResponseHead?
+    var error: HTTPParseError?
+
+    init(parser: HTTPResponseHeadParser) { self.parser = parser }
+}

@@ -1,0 +1,144 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+import SocketLog
+
+/// Accepts WebSocket connections on a TCP port (RFC 6455 §4.2): reads each connection's HTTP/1.1
+/// request head (at most ``Configuration/maxHeadBytes`` bytes within ``Configuration/handshakeTimeout``),
+/// checks the upgrade, asks the app (``WebSocketListenerDelegate``), answers `101 Switching Protocols`
+/// or the error (400, 403, 426, 431, 505), and hands the app a ``WebSocket``. Requests that are not
+/// upgrades go to the app as they are, so one port can serve a page and the socket.
+///
+/// Delegate calls arrive on `delegateQueue`; ``start()`` and ``stop()`` may be called from any thread.
+public final class WebSocketListener: @unchecked Sendable {
+    /// Where and how it listens.
+    public struct Configuration: Sendable {
+        /// The interface: default 127.0.0.1.
+        public var host = "127.0.0.1"
+        /// The port: 0 for one the kernel picks (``WebSocketListener/port``).
+        public var port: UInt16
+        /// The most bytes of a request head: default 8 KiB (431 beyond).
+        public var maxHeadBytes = HTTPRequestHeadParser.defaultMaxHeadBytes
+        /// How long a client has to send its whole request head: default 10 s (then the connection closes).
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// Each connection's protocol settings (limits, close timeout, keep-alive), for the server role.
+        public var connection = WebSocketProtocolHandler(role: .server)
+
+        /// A configuration listening on `host`:`port` with the defaults above.
+        public init(host: String = "127.0.0.1", port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    public let configuration: Configuration
+    /// Where the delegate is called, and the accepted ``WebSocket``s' delegates by default.
+    public let delegateQueue: DispatchQueue
+    private weak var delegate: (any WebSocketListenerDelegate)?
+    private let listener: TCPSocket
+    private let callbacks = ListenerCallbacks()
+
+    /// A listener that is not listening yet; call ``start()``.
+    public init(
+        configuration: Configuration, delegate: any WebSocketListenerDelegate, delegateQueue: DispatchQueue,
+        group: EventLoopGroup = .shared
+    ) {
+        self.configuration = configuration
+        self.delegate = delegate
+        self.delegateQueue = delegateQueue
+        listener = TCPSocket(delegate: callbacks, delegateQueue: nil, group: group)
+        callbacks.didAccept = { [weak self] socket in self?.accepted(socket) }
+    }
+
+    /// Starts listening.
+    /// - Throws: `SocketError` when the address cannot be bound.
+    public func start() throws(SocketError) {
+        try listener.accept(onInterface: configuration.host, port: configuration.port)
+    }
+
+    /// The port listened on (the kernel's choice for port 0).
+    public var port: UInt16 { listener.localPort }
+
+    /// Stops accepting; open WebSockets go on.
+    public func stop() { listener.disconnect() }
+
+    // MARK: The upgrade, on the accepted socket's loop
+
+    private func accepted(_ socket: TCPSocket) {
+        let slot = HeadSlot()
+        socket.read(
+            .consuming(
+                { bytes in
+                    do throws(HTTPParseError) {
+                        let (head, consumed) = try FrameBuffer.borrowing(bytes) { buffer throws(HTTPParseError) in
+                            try slot.parser.parse(&buffer)
+                        }
+                        guard let head else { return .needMoreData(consumed: consumed) }
+                        slot.head = head
+                        return .complete(consumed: consumed)
+                    } catch {
+                        slot.error = error
+                        return .complete(consumed: 0)
+                    }
+                }, maxLength: configuration.maxHeadBytes + 1),
+            timeout: configuration.handshakeTimeout.secondsValue, tag: 0
+        ) { [weak self] result in
+            guard let self, case .success = result else { return socket.disconnect() }
+            if let head = slot.head { return upgrade(socket, head) }
+            let error = slot.error ?? .headTooLarge(limitBytes: configuration.maxHeadBytes)
+            refuse(socket, error.response)
+        }
+    }
+
+    private func upgrade(_ socket: TCPSocket, _ head: HTTPRequestHead) {
+        switch WebSocketServerHandshake.validate(head) {
+        case .refused(let refusal): refuse(socket, refusal.response)
+        case .notUpgrade(let request):
+            delegateQueue.async { [self] in delegate?.listener(self, didReceive: request, on: socket) }
+        case .upgrade(let request):
+            delegateQueue.async { [self] in
+                guard let delegate else { return socket.disconnect() }
+                switch delegate.listener(self, shouldAccept: request) {
+                case .refuse(let statusCode, let text):
+                    refuse(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
+                case .accept(let subprotocol, let headers):
+                    let subprotocol = subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
+                    socket.write(Data(request.accept(subprotocol: subprotocol, extraHeaders: headers).bytes), withTimeout: -1, tag: 0)
+                    let webSocket = WebSocket(
+                        upgraded: socket, role: .server, handler: configuration.connection, delegate: nil,
+                        delegateQueue: delegateQueue, startsReading: false)
+                    delegate.listener(self, didAccept: webSocket, request: request)
+                    webSocket.startReading()
+                }
+            }
+        }
+    }
+
+    private func refuse(_ socket: TCPSocket, _ response: HTTPResponse) {
+        socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
+        socket.disconnectAfterWriting()
+    }
+}
+
+/// What the head read found, handed from its consumer to its completion (both on the socket's loop).
+private final class HeadSlot: @unchecked Sendable {
+    var parser = HTTPRequestHeadParser()
+    var head: HTTPRequestHead?
+    var error: HTTPParseError?
+}
+
+/// The listening socket's delegate: only accepts matter.
+private final class ListenerCallbacks: TCPSocketDelegate, @unchecked Sendable {
+    var didAccept: (TCPSocket) -> Void = { _ in }
+
+    func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) { didAccept(newSocket) }
+}
+
+extension Duration {
+    /// In seconds, for the socket's `TimeInterval` timeouts.
+    var secondsValue: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

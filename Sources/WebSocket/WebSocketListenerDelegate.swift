@@ -1,0 +1,37 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+
+/// What a ``WebSocketListener`` asks and tells its app, on the listener's `delegateQueue`.
+public protocol WebSocketListenerDelegate: AnyObject, Sendable {
+    /// An upgrade request passed RFC 6455 §4.2.1's checks: accept it (with a subprotocol the client
+    /// offered, if any) or refuse it (its `Origin`, say: 403). Default: accept, no subprotocol.
+    func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision
+    /// The upgrade is done: set `webSocket`'s delegate here; it starts reading once this returns.
+    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest)
+    /// An ordinary HTTP request (not an upgrade) arrived on `socket`: the app answers it (a page, say)
+    /// and closes the socket or reads the next request. Default: `426 Upgrade Required` and close.
+    func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket)
+}
+
+extension WebSocketListenerDelegate {
+    public func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
+        .accept()
+    }
+
+    public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
+        let answer = HTTPResponse.plainText(
+            statusCode: 426, text: "this port speaks WebSocket",
+            extraHeaders: [("Upgrade", "websocket"), ("Sec-WebSocket-Version", WebSocketHandshake.version)])
+        socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
+        socket.disconnectAfterWriting()
+    }
+}
+
+/// The app's answer to an upgrade request.
+public enum WebSocketUpgradeDecision: Sendable, Equatable {
+    /// Switch protocols, with `subprotocol` (one the client offered) and extra response `headers`.
+    case accept(subprotocol: String? = nil, headers: HTTPHeaders = HTTPHeaders())
+    /// Refuse with `statusCode` (403 for a foreign `Origin`, say) and a plain-text `text`.
+    case refuse(statusCode: Int, text: String)
+}

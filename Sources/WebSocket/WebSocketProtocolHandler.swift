@@ -1,0 +1,193 @@
+import Foundation
+import SocketFraming
+
+/// One WebSocket connection's protocol after the upgrade (RFC 6455 §5–§7), as a value: bytes from the
+/// peer in, and out what to write, what to hand the app, which timers to run and how the connection
+/// ended. It joins SocketFraming's frame decoder, encoder and message assembler with the closing
+/// handshake (``WebSocketCloseHandshake``) and keep-alive pings (``WebSocketKeepAlive``); the
+/// connection that owns it does the I/O and the timers, so every rule here is tested with no socket.
+///
+/// - Pings are answered with a Pong of the same payload until the peer's Close has arrived (§5.5.2).
+/// - Data frames reach the app until the peer's Close (§5.5.1); nothing can be sent after this side's.
+/// - A frame or message that breaks a rule fails the connection with the error's close code (1002,
+///   1007, 1009; §7.1.7) and nothing after it is read.
+/// - When ``Output/closed(_:)`` comes out, the owner stops every timer.
+public struct WebSocketProtocolHandler: Sendable {
+    /// What to do, in order.
+    public enum Output: Sendable, Equatable {
+        /// Bytes for the peer (whole frames), after those written before.
+        case write(Data)
+        /// A text or binary message for the app.
+        case message(WebSocketMessage)
+        /// A Pong arrived with this payload (for the app's callback).
+        case pong(Data)
+        /// Close TCP: after what is queued has been written, or at once.
+        case closeTransport(afterWriting: Bool)
+        /// Start (or restart) the close timer; call ``closeTimerFired()`` when it fires.
+        case startCloseTimer(Duration)
+        /// Stop the close timer.
+        case cancelCloseTimer
+        /// Start (or restart) the keep-alive timer; call ``keepAliveTimerFired()`` when it fires.
+        case startKeepAliveTimer(Duration)
+        /// The connection is over; the owner stops every timer.
+        case closed(WebSocketCloseResult)
+    }
+
+    /// Why a send was refused.
+    public enum SendError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Closing has begun (this side's Close was sent or the peer's received): no more messages (§5.5.1).
+        case closing
+        /// A ping's payload over 125 bytes (§5.5).
+        case pingTooLong(Int)
+
+        public var description: String {
+            switch self {
+            case .closing: return "the WebSocket is closing: no more messages"
+            case .pingTooLong(let count): return "a ping's payload is at most 125 bytes, not \(count)"
+            }
+        }
+    }
+
+    private var decoder: WebSocketFrameDecoder
+    private var assembler: WebSocketMessageAssembler
+    private let encoder: WebSocketFrameEncoder
+    /// The closing handshake.
+    public private(set) var handshake: WebSocketCloseHandshake
+    /// Keep-alive pings; nil when off.
+    public private(set) var keepAlive: WebSocketKeepAlive?
+
+    /// The protocol of an open connection for `role`, with SocketFraming's limits (16 MiB a frame,
+    /// 64 MiB a message by default), the close timeout, and keep-alive (nil: none).
+    public init(
+        role: WebSocketRole, maxFrameSize: Int = WebSocketFrameDecoder.defaultMaxFrameSize,
+        maxMessageSize: Int = WebSocketMessageAssembler.defaultMaxMessageSize,
+        closeTimeout: Duration = WebSocketCloseHandshake.defaultTimeout, keepAlive: WebSocketKeepAlive? = WebSocketKeepAlive()
+    ) {
+        decoder = WebSocketFrameDecoder(role: role, maxFrameSize: maxFrameSize)
+        assembler = WebSocketMessageAssembler(maxMessageSize: maxMessageSize)
+        encoder = WebSocketFrameEncoder(role: role)
+        handshake = WebSocketCloseHandshake(role: role == .server ? .server : .client, timeout: closeTimeout)
+        self.keepAlive = keepAlive
+    }
+
+    /// The connection opened: the keep-alive timer starts.
+    public func start() -> [Output] {
+        keepAlive?.start().compactMap(Self.timer) ?? []
+    }
+
+    /// Decodes every whole frame in `buffer` (consuming exactly their bytes) and handles it. After a
+    /// failure or the end, nothing more is read.
+    public mutating func receive(_ buffer: inout FrameBuffer) -> [Output] {
+        var outputs: [Output] = []
+        while !isClosed {
+            do throws(WebSocketProtocolError) {
+                guard let frame = try decoder.decode(&buffer) else { break }
+                if let message = try assembler.append(frame) { outputs += handle(message) }
+            } catch {
+                outputs += handshake.fail(code: error.closeCode, reason: Self.reason(error)).flatMap(output)
+            }
+        }
+        return outputs
+    }
+
+    /// True once the connection has ended (``Output/closed(_:)`` came out).
+    public var isClosed: Bool {
+        if case .closed = handshake.state { return true }
+        return false
+    }
+
+    /// The most bytes one frame may occupy on the wire (a consuming read's limit).
+    public var maximumFrameLength: Int { decoder.maximumFrameLength }
+
+    private mutating func handle(_ message: WebSocketMessage) -> [Output] {
+        switch message {
+        case .text, .binary:
+            return handshake.deliversMessages ? [.message(message)] : []
+        case .ping(let payload):
+            guard handshake.deliversMessages else { return [] }
+            return frame(.pong, payload)
+        case .pong(let payload):
+            let timers = keepAlive?.receivedPong(payload).compactMap(Self.timer) ?? []
+            return [.pong(payload)] + timers
+        case .close(let payload):
+            return handshake.receivedClose(code: payload.code, reason: payload.reason).flatMap(output)
+        }
+    }
+
+    /// Sends a text or binary `message` as one frame.
+    /// - Throws: ``SendError/closing`` once closing has begun.
+    public mutating func send(_ message: WebSocketMessage) throws(SendError) -> [Output] {
+        guard handshake.canSend else { throw .closing }
+        switch message {
+        case .text(let text): return frame(.text, Data(text.utf8))
+        case .binary(let data): return frame(.binary, data)
+        case .ping(let payload): return try sendPing(payload)
+        case .pong(let payload): return frame(.pong, payload)
+        case .close(let payload): return close(code: payload.code, reason: payload.reason)
+        }
+    }
+
+    /// Sends a Ping with `payload` (at most 125 bytes).
+    public mutating func sendPing(_ payload: Data) throws(SendError) -> [Output] {
+        guard handshake.canSend else { throw .closing }
+        guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
+        return frame(.ping, payload)
+    }
+
+    /// Starts the closing handshake with `code` (nil: a Close with no body) and `reason`.
+    public mutating func close(code: WebSocketCloseCode?, reason: String = "") -> [Output] {
+        handshake.close(code: code, reason: reason).flatMap(output)
+    }
+
+    /// The close timer fired.
+    public mutating func closeTimerFired() -> [Output] { handshake.timeoutFired().flatMap(output) }
+
+    /// The keep-alive timer fired: a Ping, or (no Pong in time) the connection fails with 1011.
+    public mutating func keepAliveTimerFired() -> [Output] {
+        guard !isClosed, var keepAlive else { return [] }
+        var outputs: [Output] = []
+        for action in keepAlive.timerFired() {
+            switch action {
+            case .sendPing(let payload): outputs += frame(.ping, payload)
+            case .startTimer(let delay): outputs.append(.startKeepAliveTimer(delay))
+            case .timedOut: outputs += handshake.fail(code: .internalError, reason: "keepalive ping timeout").flatMap(output)
+            }
+        }
+        self.keepAlive = keepAlive
+        return outputs
+    }
+
+    /// TCP ended.
+    public mutating func transportClosed() -> [Output] { handshake.transportClosed().flatMap(output) }
+
+    private func output(_ action: WebSocketCloseHandshake.Action) -> [Output] {
+        switch action {
+        case .sendClose(let code, let reason):
+            let payload = code.map { WebSocketClosePayload(code: $0, reason: reason) } ?? .empty
+            return frame(.close, (try? payload.payload()) ?? Data())
+        case .closeTransport(let afterWriting): return [.closeTransport(afterWriting: afterWriting)]
+        case .startTimeout(let delay): return [.startCloseTimer(delay)]
+        case .cancelTimeout: return [.cancelCloseTimer]
+        case .report(let result): return [.closed(result)]
+        }
+    }
+
+    /// The keep-alive timer `action` starts, if it starts one (``start()`` and a Pong only start it).
+    private static func timer(_ action: WebSocketKeepAlive.Action) -> Output? {
+        if case .startTimer(let delay) = action { return .startKeepAliveTimer(delay) }
+        return nil
+    }
+
+    /// One frame of `opcode` with `payload`, encoded for the role (a client masks it).
+    private func frame(_ opcode: WebSocketOpcode, _ payload: Data) -> [Output] {
+        guard let bytes = try? encoder.encode(WebSocketFrame(opcode: opcode, payload: payload)) else { return [] }
+        return [.write(bytes)]
+    }
+
+    /// A close reason from `error`'s description, cut to the 123 bytes a Close frame holds.
+    static func reason(_ error: WebSocketProtocolError) -> String {
+        var reason = error.description
+        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
+        return reason
+    }
+}
