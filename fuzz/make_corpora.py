@@ -87,6 +87,44 @@ def tls_receive_seeds():
                                                            end_of_stream=True)
 
 
+def permessage_deflate(window_bits, no_context_takeover, limit_64, messages):
+    """An input of fuzz/targets/permessage_deflate.swift: window bits, context mode, the message limit in
+    64-byte units, where messages are cut into two fragments, three messages behind a length byte each,
+    then the last message."""
+    out = bytearray([window_bits - 8, 1 if no_context_takeover else 0, limit_64, 3])
+    for message in messages[:3]:
+        assert len(message) < 256
+        out += bytes([len(message)]) + message
+    out += bytes(3 - len(messages[:3]))
+    return bytes(out + b"".join(messages[3:]))
+
+
+def deflate_messages(messages, window_bits=15, no_context_takeover=False, level=-1):
+    """Each message compressed as RFC 7692 §7.2.1 says (raw deflate, Z_SYNC_FLUSH, 00 00 ff ff removed);
+    zlib compresses a 256-byte window with 512 bytes, which never refers back further than 250."""
+    out, compressor = [], None
+    for message in messages:
+        if compressor is None or no_context_takeover:
+            compressor = zlib.compressobj(level, zlib.DEFLATED, -max(window_bits, 9))
+        data = compressor.compress(message) + compressor.flush(zlib.Z_SYNC_FLUSH)
+        out.append(data[:-4] or b"\x00")
+    return out
+
+
+def permessage_deflate_seeds():
+    hello = bytes.fromhex("f248cdc9c90700")
+    yield "hello-context", permessage_deflate(15, False, 1, deflate_messages([b"Hello", b"Hello", b"Hello world", b"Hello"]))
+    yield "hello-no-context", permessage_deflate(15, True, 1, deflate_messages([b"Hello", b"Hello"], no_context_takeover=True))
+    yield "stored-blocks", permessage_deflate(12, False, 2, deflate_messages([b"Hello" * 10, b"abc"], 12, level=0))
+    yield "window-8", permessage_deflate(8, False, 40, deflate_messages(
+        [b"abcdefgh" * 40, b"abcdefgh" * 20, b"x" * 300, bytes(range(256)) * 3], 8))
+    yield "empty", permessage_deflate(15, False, 0, [b"\x00"] * 3)
+    yield "bomb", permessage_deflate(15, False, 16, [b"\x00"] * 3 + deflate_messages([bytes(200_000)]))
+    yield "bfinal", permessage_deflate(15, False, 1, [bytes.fromhex("f348cdc9c90700"), hello])
+    yield "two-blocks", permessage_deflate(15, False, 1, [bytes.fromhex("f2480500000000ffffcac9c90700")])
+    # A match reaching past a 256-byte window: zlib inflates it whole, refuses it cut after 11 bytes.
+    yield "window-8-reach-past-window", bytes([0x00, 0x28, 0x2E, 0xCF, 0xA5]) + bytes.fromhex("2a1c483092005d1c4830000100")
+
 def http_upgrade_seeds():
     """Configuration bytes (mode: 0 request, 1 response; chunk seed; limit 64/256/1024/8192), then the head."""
     request = (b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -199,6 +237,9 @@ def seeds():
 
     for name, data in websocket_frame_seeds():
         yield "websocket_frame", name, data
+
+    for name, data in permessage_deflate_seeds():
+        yield "permessage_deflate", name, data
 
 
 def main():

@@ -126,24 +126,44 @@ public enum Zlib {
 
 /// A heap-allocated `z_stream` and an output chunk. zlib keeps a pointer back to the `z_stream`, so it
 /// must not move between calls, which a Swift variable's storage does not promise.
-private final class ZStream {
+///
+/// Its owner calls zlib's `…Init2_` and `…End` (see `Zlib`, and permessage-deflate's `RawZStream`).
+final class ZStream {
     let pointer: UnsafeMutablePointer<z_stream>
-    private let chunk: UnsafeMutablePointer<UInt8>
+    /// The output chunk, allocated by the first `run` and freed by `releaseChunk` or `deinit`.
+    private var chunk: UnsafeMutablePointer<UInt8>?
+    /// The output chunk's size in bytes: the most one `run` produces.
+    let chunkBytes: Int
 
-    init() {
+    /// Allocates the `z_stream` (zeroed: zlib's default allocator); the `chunkBytes` output chunk comes
+    /// with the first `run`.
+    init(chunkBytes: Int = Zlib.chunkBytes) {
+        precondition(chunkBytes > 0, "chunkBytes must be positive: \(chunkBytes)")
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: z_stream())
-        chunk = .allocate(capacity: Zlib.chunkBytes)
+        self.chunkBytes = chunkBytes
     }
 
     deinit {
         pointer.deinitialize(count: 1)
         pointer.deallocate()
-        chunk.deallocate()
+        chunk?.deallocate()
+    }
+
+    /// Frees the output chunk until the next `run` (a stream kept between messages holds only zlib's state).
+    func releaseChunk() {
+        chunk?.deallocate()
+        chunk = nil
     }
 
     /// Input given to zlib and not yet consumed by it.
     var unreadInputBytes: Int { Int(pointer.pointee.avail_in) }
+
+    /// Forgets the input given and not consumed (it belongs to a buffer that is about to go away).
+    func discardInput() {
+        pointer.pointee.next_in = nil
+        pointer.pointee.avail_in = 0
+    }
 
     /// When zlib has consumed all input given so far, gives it the next part of `input` from `offset`;
     /// returns the number of bytes given.
@@ -156,8 +176,11 @@ private final class ZStream {
     }
 
     /// Runs `step` (one `deflate` or `inflate` call) with `room` bytes of output space (at most
-    /// `Zlib.chunkBytes`); returns its status and the bytes it produced.
+    /// `chunkBytes`); returns its status and the bytes it produced.
     func run(room: Int, _ step: (UnsafeMutablePointer<z_stream>) -> Int32) -> (Int32, UnsafeBufferPointer<UInt8>) {
+        precondition((0...chunkBytes).contains(room), "room \(room) outside the chunk of \(chunkBytes) bytes")
+        let chunk = self.chunk ?? .allocate(capacity: chunkBytes)
+        self.chunk = chunk
         pointer.pointee.next_out = chunk
         pointer.pointee.avail_out = uInt(room)
         let status = step(pointer)
