@@ -7,7 +7,8 @@ public protocol WebSocketListenerDelegate: AnyObject, Sendable {
     /// An upgrade request passed RFC 6455 §4.2.1's checks: accept it (with a subprotocol the client
     /// offered, if any) or refuse it (its `Origin`, say: 403). Default: accept, no subprotocol.
     func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision
-    /// The upgrade is done: set `webSocket`'s delegate here; it starts reading once this returns.
+    /// The upgrade is done: set `webSocket`'s delegate here; it starts reading once this returns. Keep a
+    /// reference to it, as to GCDAsyncSocket's accepted sockets: the listener does not.
     func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest)
     /// An ordinary HTTP request (not an upgrade) arrived on `socket`: the app answers it (a page, say)
     /// and closes the socket or reads the next request. Default: `426 Upgrade Required` and close.
