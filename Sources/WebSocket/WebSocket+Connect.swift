@@ -50,7 +50,6 @@ extension WebSocket {
     struct Opening {
         let handshake: WebSocketClientHandshake
         let configuration: ClientConfiguration
-        var parser: HTTPResponseHeadParser
         var failure: WebSocketConnectError?
     }
 
@@ -87,8 +86,7 @@ extension WebSocket {
         callbacks.didSecure = { [weak self] in self?.sendRequest() }
         socket.eventLoop.execute { [self] in
             opening = Opening(
-                handshake: handshake, configuration: configuration,
-                parser: HTTPResponseHeadParser(maxHeadBytes: configuration.maxHeadBytes), failure: nil)
+                handshake: handshake, configuration: configuration, failure: nil)
         }
         do {
             try socket.connect(toHost: parsed.host, onPort: UInt16(parsed.port), withTimeout: configuration.connectTimeout.secondsValue)
@@ -101,34 +99,25 @@ extension WebSocket {
     private func sendRequest() {
         guard let opening else { return }
         socket.write(Data(opening.handshake.request.bytes), withTimeout: -1, tag: 0)
-        let slot = AnswerSlot(parser: opening.parser)
-        socket.read(
-            .consuming(
-                { bytes in
-                    do throws(HTTPParseError) {
-                        let (head, consumed) = try FrameBuffer.borrowing(bytes) { buffer throws(HTTPParseError) in
-                            try slot.parser.parse(&buffer)
-                        }
-                        guard let head else { return .needMoreData(consumed: consumed) }
-                        slot.head = head
-                        return .complete(consumed: consumed)
-                    } catch {
-                        slot.error = error
-                        return .complete(consumed: 0)
-                    }
-                }, maxLength: opening.configuration.maxHeadBytes + 1),
-            timeout: opening.configuration.connectTimeout.secondsValue, tag: 0
+        let configuration = opening.configuration
+        socket.readHTTPHead(
+            with: HTTPResponseHeadParser(maxHeadBytes: configuration.maxHeadBytes), maxBytes: configuration.maxHeadBytes,
+            timeout: configuration.connectTimeout.secondsValue
         ) { [weak self] result in
-            guard let self, case .success = result else { return }  // the socket's end reports it
-            answered(slot.head, slot.error)
+            guard let result else { return }  // the socket's end reports it
+            self?.answered(result)
         }
     }
 
     /// The answer's head arrived (or could not be read): open, or fail.
-    private func answered(_ head: HTTPResponseHead?, _ error: HTTPParseError?) {
+    private func answered(_ result: Result<HTTPResponseHead, HTTPParseError>) {
         guard let opening else { return }
         do throws(WebSocketConnectError) {
-            guard let head else { throw .badResponse(error ?? .headTooLarge(limitBytes: opening.configuration.maxHeadBytes)) }
+            let head: HTTPResponseHead
+            switch result {
+            case .success(let answer): head = answer
+            case .failure(let error): throw .badResponse(error)
+            }
             let accepted: WebSocketClientHandshake.Accepted
             do { accepted = try opening.handshake.validate(head) } catch { throw .handshake(error) }
             self.opening = nil
@@ -139,13 +128,4 @@ extension WebSocket {
             socket.disconnect()
         }
     }
-}
-
-/// What the answer's read found, handed from its consumer to its completion (both on the loop).
-private final class AnswerSlot: @unchecked Sendable {
-    var parser: HTTPResponseHeadParser
-    var head: HTTPResponseHead?
-    var error: HTTPParseError?
-
-    init(parser: HTTPResponseHeadParser) { self.parser = parser }
 }

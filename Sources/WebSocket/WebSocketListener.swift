@@ -66,28 +66,15 @@ public final class WebSocketListener: @unchecked Sendable {
     // MARK: The upgrade, on the accepted socket's loop
 
     private func accepted(_ socket: TCPSocket) {
-        let slot = HeadSlot()
-        socket.read(
-            .consuming(
-                { bytes in
-                    do throws(HTTPParseError) {
-                        let (head, consumed) = try FrameBuffer.borrowing(bytes) { buffer throws(HTTPParseError) in
-                            try slot.parser.parse(&buffer)
-                        }
-                        guard let head else { return .needMoreData(consumed: consumed) }
-                        slot.head = head
-                        return .complete(consumed: consumed)
-                    } catch {
-                        slot.error = error
-                        return .complete(consumed: 0)
-                    }
-                }, maxLength: configuration.maxHeadBytes + 1),
-            timeout: configuration.handshakeTimeout.secondsValue, tag: 0
+        socket.readHTTPHead(
+            with: HTTPRequestHeadParser(maxHeadBytes: configuration.maxHeadBytes), maxBytes: configuration.maxHeadBytes,
+            timeout: configuration.handshakeTimeout.secondsValue
         ) { [weak self] result in
-            guard let self, case .success = result else { return socket.disconnect() }
-            if let head = slot.head { return upgrade(socket, head) }
-            let error = slot.error ?? .headTooLarge(limitBytes: configuration.maxHeadBytes)
-            refuse(socket, error.response)
+            switch result {
+            case .success(let head)?: self?.upgrade(socket, head)
+            case .failure(let error)?: self?.refuse(socket, error.response)
+            case nil: socket.disconnect()
+            }
         }
     }
 
@@ -119,13 +106,6 @@ public final class WebSocketListener: @unchecked Sendable {
         socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
     }
-}
-
-/// What the head read found, handed from its consumer to its completion (both on the socket's loop).
-private final class HeadSlot: @unchecked Sendable {
-    var parser = HTTPRequestHeadParser()
-    var head: HTTPRequestHead?
-    var error: HTTPParseError?
 }
 
 /// The listening socket's delegate: only accepts matter.
