@@ -14,7 +14,7 @@ extension ChatClusterTests {
     @Test func theUsersOfANodeThatDiesGoOfflineOnTheOthersByThemselves() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
         let (ann, bob) = try await chat.annAndBob()
-        chat.crash(0)
+        await chat.crash(0)
         // Node 0's key expires after ChatCluster.nodeLifetime; node 1 notices at its next refresh.
         _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
         #expect(chat.nodes[1].onlineUsers == ["bob"])
@@ -72,7 +72,7 @@ extension ChatClusterTests {
         let (ann, bob, cy) = try await chat.annBobAndCy()
         let key = JetStreamMessageStore.key("ann")
         #expect(try chat.clusters[1].presence.get(key) != nil)
-        chat.crash(0)
+        await chat.crash(0)
         try await chat.explained {
             _ = try await bob.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }
             _ = try await cy.received.first(within: .seconds(20)) { $0 == .v2(.presence(name: "ann", online: false)) }

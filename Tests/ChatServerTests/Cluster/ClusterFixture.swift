@@ -67,9 +67,17 @@ final class ClusterFixture: Sendable {
     /// Its NATS connection goes first: stopping the server first closed its sessions, and their logouts
     /// reached the presence bucket before the connection closed (about one full-suite run in ten), so
     /// the survivors saw ordinary logouts instead of a dead node's users.
-    func crash(_ index: Int) {
-        clusters[index].close()
-        nodes[index].stop()
+    ///
+    /// On a thread of its own: closing the NATS connection while the node's presence watch is still
+    /// open blocks for up to the connection's timeout (2 s; see `NATSConnection.close()`). On the
+    /// cooperative pool that held one of its two threads, and with another test's blocking call on
+    /// the other, every await in the suite waited (the stall watchdog's report, and
+    /// ``ChatFailoverTests`` missing its crash, once in five fresh-clone runs).
+    func crash(_ index: Int) async {
+        await runOnAThread { [clusters, nodes] in
+            clusters[index].close()
+            nodes[index].stop()
+        }
     }
 
     deinit {
