@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of the public library modules, warnings as failures (a broken symbol
-# link fails), and compiles the LongLink tutorial's code steps. `.ci/run` runs it after the build.
+# link fails), compiles the LongLink tutorial's code steps and every Swift code block of the WebSocket
+# catalog's articles (each block a whole main.swift). `.ci/run` runs it after the build.
 #
 #   scripts/docs.sh [OUTPUT]     # default .build/docs; one archive per module, OUTPUT/MODULE.doccarchive
 #
@@ -49,3 +50,18 @@ for step in Sources/LongLink/LongLink.docc/Resources/*.swift; do
     swiftc "${flags[@]}" -warnings-as-errors "$step"
     echo "docs: $step compiles" >&2
 done
+
+# The WebSocket articles' examples: every ```swift block is a whole main.swift, type-checked the same way.
+blocks=$(mktemp -d)
+for article in Sources/WebSocket/WebSocket.docc/*.md; do
+    awk -v dir="$blocks" -v name="$(basename "$article" .md)" '
+        /^```swift$/ { n++; file = sprintf("%s/%s-%d.swift", dir, name, n); inside = 1; next }
+        /^```$/ && inside { inside = 0; close(file); next }
+        inside { print > file }' "$article"
+done
+for block in "$blocks"/*.swift; do
+    [[ -f $block ]] || continue
+    swiftc "${flags[@]}" -warnings-as-errors "$block" || { echo "docs: $(basename "$block") (a code block of Sources/WebSocket/WebSocket.docc) does not compile" >&2; exit 1; }
+    echo "docs: WebSocket.docc $(basename "$block" .swift) compiles" >&2
+done
+rm -rf "$blocks"
