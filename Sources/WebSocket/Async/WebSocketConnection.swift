@@ -12,14 +12,18 @@ import SocketFraming
 public final class WebSocketConnection: Sendable {
     /// The connection underneath.
     public let webSocket: WebSocket
-    /// The subprotocol the server chose (a client's), or nil.
+    /// The subprotocol the server chose (one the client offered), or nil.
     public let subprotocol: String?
+    /// The client's upgrade request (its target, `Origin`, headers) on a connection a
+    /// ``WebSocketConnectionListener`` accepted; nil on a client's.
+    public let request: WebSocketUpgradeRequest?
     private let bridge: AsyncWebSocketBridge
 
-    private init(webSocket: WebSocket, bridge: AsyncWebSocketBridge, subprotocol: String?) {
+    init(webSocket: WebSocket, bridge: AsyncWebSocketBridge, subprotocol: String?, request: WebSocketUpgradeRequest? = nil) {
         self.webSocket = webSocket
         self.bridge = bridge
         self.subprotocol = subprotocol
+        self.request = request
     }
 
     /// Connects to `url` and completes the opening handshake (see ``WebSocket/connect(to:)``).
