@@ -24,7 +24,8 @@ public protocol WebSocketDelegate: AnyObject, Sendable {
     func webSocket(_ webSocket: WebSocket, didSendMessageWithTag tag: Int)
     /// The message sent with `tag` was not sent: closing had begun, or the connection was ending
     /// (``WebSocketProtocolHandler/SendError/closing``; RFC 6455 §5.5.1). As TCPSocket's
-    /// `socket(_:didRejectWriteWithTag:error:)`; GCDAsyncSocket drops such writes silently.
+    /// `socket(_:didRejectWriteWithTag:error:)`; GCDAsyncSocket drops such writes silently. Told at once,
+    /// so it can come before ``webSocket(_:didSendMessageWithTag:)`` of messages sent before it.
     func webSocket(_ webSocket: WebSocket, didRejectSendWithTag tag: Int, error: WebSocketProtocolHandler.SendError)
     /// More than the socket's `writeHighWatermark` bytes wait to be written (as TCPSocket's delegate is
     /// told): stop sending until ``webSocket(_:writeQueueDidFallToLowWatermark:)``.
