@@ -71,13 +71,16 @@ public final class WebSocketConnectionListener: AsyncSequence, Sendable {
     private let listener: WebSocketListener
     private let bridge: AsyncWebSocketListenerBridge
 
-    private init(configuration: WebSocketListener.Configuration, options: Options, group: EventLoopGroup) {
+    /// A listener listening.
+    private init(configuration: WebSocketListener.Configuration, options: Options, group: EventLoopGroup) throws(SocketError) {
         self.configuration = configuration
         self.options = options
         bridge = AsyncWebSocketListenerBridge(options: options)
         listener = WebSocketListener(
             configuration: configuration, delegate: bridge, delegateQueue: DispatchQueue(label: "WebSocketConnectionListener"),
             group: group)
+        try listener.start()
+        port = listener.port
     }
 
     deinit {
@@ -93,13 +96,11 @@ public final class WebSocketConnectionListener: AsyncSequence, Sendable {
         configuration: WebSocketListener.Configuration, options: Options = Options(), group: EventLoopGroup = .shared
     ) async throws(SocketError) -> WebSocketConnectionListener {
         guard options.maxPendingConnections >= 1 else { throw .badParam("maxPendingConnections must be at least 1") }
-        let listener = WebSocketConnectionListener(configuration: configuration, options: options, group: group)
-        try listener.listener.start()
-        return listener
+        return try WebSocketConnectionListener(configuration: configuration, options: options, group: group)
     }
 
-    /// The port listened on (the kernel's choice for port 0).
-    public var port: UInt16 { listener.port }
+    /// The port listened on (the kernel's choice for port 0); stays readable after ``close()``.
+    public let port: UInt16
 
     /// Stops listening and returns once the listening socket is closed (connects are refused from then
     /// on). Connections accepted but not yet handed to the iteration are closed with 1001 (going
