@@ -49,3 +49,13 @@ for step in Sources/LongLink/LongLink.docc/Resources/*.swift; do
     swiftc "${flags[@]}" -warnings-as-errors "$step"
     echo "docs: $step compiles" >&2
 done
+
+# The WebSocket article's examples: each a whole main.swift, type-checked, and shown in the article
+# as it is (so the two cannot drift apart).
+for example in Sources/WebSocket/WebSocket.docc/Resources/*.swift; do
+    swiftc "${flags[@]}" -warnings-as-errors "$example"
+    python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
+        "$example" Sources/WebSocket/WebSocket.docc/WebSocket.md ||
+        { echo "docs: $example is not shown as it is in WebSocket.md" >&2; exit 1; }
+    echo "docs: $example compiles and is in the article" >&2
+done

@@ -82,6 +82,7 @@ public final class WebSocket: @unchecked Sendable {
     /// ``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)`` with `tag`.
     ///
     /// - Parameters:
+    ///   - text: the message; sent as one frame of its UTF-8 bytes.
     ///   - timeout: seconds from when the message's frame becomes the socket's current write; negative
     ///     (the default) means none. When it expires the connection fails: TCP is closed and
     ///     ``WebSocketDelegate/webSocket(_:didCloseWith:)`` reports 1006 with the error

@@ -32,6 +32,7 @@ public final class WebSocketListener: @unchecked Sendable {
         }
     }
 
+    /// Where and how it listens, as given.
     public let configuration: Configuration
     /// Where the delegate is called, and the accepted ``WebSocket``s' delegates by default.
     public let delegateQueue: DispatchQueue

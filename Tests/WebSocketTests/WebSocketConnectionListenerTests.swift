@@ -66,7 +66,8 @@ struct AsyncEchoServer {
         #expect(await messages.next() == nil)
         #expect(try await server.ends.next() == "/echo 4000 \"bye\" (clean)")
         // The server closes: the client gets its code and reason.
-        let second = try await WebSocketConnection.connect(to: "\(server.url)/second")
+        // (A Foundation URL this time, as issue 33 names the parameter.)
+        let second = try await WebSocketConnection.connect(to: try #require(URL(string: "\(server.url)/second")))
         try await second.send(.text("close me"))
         #expect(await second.closeResult == WebSocketCloseResult(code: WebSocketCloseCode(rawValue: 4001), reason: "asked", wasClean: true))
         #expect(try await server.ends.next() == "/second 4001 (clean)")

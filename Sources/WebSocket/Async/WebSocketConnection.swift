@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import SocketFraming
 
-/// A WebSocket connection for async/await: ``connect(to:configuration:group:)``, ``messages`` as an
+/// A WebSocket connection for async/await: ``connect(to:configuration:group:)-(String,_,_)``, ``messages`` as an
 /// `AsyncSequence` with backpressure (reading pauses once 64 messages wait to be taken: the frames of
 /// the read under way are still decoded, then the socket is not read until 16 are left), ``send(_:)``
 /// that suspends while the socket's write queue is over its high watermark, and ``close(code:reason:)``
@@ -44,6 +44,15 @@ public final class WebSocketConnection: Sendable {
         } catch {
             throw .socket(.connectionClosed)
         }
+    }
+
+    /// Connects to `url` (`ws://…` or `wss://…`, as issue 33 and `URLSessionWebSocketTask` name it);
+    /// the same as ``connect(to:configuration:group:)-(String,_,_)`` with its `absoluteString`.
+    /// - Throws: ``WebSocketConnectError``.
+    public static func connect(
+        to url: URL, configuration: WebSocket.ClientConfiguration = WebSocket.ClientConfiguration(), group: EventLoopGroup = .shared
+    ) async throws(WebSocketConnectError) -> WebSocketConnection {
+        try await connect(to: url.absoluteString, configuration: configuration, group: group)
     }
 
     /// The messages received (text and binary), in order; the sequence ends when the connection is
