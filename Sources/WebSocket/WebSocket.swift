@@ -113,6 +113,10 @@ public final class WebSocket: @unchecked Sendable {
 
     // MARK: Loop side
 
+    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
+    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
+    package var reportsSends = true
+
     /// Encodes `message` on the loop and writes its frames under a write tag of their own, or tells the
     /// delegate the send was rejected.
     private func send(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) {
@@ -121,7 +125,8 @@ public final class WebSocket: @unchecked Sendable {
             return
         }
         do throws(WebSocketProtocolHandler.SendError) {
-            run(try handler.send(message), sending: (pendingSends.begin(), tag, timeout))
+            let outputs = try handler.send(message)
+            run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
         } catch {
             tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
         }

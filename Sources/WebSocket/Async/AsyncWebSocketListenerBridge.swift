@@ -103,6 +103,7 @@ final class AsyncWebSocketListenerBridge: WebSocketListenerDelegate, @unchecked 
         let bridge = AsyncWebSocketBridge()
         webSocket.delegate = bridge
         bridge.webSocket = webSocket
+        webSocket.reportsSends = false
         let connection = WebSocketConnection(webSocket: webSocket, bridge: bridge, subprotocol: subprotocol, request: request)
         // A waiting `next()` (whose continuation is set while it is in the list), the buffer, or, once
         // closed (between the two calls), a close.

@@ -35,6 +35,7 @@ public final class WebSocketConnection: Sendable {
         let webSocket = WebSocket(
             client: configuration, delegate: bridge, delegateQueue: DispatchQueue(label: "WebSocketConnection"), group: group)
         bridge.webSocket = webSocket
+        webSocket.reportsSends = false
         try webSocket.connect(to: url)
         do {
             let (subprotocol, _) = try await bridge.opened()
