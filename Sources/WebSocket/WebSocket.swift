@@ -30,6 +30,9 @@ public final class WebSocket: @unchecked Sendable {
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
+    /// The app's sends not yet written, and the error TCP ended with (for a 1006 result).
+    private var pendingSends = WebSocketPendingSends()
+    private var transportError: SocketError?
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
     /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
@@ -63,6 +66,8 @@ public final class WebSocket: @unchecked Sendable {
             guard let self else { return }
             tellDelegate { $0.webSocket(self, writeQueueDidFallToLowWatermark: queued) }
         }
+        callbacks.didWrite = { [weak self] writeTag in self?.wrote(writeTag) }
+        callbacks.didRejectWrite = { [weak self] writeTag in self?.rejectedWrite(writeTag) }
         socket.setDelegate(callbacks, delegateQueue: nil)
         if startsReading { startReading() }
     }
@@ -72,11 +77,30 @@ public final class WebSocket: @unchecked Sendable {
         socket.eventLoop.execute { [self] in start() }
     }
 
-    /// Sends a text message (UTF-8). Does nothing once closing has begun.
-    public func send(text: String) { perform { (try? $0.send(.text(text))) ?? [] } }
+    /// Sends `text` as a text message (UTF-8), after the messages sent before it, as GCDAsyncSocket's
+    /// `writeData:withTimeout:tag:`; any thread. Once its frame is with the kernel the delegate gets
+    /// ``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)`` with `tag`.
+    ///
+    /// - Parameters:
+    ///   - text: the message; sent as one frame of its UTF-8 bytes.
+    ///   - timeout: seconds from when the message's frame becomes the socket's current write; negative
+    ///     (the default) means none. When it expires the connection fails: TCP is closed and
+    ///     ``WebSocketDelegate/webSocket(_:didCloseWith:)`` reports 1006 with the error
+    ///     `SocketError.writeTimeout(tag:)` carrying `tag`.
+    ///   - tag: handed back in the delegate's calls, never sent. Default 0.
+    ///
+    /// Once closing has begun (this side's Close sent, or the peer's received, or the connection
+    /// ended) the message is not sent: ``WebSocketDelegate/webSocket(_:didRejectSendWithTag:error:)``
+    /// says so with ``WebSocketProtocolHandler/SendError/closing`` (RFC 6455 §5.5.1: no data frame
+    /// after a Close).
+    public func send(text: String, withTimeout timeout: TimeInterval = -1, tag: Int = 0) {
+        send(.text(text), timeout: timeout, tag: tag)
+    }
 
-    /// Sends a binary message. Does nothing once closing has begun.
-    public func send(data: Data) { perform { (try? $0.send(.binary(data))) ?? [] } }
+    /// Sends `data` as a binary message; as ``send(text:withTimeout:tag:)``.
+    public func send(data: Data, withTimeout timeout: TimeInterval = -1, tag: Int = 0) {
+        send(.binary(data), timeout: timeout, tag: tag)
+    }
 
     /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent).
     public func sendPing(_ payload: Data = Data()) { perform { (try? $0.sendPing(payload)) ?? [] } }
@@ -89,8 +113,41 @@ public final class WebSocket: @unchecked Sendable {
 
     // MARK: Loop side
 
+    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
+    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
+    package var reportsSends = true
+
+    /// Encodes `message` on the loop and writes its frames under a write tag of their own, or tells the
+    /// delegate the send was rejected.
+    private func send(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) {
+        guard socket.eventLoop.inEventLoop else {
+            socket.eventLoop.execute { [self] in send(message, timeout: timeout, tag: tag) }
+            return
+        }
+        do throws(WebSocketProtocolHandler.SendError) {
+            let outputs = try handler.send(message)
+            run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
+        } catch {
+            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+        }
+    }
+
+    /// A TCP write is done: a send's last one is reported with the app's tag.
+    private func wrote(_ writeTag: Int) {
+        guard let tag = pendingSends.wrote(writeTag) else { return }
+        tellDelegate { $0.webSocket(self, didSendMessageWithTag: tag) }
+    }
+
+    /// TCP refused a write (the connection is ending): the send is reported as rejected.
+    private func rejectedWrite(_ writeTag: Int) {
+        guard let tag = pendingSends.rejected(writeTag) else { return }
+        tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: .closing) }
+    }
+
     /// TCP ended: the end of an open connection, or a failed opening handshake.
     private func ended(_ error: SocketError?) {
+        transportError = pendingSends.appTagged(error)
+        pendingSends.removeAll()
         guard let opening else { return perform { $0.transportClosed() } }
         self.opening = nil
         let failure = opening.failure ?? .socket(error ?? .connectionClosed)
@@ -148,10 +205,18 @@ public final class WebSocket: @unchecked Sendable {
         run(step(&handler))
     }
 
-    private func run(_ outputs: [WebSocketProtocolHandler.Output]) {
+    /// Does what the handler said; the writes of an app's send (`sending`: its write tag, the app's tag
+    /// and its timeout) under its write tag.
+    private func run(_ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil) {
         for output in outputs {
             switch output {
-            case .write(let bytes): socket.write(bytes, withTimeout: -1, tag: 0)
+            case .write(let bytes):
+                guard let sending else {
+                    socket.write(bytes, withTimeout: -1, tag: 0)
+                    continue
+                }
+                pendingSends.queued(sending.writeTag, tag: sending.tag)
+                socket.write(bytes, withTimeout: sending.timeout, tag: sending.writeTag)
             case .message(let message): tellDelegate { $0.webSocket(self, didReceive: message) }
             case .pong(let payload): tellDelegate { $0.webSocket(self, didReceivePong: payload) }
             case .closeTransport(let afterWriting):
@@ -165,12 +230,15 @@ public final class WebSocket: @unchecked Sendable {
             case .startKeepAliveTimer(let delay):
                 keepAliveTimer?.cancel()
                 keepAliveTimer = socket.eventLoop.scheduleTask(in: delay) { [weak self] in self?.perform { $0.keepAliveTimerFired() } }
-            case .closed(let result):
+            case .closed(var result):
+                if result.code == .abnormalClosure && !result.wasClean, let transportError {
+                    result = WebSocketCloseResult(code: result.code, reason: result.reason, wasClean: false, error: transportError)
+                }
                 closeTimer?.cancel()
                 keepAliveTimer?.cancel()
                 closeTimer = nil
                 keepAliveTimer = nil
-                tellDelegate { $0.webSocket(self, didCloseWith: result) }
+                tellDelegate { [result] in $0.webSocket(self, didCloseWith: result) }
             }
         }
     }
@@ -189,12 +257,16 @@ final class WebSocketSocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
     var didConnect: () -> Void = {}
     var didSecure: () -> Void = {}
     var didDisconnect: (SocketError?) -> Void = { _ in }
+    var didWrite: (Int) -> Void = { _ in }
+    var didRejectWrite: (Int) -> Void = { _ in }
     var didExceedHighWatermark: (Int) -> Void = { _ in }
     var didFallToLowWatermark: (Int) -> Void = { _ in }
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect() }
     func socketDidSecure(_ sock: TCPSocket) { didSecure() }
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(err) }
+    func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(tag) }
+    func socket(_ sock: TCPSocket, didRejectWriteWithTag tag: Int, error: SocketError) { didRejectWrite(tag) }
     func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) { didExceedHighWatermark(queuedBytes) }
     func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) { didFallToLowWatermark(queuedBytes) }
 }

@@ -1,3 +1,4 @@
+import AsyncSocket
 import SocketFraming
 
 /// The closing handshake of one WebSocket connection (RFC 6455 §5.5.1, §7.1) as a value: inputs in
@@ -183,16 +184,21 @@ public struct WebSocketCloseResult: Sendable, Equatable, CustomStringConvertible
     public let reason: String
     /// True when the closing handshake was done before TCP closed.
     public let wasClean: Bool
+    /// For a 1006 end, the error TCP (or TLS) ended with, when it ended with one: a send's
+    /// `SocketError.writeTimeout(tag:)` (with the tag the app gave ``WebSocket/send(text:withTimeout:tag:)``),
+    /// `.closedByPeer`, `.connectionReset(operation:errno:)`. Nil otherwise.
+    public let error: SocketError?
 
     /// A result with these values.
-    public init(code: WebSocketCloseCode, reason: String, wasClean: Bool) {
+    public init(code: WebSocketCloseCode, reason: String, wasClean: Bool, error: SocketError? = nil) {
         self.code = code
         self.reason = reason
         self.wasClean = wasClean
+        self.error = error
     }
 
-    /// `1000 "bye" (clean)`, `1006 (not clean)`.
+    /// `1000 "bye" (clean)`, `1006 (not clean)`, `1006 (not clean): write timed out (tag 2)`.
     public var description: String {
-        "\(code)\(reason.isEmpty ? "" : " \"\(reason)\"") (\(wasClean ? "clean" : "not clean"))"
+        "\(code)\(reason.isEmpty ? "" : " \"\(reason)\"") (\(wasClean ? "clean" : "not clean"))\(error.map { ": \($0)" } ?? "")"
     }
 }

@@ -32,6 +32,7 @@ public final class WebSocketListener: @unchecked Sendable {
         }
     }
 
+    /// Where and how it listens, as given.
     public let configuration: Configuration
     /// Where the delegate is called, and the accepted ``WebSocket``s' delegates by default.
     public let delegateQueue: DispatchQueue
@@ -62,6 +63,12 @@ public final class WebSocketListener: @unchecked Sendable {
 
     /// Stops accepting; open WebSockets go on.
     public func stop() { listener.disconnect() }
+
+    /// Stops accepting and returns once the listening socket is closed (connects are refused from then on).
+    package func stopAndWait() async {
+        stop()
+        await withCheckedContinuation { continuation in listener.eventLoop.execute { continuation.resume() } }
+    }
 
     // MARK: The upgrade, on the accepted socket's loop
 

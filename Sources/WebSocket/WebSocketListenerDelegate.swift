@@ -21,12 +21,17 @@ extension WebSocketListenerDelegate {
     }
 
     public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
-        let answer = HTTPResponse.plainText(
-            statusCode: 426, text: "this port speaks WebSocket",
-            extraHeaders: [("Upgrade", "websocket"), ("Sec-WebSocket-Version", WebSocketHandshake.version)])
-        socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
+        socket.write(Data(HTTPResponse.upgradeRequired.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
     }
+}
+
+extension HTTPResponse {
+    /// The answer to a request that is not an upgrade, by default: `426 Upgrade Required` with
+    /// `Upgrade: websocket` and `Sec-WebSocket-Version: 13` (RFC 6455 §4.2.2, RFC 9110 §15.5.22).
+    static let upgradeRequired = HTTPResponse.plainText(
+        statusCode: 426, text: "this port speaks WebSocket",
+        extraHeaders: [("Upgrade", "websocket"), ("Sec-WebSocket-Version", WebSocketHandshake.version)])
 }
 
 /// The app's answer to an upgrade request.

@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import SocketFraming
 
-/// A WebSocket connection for async/await: ``connect(to:configuration:group:)``, ``messages`` as an
+/// A WebSocket connection for async/await: ``connect(to:configuration:group:)-(String,_,_)``, ``messages`` as an
 /// `AsyncSequence` with backpressure (reading pauses once 64 messages wait to be taken: the frames of
 /// the read under way are still decoded, then the socket is not read until 16 are left), ``send(_:)``
 /// that suspends while the socket's write queue is over its high watermark, and ``close(code:reason:)``
@@ -12,14 +12,18 @@ import SocketFraming
 public final class WebSocketConnection: Sendable {
     /// The connection underneath.
     public let webSocket: WebSocket
-    /// The subprotocol the server chose (a client's), or nil.
+    /// The subprotocol the server chose (one the client offered), or nil.
     public let subprotocol: String?
+    /// The client's upgrade request (its target, `Origin`, headers) on a connection a
+    /// ``WebSocketConnectionListener`` accepted; nil on a client's.
+    public let request: WebSocketUpgradeRequest?
     private let bridge: AsyncWebSocketBridge
 
-    private init(webSocket: WebSocket, bridge: AsyncWebSocketBridge, subprotocol: String?) {
+    init(webSocket: WebSocket, bridge: AsyncWebSocketBridge, subprotocol: String?, request: WebSocketUpgradeRequest? = nil) {
         self.webSocket = webSocket
         self.bridge = bridge
         self.subprotocol = subprotocol
+        self.request = request
     }
 
     /// Connects to `url` and completes the opening handshake (see ``WebSocket/connect(to:)``).
@@ -31,6 +35,7 @@ public final class WebSocketConnection: Sendable {
         let webSocket = WebSocket(
             client: configuration, delegate: bridge, delegateQueue: DispatchQueue(label: "WebSocketConnection"), group: group)
         bridge.webSocket = webSocket
+        webSocket.reportsSends = false
         try webSocket.connect(to: url)
         do {
             let (subprotocol, _) = try await bridge.opened()
@@ -40,6 +45,15 @@ public final class WebSocketConnection: Sendable {
         } catch {
             throw .socket(.connectionClosed)
         }
+    }
+
+    /// Connects to `url` (`ws://…` or `wss://…`, as issue 33 and `URLSessionWebSocketTask` name it);
+    /// the same as ``connect(to:configuration:group:)-(String,_,_)`` with its `absoluteString`.
+    /// - Throws: ``WebSocketConnectError``.
+    public static func connect(
+        to url: URL, configuration: WebSocket.ClientConfiguration = WebSocket.ClientConfiguration(), group: EventLoopGroup = .shared
+    ) async throws(WebSocketConnectError) -> WebSocketConnection {
+        try await connect(to: url.absoluteString, configuration: configuration, group: group)
     }
 
     /// The messages received (text and binary), in order; the sequence ends when the connection is
