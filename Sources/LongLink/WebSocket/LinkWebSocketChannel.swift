@@ -35,8 +35,8 @@ final class LinkWebSocketChannel: @unchecked Sendable {
 
     /// Reads messages until the connection ends and hands on the frame each one holds, decoded by
     /// `decoder` (on the loop). Frames are not handed on while `pause` says so (the link is ending it).
-    /// A message that is not one whole frame, or a text message, ends the connection (``failure``,
-    /// then `onFailure`). Call once.
+    /// A message that is not one whole frame, or a text message, stops the frames: ``failure`` is set
+    /// and `onFailure` called, and the owner closes (``closeForFailure()``). Call once.
     func readFrames<Decoder: FrameDecoder & Sendable>(
         using decoder: Decoder, pause: @escaping () -> Bool = { false }, onFailure: @escaping (WebSocketLinkError) -> Void,
         onFrame: @escaping (Decoder.Frame) -> Void
@@ -118,15 +118,21 @@ final class LinkWebSocketChannel: @unchecked Sendable {
         onLoop { [self] in run(handler.close(code: code, reason: reason), tag: controlTag) }
     }
 
-    /// Ends the connection for `error`: a Close frame with its code, then TCP closes once the peer
-    /// answers or the close timeout fires.
+    /// Stops handing frames on and tells the owner, which closes (``closeForFailure()``, after a
+    /// farewell if it has one).
     private func fail(_ error: WebSocketLinkError) {
         guard failure == nil else { return }
         failure = error
-        var reason = error.description
-        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
-        run(handler.close(code: error.closeCode, reason: reason), tag: controlTag)
         onFailure(error)
+    }
+
+    /// Starts the closing handshake with ``failure``'s close code and description (cut to the 123 bytes
+    /// a Close frame holds); nothing once the WebSocket layer has closed.
+    func closeForFailure() {
+        guard let failure else { return }
+        var reason = failure.description
+        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
+        close(code: failure.closeCode, reason: reason)
     }
 
     /// The socket ended (its delegate's disconnect, on the loop): the timer stops. Returns the error to

@@ -77,7 +77,8 @@ extension LongLinkClient {
     /// connection (its disconnect reports the ``WebSocketLinkError``).
     func startReading(_ webSocket: LinkWebSocketChannel) {
         webSocket.readFrames(
-            using: codec.makeDecoder(), pause: { [weak self] in self?.machine.isDropping ?? false }, onFailure: { _ in }
+            using: codec.makeDecoder(), pause: { [weak self] in self?.machine.isDropping ?? false },
+            onFailure: { [weak webSocket] _ in webSocket?.closeForFailure() }
         ) { [weak self] frame in
             guard let self, webSocket === resources.webSocket else { return }
             feed(.frame(frame))
