@@ -52,7 +52,10 @@ import WebSocket
         #expect(try await harness.serverEvents.next(2) == ["opened", "received hello"])
         #expect(try await harness.clientEvents.next() == "received echo: hello")
         for text in ["one", "two", String(repeating: "x", count: 40_000)] { client.send(text) }
-        #expect(try await harness.clientEvents.next(3) == ["received echo: one", "received echo: two", "received echo: \(String(repeating: "x", count: 40_000))"])
+        #expect(
+            try await harness.clientEvents.next(3) == [
+                "received echo: one", "received echo: two", "received echo: \(String(repeating: "x", count: 40_000))"
+            ])
         server.broadcast("to everyone")
         #expect(try await harness.clientEvents.next() == "received to everyone")
         #expect(try await harness.serverEvents.next(3).count == 3)
@@ -218,7 +221,8 @@ import WebSocket
     func serverBreakingTheRuleEndsTheLinkWithAProtocolError(message: WebSocketMessage, error: WebSocketLinkError) async throws {
         let harness = LinkHarness()
         let misbehaving = Misbehaving(message)
-        let listener = WebSocketListener(configuration: .init(port: 0), delegate: misbehaving, delegateQueue: DispatchQueue(label: "misbehaving"))
+        let listener = WebSocketListener(
+            configuration: .init(port: 0), delegate: misbehaving, delegateQueue: DispatchQueue(label: "misbehaving"))
         try listener.start()
         defer { listener.stop() }
         let endpoint = try Endpoint(webSocket: "ws://127.0.0.1:\(listener.port)/")

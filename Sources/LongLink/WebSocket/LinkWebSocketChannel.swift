@@ -52,7 +52,8 @@ final class LinkWebSocketChannel: @unchecked Sendable {
             }
         }
         socket.read(
-            .consuming({ [weak self] bytes in self?.consume(bytes, deliver) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
+            .consuming(
+                { [weak self] bytes in self?.consume(bytes, deliver) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
             timeout: -1, tag: 0
         ) { _ in }
     }
