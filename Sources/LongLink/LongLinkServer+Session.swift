@@ -86,8 +86,7 @@ extension LongLinkServer {
         /// Closes once what was sent has gone out: TCP after writing, or the WebSocket's closing
         /// handshake with `code` (with the failure's own code after a ``WebSocketLinkError``).
         private func endAfterWriting(code: WebSocketCloseCode) {
-            guard let webSocket else { return socket.disconnectAfterWriting() }
-            if webSocket.failure != nil { webSocket.closeForFailure() } else { webSocket.close(code: code) }
+            if let webSocket { webSocket.close(code: code) } else { socket.disconnectAfterWriting() }
         }
 
         /// Closes the session once what was sent to it has gone out; the app then gets

@@ -36,7 +36,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     /// Reads messages until the connection ends and hands on the frame each one holds, decoded by
     /// `decoder` (on the loop). Frames are not handed on while `pause` says so (the link is ending it).
     /// A message that is not one whole frame, or a text message, stops the frames: ``failure`` is set
-    /// and `onFailure` called, and the owner closes (``closeForFailure()``). Call once.
+    /// and `onFailure` called, and the owner closes (``close(code:)``). Call once.
     func readFrames<Decoder: FrameDecoder & Sendable>(
         using decoder: Decoder, pause: @escaping () -> Bool = { false }, onFailure: @escaping (WebSocketLinkError) -> Void,
         onFrame: @escaping (Decoder.Frame) -> Void
@@ -112,28 +112,29 @@ final class LinkWebSocketChannel: @unchecked Sendable {
         }
     }
 
-    /// Starts the closing handshake (RFC 6455 §7.1.2) with `code`: a Close frame after what was sent;
-    /// TCP closes once the peer answers (a server closes it then; a client waits for the server to),
-    /// or after the close timeout (10 s).
-    func close(code: WebSocketCloseCode, reason: String = "") {
-        onLoop { [self] in run(handler.close(code: code, reason: reason), tag: controlTag) }
+    /// Starts the closing handshake (RFC 6455 §7.1.2) with `code`, or with ``failure``'s code and
+    /// description once there is one: a Close frame after what was sent; TCP closes once the peer
+    /// answers (a server closes it then; a client waits for the server to), or after the close timeout
+    /// (10 s). Nothing once closing has begun.
+    func close(code: WebSocketCloseCode) {
+        onLoop { [self] in
+            var code = code
+            var reason = ""
+            if let failure {
+                code = failure.closeCode
+                reason = failure.description
+                while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
+            }
+            run(handler.close(code: code, reason: reason), tag: controlTag)
+        }
     }
 
-    /// Stops handing frames on and tells the owner, which closes (``closeForFailure()``, after a
-    /// farewell if it has one).
+    /// Stops handing frames on and tells the owner, which closes (``close(code:)``, after a farewell
+    /// if it has one).
     private func fail(_ error: WebSocketLinkError) {
         guard failure == nil else { return }
         failure = error
         onFailure(error)
-    }
-
-    /// Starts the closing handshake with ``failure``'s close code and description (cut to the 123 bytes
-    /// a Close frame holds); nothing once the WebSocket layer has closed.
-    func closeForFailure() {
-        guard let failure else { return }
-        var reason = failure.description
-        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
-        close(code: failure.closeCode, reason: reason)
     }
 
     /// The socket ended (its delegate's disconnect, on the loop): the timer stops. Returns the error to

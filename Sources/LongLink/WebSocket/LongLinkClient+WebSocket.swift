@@ -78,7 +78,7 @@ extension LongLinkClient {
     func startReading(_ webSocket: LinkWebSocketChannel) {
         webSocket.readFrames(
             using: codec.makeDecoder(), pause: { [weak self] in self?.machine.isDropping ?? false },
-            onFailure: { [weak webSocket] _ in webSocket?.closeForFailure() }
+            onFailure: { [weak webSocket] _ in webSocket?.close(code: .normalClosure) }
         ) { [weak self] frame in
             guard let self, webSocket === resources.webSocket else { return }
             feed(.frame(frame))

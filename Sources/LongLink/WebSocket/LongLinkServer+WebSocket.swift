@@ -7,7 +7,9 @@ extension LongLinkServer {
     /// Where and how a ``LongLinkServer`` accepts sessions over WebSocket upgrades
     /// (``Configuration/webSocket``, <doc:LongLinkOverWebSocket>), beside its TCP port: on the same
     /// interface (``Configuration/host``), with the same TLS (``Configuration/tls``, started before the
-    /// request is read: `wss://`), limits and timeouts.
+    /// request is read: `wss://`), limits and timeouts. A connection counts toward
+    /// ``Configuration/maxConnections`` once its upgrade is done (beyond it: the farewell, then a Close
+    /// frame with 1013); until then ``handshakeTimeout`` bounds it.
     public struct WebSocketConfiguration: Sendable {
         /// The port upgrades are accepted on; 0 = a free port (read it from ``LongLinkServer/webSocketPort``).
         public var port: UInt16
