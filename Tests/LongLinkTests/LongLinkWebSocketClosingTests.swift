@@ -85,3 +85,27 @@ import WebSocket
         #expect(try await harness.clientEvents.next() == "received echo: hello")
     }
 }
+
+/// A peer that breaks RFC 6455 itself (an unmasked client frame, §5.1): the WebSocket layer fails that
+/// connection with 1002, and the session ends as a protocol error.
+@Suite struct LongLinkWebSocketViolationTests {
+    @Test func unmaskedClientFrameEndsTheSessionAsAProtocolError() async throws {
+        let harness = LinkHarness()
+        let server = try harness.makeServer { $0.webSocket = .init(port: 0) }
+        defer { server.stop() }
+        let peer = RecordingDelegate()
+        let socket = TCPSocket(delegate: peer, delegateQueue: DispatchQueue(label: "raw"))
+        defer { socket.disconnect() }
+        try socket.connect(toHost: "127.0.0.1", onPort: server.webSocketPort, withTimeout: 5)
+        let request =
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        socket.write(Data(request.utf8), withTimeout: -1, tag: 0)
+        #expect(try await harness.serverEvents.next() == "opened")
+        socket.write(Data([0x82, 0x05]) + TextCodec.frame("a"), withTimeout: -1, tag: 1)
+        let result = WebSocketCloseResult(code: .protocolError, reason: "\(WebSocketProtocolError.unmaskedFrame)", wasClean: false)
+        let why = "\(WebSocketLinkError.webSocket(result))"
+        #expect(try await harness.serverEvents.next() == "closed (protocol error: \(why))")
+        #expect(server.sessions.isEmpty)
+    }
+}

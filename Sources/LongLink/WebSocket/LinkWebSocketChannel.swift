@@ -148,6 +148,12 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     }
 
     private func run(_ outputs: [WebSocketProtocolHandler.Output], tag: Int, deliver: (Data) -> Void = { _ in }) {
+        // The handler failed the connection itself (a broken frame, a message too big): said before
+        // its TCP close is started, which may report the disconnect at once.
+        for case .closed(let result) in outputs where failure == nil && !result.wasClean && result.code != .abnormalClosure {
+            failure = .webSocket(result)
+            onFailure(.webSocket(result))
+        }
         for output in outputs {
             switch output {
             case .write(let bytes): socket.write(bytes, withTimeout: -1, tag: tag)
@@ -165,14 +171,9 @@ final class LinkWebSocketChannel: @unchecked Sendable {
             case .cancelCloseTimer:
                 closeTimer?.cancel()
                 closeTimer = nil
-            case .closed(let result):
+            case .closed:
                 closeTimer?.cancel()
                 closeTimer = nil
-                // The handler failed the connection itself (a broken frame, a message too big).
-                if failure == nil && !result.wasClean && result.code != .abnormalClosure {
-                    failure = .webSocket(result)
-                    onFailure(.webSocket(result))
-                }
             }
         }
     }
