@@ -9,7 +9,7 @@ import WebSocket
 /// so the socket's delegate stays the link's: write tags, watermarks, TLS and the disconnect reach the
 /// link exactly as over TCP. No keep-alive pings: LongLink's heartbeats keep the link alive.
 ///
-/// Loop-confined (the socket's loop), except ``send(_:tag:)`` and ``close(code:reason:)``, which hop to
+/// Loop-confined (the socket's loop), except ``send(_:tag:)`` and ``close(code:)``, which hop to
 /// it as `TCPSocket/write(_:withTimeout:tag:)` does (inline on the loop, else in order as a task).
 final class LinkWebSocketChannel: @unchecked Sendable {
     let socket: TCPSocket
