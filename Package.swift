@@ -83,7 +83,10 @@ let package = Package(
         .target(name: "SocketFraming", dependencies: ["CZlib"]),
         // Codecs on sockets: typed frame reads for both APIs over the core's consuming read.
         .target(name: "FramedSocket", dependencies: ["AsyncSocket", "SocketFraming"]),
-        .target(name: "LongLink", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "SocketLog", "CAsyncSocketShims"]),
+        // LongLink over TCP, or over a WebSocket (its frames as binary messages) through HTTP-only proxies.
+        .target(
+            name: "LongLink",
+            dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "WebSocket", "SocketLog", "CAsyncSocketShims"]),
         // WebSocket (RFC 6455, RFC 7692) over AsyncSocket: the close handshake and keep-alive as state
         // machines; the frame codec and the upgrade's parser are SocketFraming's (pure, fuzzed).
         .target(name: "WebSocket", dependencies: ["AsyncSocket", "SocketFraming", "SocketLog"]),
@@ -135,7 +138,7 @@ let package = Package(
         // The WebSocket state machines as values (no socket), and later the module on loopback.
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"]),
         .testTarget(name: "FramedSocketTests", dependencies: ["FramedSocket", "TestSupport"]),
-        .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "TestSupport"]),
+        .testTarget(name: "LongLinkTests", dependencies: ["LongLink", "WebSocket", "TestSupport"]),
         // The end-to-end tests run the executables, so they are built with the tests.
         .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol", "LongLink", "SocketFraming", "AsyncSocket", "TestSupport"]),
         // What the chat's test targets share: a server and its clients (ChatFixture), raw peers and the

@@ -10,6 +10,10 @@ import SocketLog
 struct LinkResources<Codec: LinkCodec> {
     /// The socket of the current attempt or connection; callbacks from any other are ignored.
     var socket: TCPSocket?
+    /// A WebSocket endpoint's opening handshake in progress on ``socket``; nil over TCP and once open.
+    var opening: WebSocketOpening?
+    /// The WebSocket carrying the connection on ``socket`` once open; nil over TCP.
+    var webSocket: LinkWebSocketChannel?
     var timers: [LinkTimer: Scheduled] = [:]
     /// Inputs fed while the machine's actions are performed (a socket callback made inline): handled
     /// after them, in order.
@@ -42,14 +46,30 @@ extension LongLinkClient {
         switch action {
         case .watchNetwork: watchNetwork()
         case .connect(let endpoint, let timeout): connect(to: endpoint, timeout: timeout)
-        case .startTLS(let tls): resources.socket?.startTLS(tls)
-        case .startReading: startReading()
-        case .write(let data, let tag): resources.socket?.write(data, withTimeout: -1, tag: tag)
+        case .startTLS(let tls):
+            // A WebSocket endpoint's TLS (wss) started before its upgrade.
+            if resources.webSocket == nil { resources.socket?.startTLS(tls) }
+        case .startReading:
+            if let webSocket = resources.webSocket { startReading(webSocket) } else { startReading() }
+        case .write(let data, let tag):
+            if let webSocket = resources.webSocket {
+                webSocket.send(data, tag: tag)
+            } else {
+                resources.socket?.write(data, withTimeout: -1, tag: tag)
+            }
         case .close(let afterWriting):
-            if afterWriting { resources.socket?.disconnectAfterWriting() } else { resources.socket?.disconnect() }
+            if afterWriting, let webSocket = resources.webSocket {
+                webSocket.close(code: .normalClosure)
+            } else if afterWriting {
+                resources.socket?.disconnectAfterWriting()
+            } else {
+                resources.socket?.disconnect()
+            }
         case .abandonSocket:
             guard let socket = resources.socket else { return }
             resources.socket = nil
+            resources.opening = nil
+            resources.webSocket = nil
             socket.disconnect()
         case .emit(let event): emit(event)
         case .schedule(let timer, let delay):
@@ -69,10 +89,13 @@ extension LongLinkClient {
         socket.writeHighWatermark = configuration.maxQueuedBytes
         socket.writeLowWatermark = configuration.maxQueuedBytes / 2
         resources.socket = socket
+        resources.opening = endpoint.webSocketURL.map { WebSocketOpening(url: $0) }
+        resources.webSocket = nil
         do {
             try socket.connect(toHost: endpoint.host, onPort: endpoint.port, withTimeout: timeout)
         } catch {
             resources.socket = nil
+            resources.opening = nil
             feed(.connectFailed(error))
         }
     }
@@ -118,6 +141,7 @@ extension LongLinkClient {
     func wire(_ callbacks: SocketCallbacks) {
         callbacks.didConnect = { [weak self] sock, host, port in
             guard let self, sock === resources.socket else { return }
+            if resources.opening != nil { return openWebSocket(host: host, port: port) }
             feed(.socketConnected(host: host, port: port, greeting: greeting))
         }
         callbacks.didWrite = { [weak self] sock, tag in
@@ -127,10 +151,17 @@ extension LongLinkClient {
         callbacks.didDisconnect = { [weak self] sock, error in
             guard let self, sock === resources.socket else { return }
             resources.socket = nil
-            feed(.socketDisconnected(error))
+            let opening = resources.opening
+            let webSocket = resources.webSocket
+            resources.opening = nil
+            resources.webSocket = nil
+            // A WebSocket's end says more: this side's typed error, or the server's Close.
+            let failure = opening?.failure.map { SocketError.decodingFailed(DecodingFailure($0)) }
+            feed(.socketDisconnected(failure ?? webSocket?.transportClosed(error) ?? error))
         }
         callbacks.didSecure = { [weak self] sock in
             guard let self, sock === resources.socket else { return }
+            if resources.opening != nil { return sendUpgradeRequest() }
             feed(.secured(protocolVersion: sock.tlsProtocolVersion ?? "", isSessionReused: sock.isTLSSessionReused))
         }
         callbacks.didExceedHighWatermark = { [weak self] sock, _ in

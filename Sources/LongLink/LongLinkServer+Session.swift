@@ -2,6 +2,7 @@ import AsyncSocket
 import FramedSocket
 import Foundation
 import SocketFraming
+import WebSocket
 import Synchronization
 
 extension LongLinkServer {
@@ -14,6 +15,8 @@ extension LongLinkServer {
         /// The client's address.
         public let remoteAddress: SocketAddress?
         let socket: TCPSocket
+        /// The WebSocket carrying the session on ``socket`` (``Configuration/webSocket``); nil over TCP.
+        let webSocket: LinkWebSocketChannel?
         private let server: LongLinkServer
         private let socketCallbacks = SocketCallbacks()
         private let contextStorage = LockedValue<(any Sendable)?>(nil)
@@ -43,9 +46,10 @@ extension LongLinkServer {
             var frameTimer: Scheduled?
         }
 
-        init(id: Int, socket: TCPSocket, server: LongLinkServer) {
+        init(id: Int, socket: TCPSocket, webSocket: LinkWebSocketChannel?, server: LongLinkServer) {
             self.id = id
             self.socket = socket
+            self.webSocket = webSocket
             self.server = server
             self.remoteAddress = socket.connectedAddress
             socketCallbacks.didDisconnect = { [weak self] _, error in self?.finish(error: error) }
@@ -70,7 +74,19 @@ extension LongLinkServer {
         /// Sends `message` to this client after everything sent to it before. A message that cannot be
         /// encoded is not sent and is reported (``Event/sendFailed(_:reason:to:)``).
         public func send(_ message: Codec.Message) {
-            server.write(message, to: socket, orReport: [self])
+            if let data = server.encode(message, orReport: [self]) { write(data) }
+        }
+
+        /// Queues `data`, whole frames, after everything sent before: on the socket, or as one binary
+        /// message per frame on the WebSocket.
+        func write(_ data: Data) {
+            if let webSocket { webSocket.send(data, tag: 0) } else { socket.write(data, withTimeout: -1, tag: 0) }
+        }
+
+        /// Closes once what was sent has gone out: TCP after writing, or the WebSocket's closing
+        /// handshake with `code` (with the failure's own code after a ``WebSocketLinkError``).
+        private func endAfterWriting(code: WebSocketCloseCode) {
+            if let webSocket { webSocket.close(code: code) } else { socket.disconnectAfterWriting() }
         }
 
         /// Closes the session once what was sent to it has gone out; the app then gets
@@ -78,7 +94,7 @@ extension LongLinkServer {
         public func close() {
             socket.eventLoop.execute { [self] in
                 if loop.closeReason == nil { loop.closeReason = .byServer }
-                socket.disconnectAfterWriting()
+                endAfterWriting(code: .normalClosure)
             }
         }
 
@@ -138,6 +154,16 @@ extension LongLinkServer {
             armIdleTimer(after: configuration.idleTimeout)
             if let timeout = configuration.admissionTimeout { armAdmissionTimer(after: timeout) }
             server.emit(.opened(self))
+            if let webSocket {
+                // TLS, if any, started before the upgrade; frame timeouts do not apply (the WebSocket's
+                // message limit bounds an unfinished frame, the idle timeout its silence).
+                webSocket.readFrames(
+                    using: server.codec.makeDecoder(), onFailure: { [weak self] error in self?.badMessage(error) }
+                ) { [weak self] frame in
+                    self?.received(frame)
+                }
+                return
+            }
             // The frame reads queued next wait for the handshake (startTLS is a barrier).
             if let tls = configuration.tls { socket.startTLS(tls) }
             let unfinished: ((TCPSocket, Int) -> Void)? =
@@ -171,7 +197,7 @@ extension LongLinkServer {
             let farewell = server.codec.farewell(refusal, version: loop.lastVersion)
             server.afterEvents { [self] in
                 if let farewell { send(farewell) }
-                socket.disconnectAfterWriting()
+                endAfterWriting(code: refusal.webSocketCloseCode)
             }
         }
 
@@ -211,6 +237,13 @@ extension LongLinkServer {
 
         /// The decoder refused the bytes after the frames handed on: a protocol error, told to the client.
         private func badBytes(_ error: FramingError) {
+            let why = server.codec.describe(error)
+            refuse(.protocolError(why), reason: .protocolError(why))
+        }
+
+        /// A WebSocket message that is not one whole frame (or text, or a WebSocket failure): a protocol
+        /// error, told to the client (its farewell, then a Close frame with the error's code).
+        private func badMessage(_ error: WebSocketLinkError) {
             let why = server.codec.describe(error)
             refuse(.protocolError(why), reason: .protocolError(why))
         }
@@ -272,6 +305,7 @@ extension LongLinkServer {
         }
 
         private func finish(error: SocketError?) {
+            let error = webSocket.map { $0.transportClosed(error) } ?? error
             loop.idleTimer?.cancel()
             loop.idleTimer = nil
             loop.admissionTimer?.cancel()

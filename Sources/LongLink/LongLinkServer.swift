@@ -69,6 +69,9 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         /// ``LinkRefusal/frameTimeout(_:)`` and closed (``CloseReason/frameTimeout``), instead of being
         /// held until the idle timeout. `nil` (the default): no deadline.
         public var frameTimeout: Duration?
+        /// Sessions over WebSocket upgrades too, on a second port (<doc:LongLinkOverWebSocket>): each
+        /// LongLink frame one binary message. `nil` (the default): TCP only.
+        public var webSocket: WebSocketConfiguration?
 
         /// A configuration for `port` on 127.0.0.1 with the defaults above.
         public init(host: String? = "127.0.0.1", port: UInt16) {
@@ -136,6 +139,9 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     private let events: EventSink<Event>
     private let listener: TCPSocket
     private let listenerCallbacks = SocketCallbacks()
+    /// The WebSocket port's listening socket (``Configuration/webSocket``); nil without one.
+    let webSocketListener: TCPSocket?
+    private let webSocketCallbacks = SocketCallbacks()
     private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
     /// Set by ``shutDown(timeout:completion:)``: called once the last session has closed.
@@ -161,25 +167,43 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         self.events = EventSink(queue: eventQueue, handler: onEvent)
         self.listener = TCPSocket(delegate: listenerCallbacks, delegateQueue: nil, group: group)
         listener.writeHighWatermark = configuration.maxQueuedBytesPerSession
+        if configuration.webSocket != nil {
+            // On the TCP listener's loop, so stop() closes the sessions after both listening sockets.
+            let webSocketListener = TCPSocket(
+                delegate: webSocketCallbacks, delegateQueue: nil, group: group, eventLoop: listener.eventLoop)
+            webSocketListener.writeHighWatermark = configuration.maxQueuedBytesPerSession
+            self.webSocketListener = webSocketListener
+        } else {
+            webSocketListener = nil
+        }
         listenerCallbacks.didAccept = { [weak self] newSocket in self?.accepted(newSocket) }
+        webSocketCallbacks.didAccept = { [weak self] newSocket in self?.upgrade(newSocket) }
     }
 
-    private func accepted(_ socket: TCPSocket) {
+    /// A new connection (its WebSocket open when `webSocket` is given) becomes a session, or is refused.
+    func accepted(_ socket: TCPSocket, webSocket: LinkWebSocketChannel? = nil) {
         let limit = configuration.maxConnections
         guard sessionTable.withLock({ $0.count }) < limit else {
-            refuse(socket, .serverFull(maxConnections: limit))
+            refuse(socket, webSocket, .serverFull(maxConnections: limit))
             return
         }
         let id = sessionIDs.add(1, ordering: .relaxed).newValue
-        let session = Session(id: id, socket: socket, server: self)
+        let session = Session(id: id, socket: socket, webSocket: webSocket, server: self)
         sessionTable.withLock { $0[id] = session }
         socket.eventLoop.execute { session.start() }
     }
 
     /// Tells a connection that will not become a session why, and closes it once that is written.
-    private func refuse(_ socket: TCPSocket, _ refusal: LinkRefusal) {
-        if let tls = configuration.tls { socket.startTLS(tls) }
-        if let farewell = codec.farewell(refusal, version: nil) { write(farewell, to: socket, orReport: []) }
+    private func refuse(_ socket: TCPSocket, _ webSocket: LinkWebSocketChannel?, _ refusal: LinkRefusal) {
+        let farewell = codec.farewell(refusal, version: nil).flatMap { encode($0, orReport: []) }
+        if let webSocket {
+            // TLS, if any, started before the upgrade. The Close frame, then TCP at once, as over TCP.
+            if let farewell { webSocket.send(farewell, tag: 0) }
+            webSocket.close(code: refusal.webSocketCloseCode)
+        } else {
+            if let tls = configuration.tls { socket.startTLS(tls) }
+            if let farewell { socket.write(farewell, withTimeout: -1, tag: 0) }
+        }
         socket.disconnectAfterWriting()
         emit(.refused(socket.connectedAddress, refusal))
     }
@@ -189,6 +213,14 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     public func start() throws(SocketError) {
         listener.isReusePortEnabled = configuration.isReusePortEnabled
         try listener.accept(onInterface: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        guard let webSocketListener, let webSocket = configuration.webSocket else { return }
+        webSocketListener.isReusePortEnabled = configuration.isReusePortEnabled
+        do {
+            try webSocketListener.accept(onInterface: configuration.host, port: webSocket.port, backlog: configuration.backlog)
+        } catch {
+            listener.disconnect()
+            throw error
+        }
     }
 
     /// The port listened on (the actual one when configured with 0), or 0 before ``start()``.
@@ -215,15 +247,16 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
             emit(.sendFailed(message, reason: describe(encodingError: error), to: Array(sessions)))
             return
         }
-        for session in sessions { session.socket.write(data, withTimeout: -1, tag: 0) }
+        for session in sessions { session.write(data) }
     }
 
-    /// Encodes `message` and queues it on `socket`; reports a failure for `sessions`.
-    func write(_ message: Codec.Message, to socket: TCPSocket, orReport sessions: [Session]) {
+    /// `message`'s wire bytes; nil, with the failure reported for `sessions`, when it cannot be encoded.
+    func encode(_ message: Codec.Message, orReport sessions: [Session]) -> Data? {
         do {
-            socket.write(try codec.encode(message), withTimeout: -1, tag: 0)
+            return try codec.encode(message)
         } catch {
             emit(.sendFailed(message, reason: describe(encodingError: error), to: sessions))
+            return nil
         }
     }
 
@@ -233,6 +266,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// ``stop()`` do it too.)
     public func stopAccepting() {
         listener.disconnect()
+        webSocketListener?.disconnect()
     }
 
     /// Shuts down gracefully: stops accepting, tells every session the server is going away (the
@@ -243,6 +277,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// clients read too slowly to take their last bytes, are then closed at once). Call it once.
     public func shutDown(timeout: Duration = .seconds(5), completion: @escaping @Sendable (Int) -> Void) {
         listener.disconnect()
+        webSocketListener?.disconnect()
         listener.eventLoop.execute { [self] in
             let told = sessions
             let done = LockedValue(false)
@@ -267,6 +302,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     /// Stops listening and closes every session (reason ``CloseReason/byServer``).
     public func stop() {
         listener.disconnect()
+        webSocketListener?.disconnect()
         // The sessions close on the listener's loop, after the listening socket (its tasks run in
         // order): closed first from another loop, a session's client could reconnect at once and be
         // accepted by the listener that was still open.

@@ -3,7 +3,7 @@ import Foundation
 import SocketFraming
 
 /// SocketFraming's two HTTP/1.1 head parsers, as one kind for ``TCPSocket/readHTTPHead(with:maxBytes:timeout:completion:)``.
-protocol HTTPHeadParsing: Sendable {
+package protocol HTTPHeadParsing: Sendable {
     associatedtype Head: Sendable
     /// Takes the readable bytes of `buffer` up to the end of the head: the head, or nil for more.
     mutating func parse(_ buffer: inout FrameBuffer) throws(HTTPParseError) -> Head?
@@ -26,7 +26,7 @@ extension TCPSocket {
     /// next read: a WebSocket's first frames), at most `maxBytes` (the parser's own bound) within
     /// `timeout` seconds. `completion` runs on the loop with the head, or the parser's error (a head over
     /// the bound is `headTooLarge`); nil for both when the read failed (the socket ended, timed out).
-    func readHTTPHead<Parser: HTTPHeadParsing>(
+    package func readHTTPHead<Parser: HTTPHeadParsing>(
         with parser: Parser, maxBytes: Int, timeout: TimeInterval,
         completion: @escaping @Sendable (Result<Parser.Head, HTTPParseError>?) -> Void
     ) {

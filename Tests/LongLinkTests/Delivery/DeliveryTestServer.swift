@@ -26,12 +26,17 @@ final class DeliveryTestServer: Sendable {
     let received = EventRecorder<String>()
     private let state = LockedValue(State())
 
-    init(harness: LinkHarness, port: UInt16 = 0, idleTimeout: Duration = .seconds(360)) throws {
+    /// `webSocket`: sessions over WebSocket upgrades too (``LongLinkServer/Configuration/webSocket``).
+    init(
+        harness: LinkHarness, port: UInt16 = 0, idleTimeout: Duration = .seconds(360),
+        webSocket: LongLinkServer<NumberedTextCodec>.WebSocketConfiguration? = nil
+    ) throws {
         let state = self.state
         let received = self.received
         var configuration = LongLinkServer<NumberedTextCodec>.Configuration(port: port)
         configuration.isReusePortEnabled = true
         configuration.idleTimeout = idleTimeout
+        configuration.webSocket = webSocket
         server = LongLinkServer(
             codec: NumberedTextCodec(), configuration: configuration, group: harness.group,
             eventQueue: harness.serverQueue

@@ -1,0 +1,87 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+import WebSocket
+
+extension LongLinkServer {
+    /// Where and how a ``LongLinkServer`` accepts sessions over WebSocket upgrades
+    /// (``Configuration/webSocket``, <doc:LongLinkOverWebSocket>), beside its TCP port: on the same
+    /// interface (``Configuration/host``), with the same TLS (``Configuration/tls``, started before the
+    /// request is read: `wss://`), limits and timeouts. A connection counts toward
+    /// ``Configuration/maxConnections`` once its upgrade is done (beyond it: the farewell, then a Close
+    /// frame with 1013); until then ``handshakeTimeout`` bounds it.
+    public struct WebSocketConfiguration: Sendable {
+        /// The port upgrades are accepted on; 0 = a free port (read it from ``LongLinkServer/webSocketPort``).
+        public var port: UInt16
+        /// The request target an upgrade must name (`"/link"`); another is answered `404 Not Found`.
+        /// `nil` (the default): any.
+        public var path: String?
+        /// The most bytes of a request head; a longer one is answered `431` (RFC 6585 §5). Default 8 KiB.
+        public var maxHeadBytes = HTTPRequestHeadParser.defaultMaxHeadBytes
+        /// How long a client has for its whole request head, from its connect; then the connection is
+        /// closed. Default 10 s.
+        public var handshakeTimeout: Duration = .seconds(10)
+
+        /// Upgrades on `port` at `path` (nil: any) with the defaults above.
+        public init(port: UInt16, path: String? = nil) {
+            self.port = port
+            self.path = path
+        }
+    }
+
+    /// The WebSocket port listened on (the actual one when configured with 0); 0 without
+    /// ``Configuration/webSocket`` or before ``start()``.
+    public var webSocketPort: UInt16 { webSocketListener?.localPort ?? 0 }
+
+    /// A connection to the WebSocket port: TLS if configured, the request head (RFC 6455 §4.2.1), then
+    /// `101` and a session, or an HTTP error answer and close (400, 404, 426, 431, 505).
+    func upgrade(_ socket: TCPSocket) {
+        guard let options = configuration.webSocket else { return socket.disconnect() }
+        if let tls = configuration.tls { socket.startTLS(tls) }
+        socket.readHTTPHead(
+            with: HTTPRequestHeadParser(maxHeadBytes: options.maxHeadBytes), maxBytes: options.maxHeadBytes,
+            timeout: Double(options.handshakeTimeout.nanosecondsValue) / 1e9
+        ) { [weak self] result in
+            switch result {
+            case .success(let head)?: self?.upgrade(socket, head, options)
+            case .failure(let error)?: Self.answer(socket, error.response)
+            case nil: socket.disconnect()
+            }
+        }
+    }
+
+    private func upgrade(_ socket: TCPSocket, _ head: HTTPRequestHead, _ options: WebSocketConfiguration) {
+        switch WebSocketServerHandshake.validate(head) {
+        case .refused(let refusal): Self.answer(socket, refusal.response)
+        case .notUpgrade:
+            let extra: HTTPHeaders = [("Upgrade", "websocket"), ("Sec-WebSocket-Version", WebSocketHandshake.version)]
+            Self.answer(socket, .plainText(statusCode: 426, text: "this port speaks LongLink over WebSocket", extraHeaders: extra))
+        case .upgrade(let request):
+            if let path = options.path, request.target != path {
+                return Self.answer(socket, .plainText(statusCode: 404, text: "no LongLink at \(request.target)"))
+            }
+            // No subprotocol, no extension: the frames go as they are.
+            socket.write(Data(request.accept().bytes), withTimeout: -1, tag: 0)
+            let channel = LinkWebSocketChannel(
+                socket: socket, role: .server, maxMessageBytes: codec.makeDecoder().maximumFrameLength, controlTag: 0)
+            accepted(socket, webSocket: channel)
+        }
+    }
+
+    private static func answer(_ socket: TCPSocket, _ response: HTTPResponse) {
+        socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
+        socket.disconnectAfterWriting()
+    }
+}
+
+extension LinkRefusal {
+    /// The close code a WebSocket session is closed with after the refusal's farewell (RFC 6455 §7.4.1):
+    /// 1013 for a full server, 1001 when it shuts down, 1008 otherwise.
+    var webSocketCloseCode: WebSocketCloseCode {
+        switch self {
+        case .serverFull: return .tryAgainLater
+        case .shuttingDown: return .goingAway
+        case .protocolError, .admissionTimeout, .frameTimeout: return .policyViolation
+        }
+    }
+}
