@@ -81,8 +81,9 @@ public struct WebSocketFrameDecoder: Sendable {
 
     /// The frame at the front of `buffer` whose header has arrived whole but whose payload has not: its
     /// header fields, and the payload bytes readable so far from `payloadOffset` on, unmasked (the
-    /// frame's `payload`); nil while the header is incomplete, or when the whole frame is readable (then
-    /// ``decode(_:)`` takes it). Consumes nothing.
+    /// frame's `payload`; empty when `payloadOffset` is past them: the header alone); nil while the
+    /// header is incomplete, or when the whole frame is readable (then ``decode(_:)`` takes it).
+    /// Consumes nothing.
     ///
     /// For checking a text frame's UTF-8 before its end has arrived (RFC 6455 §8.1, fail fast): a caller
     /// that has looked at the first `payloadOffset` bytes already asks only for the bytes after them.
