@@ -64,6 +64,28 @@ import WebSocket
         #expect(server.deflateHoldsContext == (false, false))
     }
 
+    /// The server's defaults (docs/BENCHMARKS.md, "permessage-deflate memory per connection"): after a
+    /// message each way an idle connection holds no compressor, and a decompressor only for a client that
+    /// keeps its context (with a 12-bit window when its offer allows one).
+    @Test(arguments: [
+        ("permessage-deflate; client_max_window_bits", 12, true),  // Chrome's offer
+        ("permessage-deflate", 15, true),  // no client_max_window_bits
+        ("permessage-deflate; client_no_context_takeover; client_max_window_bits", 12, false)
+    ])
+    func theServersDefaultsHoldNoCompressorWhileIdle(offer: String, clientWindowBits: Int, holdsDecompressor: Bool) throws {
+        let offers = try #require(WebSocketExtension.parse([offer]))
+        guard case let .accepted(agreement, _, _) = PerMessageDeflate.ServerConfiguration().negotiate(offers) else {
+            Issue.record("declined")
+            return
+        }
+        #expect(agreement.serverNoContextTakeover && agreement.clientMaxWindowBits == clientWindowBits)
+        var server = Self.handler(.server, agreement)
+        let compressor = PerMessageDeflate.Compressor(agreement: agreement, role: .client)
+        #expect(Self.feed(&server, try Self.fromClient(.text, compressor.compress(Data("hi".utf8)), rsv1: true)) == [.message(.text("hi"))])
+        #expect(try server.send(.text("Hello")) == [.write(Data(Self.hello))])
+        #expect(server.deflateHoldsContext == (false, holdsDecompressor))
+    }
+
     @Test func aClientInflatesTheRFCsHelloWholeFragmentedAndInTheSharedWindow() {
         var client = Self.handler(.client, Agreement())
         #expect(Self.feed(&client, Self.hello) == [.message(.text("Hello"))])
@@ -96,7 +118,10 @@ import WebSocket
     @Test func aClientsCompressedMessagesInflateAtTheServerFragmentedWithAPingBetween() throws {
         var server = Self.handler(.server, Agreement())
         let compressor = PerMessageDeflate.Compressor(windowBits: 15, noContextTakeover: false)
-        #expect(Self.feed(&server, try Self.fromClient(.text, compressor.compress(Data("grüße".utf8)), rsv1: true)) == [.message(.text("grüße"))])
+        #expect(
+            Self.feed(&server, try Self.fromClient(.text, compressor.compress(Data("grüße".utf8)), rsv1: true)) == [
+                .message(.text("grüße"))
+            ])
         let payload = compressor.compress(Data(repeating: 0x2A, count: 100_000))
         let cut = payload.count / 2
         var bytes = try Self.fromClient(.binary, payload.prefix(cut), fin: false, rsv1: true)

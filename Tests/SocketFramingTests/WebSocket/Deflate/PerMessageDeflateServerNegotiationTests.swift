@@ -29,8 +29,7 @@ import Testing
     }
 
     /// The refusals `configuration` gives for `offers`, or nil when it accepts one.
-    static func refusals(_ offers: [WebSocketExtension], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]?
-    {
+    static func refusals(_ offers: [WebSocketExtension], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]? {
         guard case let .declined(refusals) = configuration.negotiate(offers) else { return nil }
         return refusals
     }

@@ -6,7 +6,9 @@ import Testing
 @Suite struct WebSocketClientHandshakeDeflateTests {
     typealias Base = WebSocketClientHandshakeTests
 
-    static func handshake(_ deflate: PerMessageDeflate.ClientConfiguration? = PerMessageDeflate.ClientConfiguration())
+    static func handshake(
+        _ deflate: PerMessageDeflate.ClientConfiguration? = PerMessageDeflate.ClientConfiguration()
+    )
         throws -> WebSocketClientHandshake
     {
         WebSocketClientHandshake(url: try WebSocketURL("ws://server.example.com/chat"), deflate: deflate, key: Base.key)
