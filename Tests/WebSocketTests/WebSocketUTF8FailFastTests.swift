@@ -1,6 +1,9 @@
+import AsyncSocket
+import Dispatch
 import Foundation
 import SocketFraming
 import Testing
+import TestSupport
 import WebSocket
 
 /// UTF-8 checked as it arrives (RFC 6455 §8.1; Autobahn case group 6.4): an invalid byte fails the
@@ -72,5 +75,28 @@ import WebSocket
         for byte in bytes { outputs += Self.receive(&handler, &buffer, adding: [byte]) }
         #expect(outputs == [.message(.text("grüße, " + String(repeating: "€", count: 60))), .message(.text("ok"))])
         #expect(buffer.readableBytes == 0)
+    }
+}
+
+/// The same over a real loopback connection: the socket's consuming read hands the handler a frame's
+/// first bytes, and an invalid one fails the connection though the frame's rest never comes.
+@Suite(.offThePool) struct WebSocketUTF8FailFastLoopbackTests {
+    @Test func aTextFrameWhoseRestNeverArrivesIsFailedWith1007AtItsFirstInvalidByte() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        let recorder = RecordingWebSocketDelegate()
+        let webSocket = WebSocket(
+            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil),
+            delegate: recorder, delegateQueue: DispatchQueue(label: "ws"))
+        // A text frame announcing 1000 bytes; only "ok" and F5 (never UTF-8) are sent.
+        pair.client.write(
+            Data(WebSocketUTF8FailFastTests.maskedFrame(0x81, length: 1000, [0x6F, 0x6B, 0xF5])), withTimeout: -1, tag: 1)
+        let reason = WebSocketProtocolError.invalidUTF8(offset: 2).description
+        #expect(
+            try await WebSocketLoopbackTests.read(UInt(4 + reason.utf8.count), from: pair)
+                == [0x88, UInt8(2 + reason.utf8.count), 0x03, 0xEF] + Array(reason.utf8))
+        #expect(try await recorder.events.next(within: TestTiming.hangLimit(.seconds(10))) == "closed 1007 \"\(reason)\" (not clean)")
+        _ = webSocket
     }
 }
