@@ -25,8 +25,8 @@ public final class WebSocketListener: @unchecked Sendable {
         /// Each connection's protocol settings (limits, close timeout, keep-alive), for the server role.
         public var connection = WebSocketProtocolHandler(role: .server)
         /// permessage-deflate (RFC 7692): nil (the default) neither offers nor accepts it; set, the
-        /// client's first acceptable offer is accepted with these settings (``PerMessageDeflate/ServerConfiguration()``'s
-        /// defaults keep an idle connection's zlib state small; see the WebSocket documentation's "Compression").
+        /// client's first acceptable offer is accepted with these settings (`PerMessageDeflate.ServerConfiguration()`'s
+        /// defaults keep an idle connection's zlib state small: the module documentation's "Compression").
         public var deflate: PerMessageDeflate.ServerConfiguration?
 
         /// A configuration listening on `host`:`port` with the defaults above.

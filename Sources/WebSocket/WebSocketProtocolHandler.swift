@@ -82,8 +82,8 @@ public struct WebSocketProtocolHandler: Sendable {
     }
 
     /// Turns on permessage-deflate as agreed in the opening handshake (RFC 7692 §7.1; the server's
-    /// ``PerMessageDeflate/ServerConfiguration/negotiate(_:)``, the client's
-    /// ``PerMessageDeflate/ClientConfiguration/accept(_:)``): RSV1 is accepted from then on, outgoing data
+    /// `PerMessageDeflate.ServerConfiguration.negotiate(_:)`, the client's
+    /// `PerMessageDeflate.ClientConfiguration.accept(_:)`): RSV1 is accepted from then on, outgoing data
     /// messages are compressed, incoming compressed ones inflated. Call it before the first frame.
     ///
     /// The zlib state it makes is shared by copies of the handler made afterwards: one connection, one

@@ -73,6 +73,28 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
         #expect(try await recorder.events.next(within: Self.limit) == "closed 1000 (clean)")
     }
 
+    /// A server WebSocket with deflate agreed, its peer a plain TCP socket writing RFC 7692 §7.2.3's bytes
+    /// (masked with a zero key): a fragmented compressed "Hello", then the shared-window form; each is
+    /// echoed compressed afresh (`server_no_context_takeover`), RSV1 on the wire.
+    @Test func aFragmentedCompressedMessageAndTheSharedWindowFormOverARealSocket() async throws {
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        var handler = WebSocketProtocolHandler(role: .server, keepAlive: nil)
+        handler.enablePerMessageDeflate(PerMessageDeflate.Agreement(serverNoContextTakeover: true))
+        let echo = DeflateEchoListenerDelegate()
+        let webSocket = WebSocket(
+            upgraded: accepted, role: .server, handler: handler, delegate: echo, delegateQueue: DispatchQueue(label: "ws"))
+        let zeroKey: [UInt8] = [0, 0, 0, 0]
+        let fragmented = [0x41, 0x83] + zeroKey + [0xF2, 0x48, 0xCD] + [0x80, 0x84] + zeroKey + [0xC9, 0xC9, 0x07, 0x00]
+        pair.client.write(Data(fragmented), withTimeout: -1, tag: 1)
+        let hello: [UInt8] = [0xC1, 0x07, 0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]
+        #expect(try await WebSocketLoopbackTests.read(9, from: pair) == hello)
+        pair.client.write(Data([0xC1, 0x85] + zeroKey + [0xF2, 0x00, 0x11, 0x00, 0x00]), withTimeout: -1, tag: 2)
+        #expect(try await WebSocketLoopbackTests.read(9, from: pair) == hello)
+        _ = webSocket
+    }
+
     @Test func aServerWithoutDeflateDeclinesTheOfferAndMessagesGoPlain() async throws {
         let echo = DeflateEchoListenerDelegate()
         let listener = try Self.listener(nil, echo)
