@@ -41,6 +41,10 @@ extension WebSocket {
         public var maxHeadBytes = HTTPResponseHeadParser.defaultMaxHeadBytes
         /// The protocol's settings once open (limits, close timeout, keep-alive), for the client role.
         public var connection = WebSocketProtocolHandler(role: .client)
+        /// Offer permessage-deflate (RFC 7692) with these settings; default nil, not offered. The server's
+        /// answer is checked against the offer: one that does not fit fails the connect with
+        /// ``WebSocketConnectError/handshake(_:)`` (`.unacceptableExtension`), after a Close frame 1010.
+        public var deflate: PerMessageDeflate.ClientConfiguration?
 
         /// The defaults above.
         public init() {}
@@ -74,7 +78,8 @@ extension WebSocket {
         let parsed: WebSocketURL
         do { parsed = try WebSocketURL(url) } catch { throw .invalidURL(url) }
         let configuration = pendingConfiguration
-        let handshake = WebSocketClientHandshake(url: parsed, subprotocols: configuration.subprotocols, headers: configuration.headers)
+        let handshake = WebSocketClientHandshake(
+            url: parsed, subprotocols: configuration.subprotocols, deflate: configuration.deflate, headers: configuration.headers)
         callbacks.didConnect = { [weak self] in
             guard let self else { return }
             if parsed.isSecure {
@@ -121,11 +126,31 @@ extension WebSocket {
             let accepted: WebSocketClientHandshake.Accepted
             do { accepted = try opening.handshake.validate(head) } catch { throw .handshake(error) }
             self.opening = nil
+            if let agreement = accepted.deflate {
+                perform { handler in
+                    handler.enablePerMessageDeflate(agreement)
+                    return []
+                }
+            }
+            agreedExtensions.withLock { $0 = accepted.extensions }
             tellDelegate { $0.webSocketDidOpen(self, subprotocol: accepted.subprotocol, extensions: accepted.extensions) }
             startReading()
         } catch {
             self.opening?.failure = error
-            socket.disconnect()
+            guard case .handshake(let refusal) = error, let code = refusal.closeCode else { return socket.disconnect() }
+            failOpenedConnection(code: code, reason: refusal.description)
         }
+    }
+
+    /// The server switched protocols but its extensions cannot be used: a Close frame with `code` (1010)
+    /// and `reason` (cut to 123 bytes), then TCP closes (RFC 6455 §7.1.7, §7.4.1).
+    private func failOpenedConnection(code: WebSocketCloseCode, reason: String) {
+        var reason = reason
+        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
+        let payload = (try? WebSocketClosePayload(code: code, reason: reason).payload()) ?? Data()
+        if let frame = try? WebSocketFrameEncoder(role: .client).encode(WebSocketFrame(opcode: .close, payload: payload)) {
+            socket.write(frame, withTimeout: -1, tag: 0)
+        }
+        socket.disconnectAfterWriting()
     }
 }

@@ -25,6 +25,8 @@ public final class WebSocket: @unchecked Sendable {
     private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     private var keepAliveTimer: Scheduled?
+    /// The extensions agreed in the opening handshake (``extensions``).
+    let agreedExtensions = LockedValue<[WebSocketExtension]>([])
     /// A client's opening handshake until it is done (nil once open, and on a server's socket).
     var opening: Opening?
     /// Whether a frame read is queued, and whether reading has started.
@@ -197,7 +199,7 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     /// Runs `step` on the handler on the loop, then its outputs.
-    private func perform(_ step: @escaping @Sendable (inout WebSocketProtocolHandler) -> [WebSocketProtocolHandler.Output]) {
+    func perform(_ step: @escaping @Sendable (inout WebSocketProtocolHandler) -> [WebSocketProtocolHandler.Output]) {
         guard socket.eventLoop.inEventLoop else {
             socket.eventLoop.execute { [self] in perform(step) }
             return

@@ -24,6 +24,10 @@ public final class WebSocketListener: @unchecked Sendable {
         public var handshakeTimeout: Duration = .seconds(10)
         /// Each connection's protocol settings (limits, close timeout, keep-alive), for the server role.
         public var connection = WebSocketProtocolHandler(role: .server)
+        /// permessage-deflate (RFC 7692): nil (the default) neither offers nor accepts it; set, the
+        /// client's first acceptable offer is accepted with these settings (`PerMessageDeflate.ServerConfiguration()`'s
+        /// defaults keep an idle connection's zlib state small: the module documentation's "Compression").
+        public var deflate: PerMessageDeflate.ServerConfiguration?
 
         /// A configuration listening on `host`:`port` with the defaults above.
         public init(host: String = "127.0.0.1", port: UInt16) {
@@ -98,10 +102,13 @@ public final class WebSocketListener: @unchecked Sendable {
                     refuse(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
                 case .accept(let subprotocol, let headers):
                     let subprotocol = subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
-                    socket.write(Data(request.accept(subprotocol: subprotocol, extraHeaders: headers).bytes), withTimeout: -1, tag: 0)
+                    let (handler, extensions) = configuration.negotiate(request)
+                    let answer = request.accept(subprotocol: subprotocol, extensions: extensions, extraHeaders: headers)
+                    socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
                     let webSocket = WebSocket(
-                        upgraded: socket, role: .server, handler: configuration.connection, delegate: nil,
+                        upgraded: socket, role: .server, handler: handler, delegate: nil,
                         delegateQueue: delegateQueue, startsReading: false)
+                    webSocket.agreedExtensions.withLock { $0 = extensions }
                     delegate.listener(self, didAccept: webSocket, request: request)
                     webSocket.startReading()
                 }

@@ -11,6 +11,13 @@ import SocketFraming
 /// - Data frames reach the app until the peer's Close (§5.5.1); nothing can be sent after this side's.
 /// - A frame or message that breaks a rule fails the connection with the error's close code (1002,
 ///   1007, 1009; §7.1.7) and nothing after it is read.
+/// - Text is checked as UTF-8 as it arrives (§8.1, fail fast): an invalid byte fails the connection
+///   with 1007 as soon as it has been received, even inside a frame whose rest has not (the bytes of
+///   such a frame that have arrived are unmasked and checked without being consumed). A compressed
+///   message (permessage-deflate) is checked frame by frame, as each frame is inflated.
+/// - With permessage-deflate agreed (``enablePerMessageDeflate(_:)``, RFC 7692) text and binary
+///   messages go out compressed (RSV1 on their one frame, §6) and compressed ones coming in are
+///   inflated no further than the message limit (1009); control frames are never compressed.
 /// - When ``Output/closed(_:)`` comes out, the owner stops every timer.
 public struct WebSocketProtocolHandler: Sendable {
     /// What to do, in order.
@@ -51,6 +58,10 @@ public struct WebSocketProtocolHandler: Sendable {
     private var decoder: WebSocketFrameDecoder
     private var assembler: WebSocketMessageAssembler
     private let encoder: WebSocketFrameEncoder
+    /// permessage-deflate, once agreed.
+    private var deflate: WebSocketDeflateCodec?
+    /// How far the text frame at the front of the buffer, not all arrived yet, has been checked as UTF-8.
+    private var partialText = WebSocketPartialTextCheck()
     /// The closing handshake.
     public private(set) var handshake: WebSocketCloseHandshake
     /// Keep-alive pings; nil when off.
@@ -70,6 +81,25 @@ public struct WebSocketProtocolHandler: Sendable {
         self.keepAlive = keepAlive
     }
 
+    /// Turns on permessage-deflate as agreed in the opening handshake (RFC 7692 §7.1; the server's
+    /// `PerMessageDeflate.ServerConfiguration.negotiate(_:)`, the client's
+    /// `PerMessageDeflate.ClientConfiguration.accept(_:)`): RSV1 is accepted from then on, outgoing data
+    /// messages are compressed, incoming compressed ones inflated. Call it before the first frame.
+    ///
+    /// The zlib state it makes is shared by copies of the handler made afterwards: one connection, one
+    /// handler (a template handler, such as ``WebSocketListener/Configuration/connection``, stays without).
+    public mutating func enablePerMessageDeflate(_ agreement: PerMessageDeflate.Agreement) {
+        decoder = WebSocketFrameDecoder(role: decoder.role, maxFrameSize: decoder.maxFrameSize, allowedReservedBits: .rsv1)
+        deflate = WebSocketDeflateCodec(agreement: agreement, role: decoder.role)
+    }
+
+    /// What permessage-deflate agreed, or nil when it is not in use.
+    public var perMessageDeflate: PerMessageDeflate.Agreement? { deflate?.agreement }
+
+    /// Whether permessage-deflate's compressor and decompressor hold zlib state now (for memory tests):
+    /// only with context takeover. Both false without permessage-deflate.
+    package var deflateHoldsContext: (compressor: Bool, decompressor: Bool) { deflate?.holdsContext ?? (false, false) }
+
     /// The connection opened: the keep-alive timer starts.
     public func start() -> [Output] {
         keepAlive?.start().compactMap(Self.timer) ?? []
@@ -81,7 +111,15 @@ public struct WebSocketProtocolHandler: Sendable {
         var outputs: [Output] = []
         while !isClosed {
             do throws(WebSocketProtocolError) {
-                guard let frame = try decoder.decode(&buffer) else { break }
+                guard var frame = try decoder.decode(&buffer) else {
+                    try partialText.check(buffer, decoder: decoder, assembler: assembler, deflate: deflate)
+                    break
+                }
+                partialText = WebSocketPartialTextCheck()
+                if var codec = deflate {
+                    frame = try codec.inflate(frame, maxMessageSize: assembler.maxMessageSize)
+                    deflate = codec
+                }
                 if let message = try assembler.append(frame) { outputs += handle(message) }
             } catch {
                 outputs += handshake.fail(code: error.closeCode, reason: Self.reason(error)).flatMap(output)
@@ -119,8 +157,8 @@ public struct WebSocketProtocolHandler: Sendable {
     public mutating func send(_ message: WebSocketMessage) throws(SendError) -> [Output] {
         guard handshake.canSend else { throw .closing }
         switch message {
-        case .text(let text): return frame(.text, Data(text.utf8))
-        case .binary(let data): return frame(.binary, data)
+        case .text(let text): return dataFrame(.text, Data(text.utf8))
+        case .binary(let data): return dataFrame(.binary, data)
         case .ping(let payload): return try sendPing(payload)
         case .pong(let payload): return frame(.pong, payload)
         case .close(let payload): return close(code: payload.code, reason: payload.reason)
@@ -181,6 +219,13 @@ public struct WebSocketProtocolHandler: Sendable {
     /// One frame of `opcode` with `payload`, encoded for the role (a client masks it).
     private func frame(_ opcode: WebSocketOpcode, _ payload: Data) -> [Output] {
         guard let bytes = try? encoder.encode(WebSocketFrame(opcode: opcode, payload: payload)) else { return [] }
+        return [.write(bytes)]
+    }
+
+    /// A whole text or binary message as one frame: compressed with RSV1 when permessage-deflate is on.
+    private func dataFrame(_ opcode: WebSocketOpcode, _ payload: Data) -> [Output] {
+        guard let deflate else { return frame(opcode, payload) }
+        guard let bytes = try? encoder.encode(deflate.frame(opcode, payload)) else { return [] }
         return [.write(bytes)]
     }
 

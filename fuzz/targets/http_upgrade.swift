@@ -5,7 +5,9 @@
 // - a head ends after more than the limit's bytes, or the parser waits for more after more than the limit;
 // - a parsed head, written back, does not parse to itself;
 // - an upgrade the server accepts, answered with its own 101, is refused by a client that offered what the
-//   request offered; a refusal's or a parse error's answer does not parse with its status.
+//   request offered; a refusal's or a parse error's answer does not parse with its status;
+// - permessage-deflate's server negotiation on the offered extensions answers with an element that is not
+//   a valid header element parsing back to itself.
 import Foundation
 import SocketFraming
 
@@ -89,8 +91,16 @@ func checkUpgrade(_ head: HTTPRequestHead) {
         } catch {
             fatalError("client refuses the server's own 101: \(error)")
         }
+        checkDeflateNegotiation(request.extensions)
     case let .refused(refusal): checkAnswer(refusal.response, status: refusal.statusCode)
     case .notUpgrade: break
+    }
+}
+
+func checkDeflateNegotiation(_ offers: [WebSocketExtension]) {
+    guard case let .accepted(_, response, index) = PerMessageDeflate.ServerConfiguration().negotiate(offers) else { return }
+    guard index < offers.count, response.isValidHeaderElement, WebSocketExtension.parse([response.description]) == [response] else {
+        fatalError("deflate response \(response) is not a valid header element")
     }
 }
 

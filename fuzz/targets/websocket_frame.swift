@@ -8,7 +8,9 @@
 // - a frame breaks a rule the decoder enforces (role's masking, allowed reserved bits, control-frame
 //   rules, the frame limit), or a message breaks one the assembler enforces (the message limit);
 // - UTF8Validator disagrees with the standard library's UTF-8 validation on a payload, or the assembler
-//   hands on text that is not the payloads' bytes.
+//   hands on text that is not the payloads' bytes;
+// - `partialFrame(in:payloadOffset:)` on a prefix of a decoded frame's bytes disagrees with the frame
+//   (header fields, announced length, the unmasked payload bytes from the offset).
 import Foundation
 import SocketFraming
 
@@ -54,6 +56,7 @@ public func fuzzWebSocketFrame(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CI
         let consumed = stream.count - buffer.readableBytes
         checkRules(frame, role: role, maxFrameSize: maxFrameSize, allowed: allowed)
         checkReencoding(frame, role: role, bytes: stream[offset..<consumed])
+        checkPartialFrame(frame, decoder: decoder, bytes: stream[offset..<consumed], seed: Int(chunkSeed) &+ offset)
         offset = consumed
         checkValidator(frame.payload)
         if frame.opcode == .text { textSoFar = [] }
@@ -99,4 +102,22 @@ func checkValidator(_ payload: Data) {
     let bytes = [UInt8](payload)
     let standard = String(validating: bytes, as: UTF8.self) != nil
     guard UTF8Validator.isValid(payload) == standard else { fatalError("UTF8Validator disagrees on \(bytes)") }
+}
+
+/// `partialFrame` on a prefix of `bytes` (one whole frame), cut and offset by `seed`: nil, or the frame's
+/// header fields with the prefix's payload bytes from the offset.
+func checkPartialFrame(_ frame: WebSocketFrame, decoder: WebSocketFrameDecoder, bytes: ArraySlice<UInt8>, seed: Int) {
+    guard !bytes.isEmpty else { return }
+    let cut = seed % bytes.count
+    var buffer = FrameBuffer()
+    buffer.append(contentsOf: Array(bytes.prefix(cut)))
+    let payloadOffset = (seed / 7) % (frame.payload.count + 2)
+    guard let (partial, length) = try? decoder.partialFrame(in: buffer, payloadOffset: payloadOffset) else { return }
+    guard length == frame.payload.count, partial.fin == frame.fin, partial.opcode == frame.opcode,
+        partial.reservedBits == frame.reservedBits, partial.maskingKey == frame.maskingKey
+    else { fatalError("partial frame header differs: \(partial) vs \(frame)") }
+    let start = min(payloadOffset, frame.payload.count)
+    guard partial.payload == frame.payload.dropFirst(start).prefix(partial.payload.count),
+        start + partial.payload.count < frame.payload.count || partial.payload.isEmpty
+    else { fatalError("partial frame payload differs at offset \(payloadOffset)") }
 }

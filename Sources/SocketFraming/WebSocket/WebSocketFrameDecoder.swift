@@ -79,6 +79,39 @@ public struct WebSocketFrameDecoder: Sendable {
             payload: payload)
     }
 
+    /// The frame at the front of `buffer` whose header has arrived whole but whose payload has not: its
+    /// header fields, and the payload bytes readable so far from `payloadOffset` on, unmasked (the
+    /// frame's `payload`; empty when `payloadOffset` is past them: the header alone); nil while the
+    /// header is incomplete, or when the whole frame is readable (then ``decode(_:)`` takes it).
+    /// Consumes nothing.
+    ///
+    /// For checking a text frame's UTF-8 before its end has arrived (RFC 6455 §8.1, fail fast): a caller
+    /// that has looked at the first `payloadOffset` bytes already asks only for the bytes after them.
+    ///
+    /// - Returns: the partial frame and the payload length its header announces, in bytes.
+    /// - Throws: `WebSocketProtocolError` for a header ``decode(_:)`` refuses.
+    public func partialFrame(
+        in buffer: FrameBuffer, payloadOffset: Int = 0
+    ) throws(WebSocketProtocolError) -> (frame: WebSocketFrame, payloadLength: Int)? {
+        let rules = WebSocketFrameHeader.Rules(
+            role: role, allowedReservedBits: allowedReservedBits, maxFrameSize: maxFrameSize)
+        let parsed = buffer.withUnsafeReadableBytes { bytes in
+            Result { () throws(WebSocketProtocolError) in try WebSocketFrameHeader.parse(bytes, rules: rules) }
+        }
+        guard let header = try parsed.get() else { return nil }
+        let available = buffer.readableBytes - header.headerLength
+        guard available < header.payloadLength else { return nil }
+        let start = min(max(payloadOffset, 0), available)
+        var payload = buffer.getData(at: header.headerLength + start, count: available - start) ?? Data()
+        if let key = header.maskingKey {
+            payload.withUnsafeMutableBytes { key.apply(to: $0, offset: start) }
+        }
+        let frame = WebSocketFrame(
+            fin: header.fin, reservedBits: header.reservedBits, opcode: header.opcode, maskingKey: header.maskingKey,
+            payload: payload)
+        return (frame, header.payloadLength)
+    }
+
     /// Decodes one frame after the stream has ended: ``decode(_:)``, then `.truncatedFrame` (close code
     /// 1006, not sent) if it returned nil while bytes remain.
     public mutating func decodeLast(_ buffer: inout FrameBuffer) throws(WebSocketProtocolError) -> WebSocketFrame? {

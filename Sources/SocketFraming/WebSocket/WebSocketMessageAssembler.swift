@@ -48,6 +48,18 @@ public struct WebSocketMessageAssembler: Sendable {
     /// Whether a fragmented message has begun and its last fragment has not arrived yet.
     public var isAssemblingMessage: Bool { open != nil }
 
+    /// The UTF-8 check a frame of `opcode` would continue, for looking at a text frame's bytes before the
+    /// whole frame has arrived (RFC 6455 §8.1, fail fast): a fresh validator at offset 0 for a text frame
+    /// with no message open, a copy of the open text message's validator and its length so far for a
+    /// continuation; nil for anything else (binary, control, or a frame ``append(_:)`` will refuse).
+    public func textValidator(forFrameWith opcode: WebSocketOpcode) -> (validator: UTF8Validator, messageOffset: Int)? {
+        switch (opcode, open) {
+        case (.text, nil): return (UTF8Validator(), 0)
+        case (.continuation, let message?) where message.isText: return (message.validator, message.bytes.count)
+        default: return nil
+        }
+    }
+
     /// Takes the next frame: returns the message it completes, the control frame it is, or nil when it is
     /// a fragment of a message not complete yet.
     ///

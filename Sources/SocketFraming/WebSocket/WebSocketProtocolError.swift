@@ -48,17 +48,23 @@ public enum WebSocketProtocolError: Error, Hashable, Sendable, CustomStringConve
     /// A close reason of `length` UTF-8 bytes does not fit a close frame: at most 123 bytes, the 125 of a
     /// control frame less the code (RFC 6455 §5.5). Only when sending. 1002.
     case closeReasonTooLong(length: Int)
+    /// A compressed message (RSV1 on its first frame, permessage-deflate agreed; RFC 7692 §6.2) could not
+    /// be inflated: over the message limit (`.messageTooBig`, inflating stopped there: 1009) or not valid
+    /// deflate data (`.corruptData`: 1007). See `PerMessageDeflate.DecompressionError.closeCode`.
+    case decompressionFailed(PerMessageDeflate.DecompressionError)
     /// The stream ended inside a frame, `bufferedBytes` of it received. 1006, reported locally and never
     /// sent: there is no connection left to send it on (RFC 6455 §7.1.5).
     case truncatedFrame(bufferedBytes: Int)
 
     /// The close code to fail the connection with (RFC 6455 §7.1.7): 1009 for sizes over a limit, 1007
-    /// for invalid UTF-8, 1006 (never sent) for a truncated stream, 1002 for everything else.
+    /// for invalid UTF-8, 1006 (never sent) for a truncated stream, the decompression error's code (1009 or
+    /// 1007) for a compressed message, 1002 for everything else.
     public var closeCode: WebSocketCloseCode {
         switch self {
         case .frameTooLarge, .messageTooLarge: .messageTooBig
         case .invalidUTF8, .invalidCloseReason: .invalidPayloadData
         case .truncatedFrame: .abnormalClosure
+        case .decompressionFailed(let error): WebSocketCloseCode(rawValue: error.closeCode)
         default: .protocolError
         }
     }
@@ -86,6 +92,7 @@ public enum WebSocketProtocolError: Error, Hashable, Sendable, CustomStringConve
         case let .invalidCloseCode(code): "close code \(code) is not valid on the wire"
         case let .invalidCloseReason(offset): "close reason is not valid UTF-8 at byte \(offset)"
         case let .closeReasonTooLong(length): "close reason of \(length) bytes exceeds 123 bytes"
+        case let .decompressionFailed(error): "\(error)"
         case let .truncatedFrame(bufferedBytes): "stream ended inside a frame, \(bufferedBytes) bytes of it received"
         }
     }

@@ -38,8 +38,8 @@ extension PerMessageDeflate {
 
         /// The offer to send in `Sec-WebSocket-Extensions`, e.g. `permessage-deflate; client_max_window_bits`
         /// with the defaults.
-        public var offer: WebSocketExtensionOffer {
-            var parameters: [WebSocketExtensionOffer.Parameter] = []
+        public var offer: WebSocketExtension {
+            var parameters: [WebSocketExtension.Parameter] = []
             if requestServerNoContextTakeover { parameters.append(.init(name: ParameterName.serverNoContextTakeover.rawValue)) }
             if requestClientNoContextTakeover { parameters.append(.init(name: ParameterName.clientNoContextTakeover.rawValue)) }
             if serverMaxWindowBits < 15 {
@@ -49,7 +49,7 @@ extension PerMessageDeflate {
                 let value = clientMaxWindowBits < 15 ? String(clientMaxWindowBits) : nil
                 parameters.append(.init(name: ParameterName.clientMaxWindowBits.rawValue, value: value))
             }
-            return WebSocketExtensionOffer(name: PerMessageDeflate.extensionName, parameters: parameters)
+            return WebSocketExtension(name: PerMessageDeflate.extensionName, parameters: parameters)
         }
 
         /// Checks the server's response to ``offer`` and returns what was agreed.
@@ -59,7 +59,7 @@ extension PerMessageDeflate {
         ///   value (`client_max_window_bits` needs a value in a response); `client_max_window_bits` when
         ///   not offered; `server_no_context_takeover` or `server_max_window_bits` missing though asked for;
         ///   `server_max_window_bits` above the offer's.
-        public func accept(_ response: WebSocketExtensionOffer) throws(NegotiationError) -> Agreement {
+        public func accept(_ response: WebSocketExtension) throws(NegotiationError) -> Agreement {
             guard response.name.lowercased() == PerMessageDeflate.extensionName else {
                 throw .notPermessageDeflate(name: response.name)
             }

@@ -30,7 +30,7 @@ extension PerMessageDeflate {
         enum Element { case offer, response }
 
         /// Reads `parameters` of an `element`; the first fault found, in the parameters' order, is thrown.
-        init(_ parameters: [WebSocketExtensionOffer.Parameter], in element: Element) throws(NegotiationError) {
+        init(_ parameters: [WebSocketExtension.Parameter], in element: Element) throws(NegotiationError) {
             var seen: Set<ParameterName> = []
             for parameter in parameters {
                 guard let name = ParameterName(rawValue: parameter.name.lowercased()) else {

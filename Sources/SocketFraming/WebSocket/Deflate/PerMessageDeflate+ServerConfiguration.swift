@@ -60,7 +60,7 @@ extension PerMessageDeflate {
         public enum Decision: Sendable, Equatable {
             /// The offer at `offerIndex` (in the list given) was accepted: send `response` back and use
             /// `agreement`.
-            case accepted(agreement: Agreement, response: WebSocketExtensionOffer, offerIndex: Int)
+            case accepted(agreement: Agreement, response: WebSocketExtension, offerIndex: Int)
             /// No permessage-deflate offer was acceptable (or there was none): go on without the extension.
             /// `refusals` holds, for each permessage-deflate offer in order, why it was refused.
             case declined(refusals: [NegotiationError])
@@ -72,7 +72,7 @@ extension PerMessageDeflate {
         /// An offer is refused (RFC 7692 §7.1) for an unknown or duplicate parameter, or an invalid value
         /// (see ``NegotiationError``). Every valid offer is acceptable: the server can honour any window
         /// of 8–15 bits (8 is compressed with 9, see ``PerMessageDeflate``) and either context mode.
-        public func negotiate(_ offers: [WebSocketExtensionOffer]) -> Decision {
+        public func negotiate(_ offers: [WebSocketExtension]) -> Decision {
             var refusals: [NegotiationError] = []
             for (index, offer) in offers.enumerated() where offer.name.lowercased() == PerMessageDeflate.extensionName {
                 do {
@@ -87,8 +87,8 @@ extension PerMessageDeflate {
         }
 
         /// The agreement and response for one valid offer.
-        func accept(_ offered: Parameters) -> (Agreement, WebSocketExtensionOffer) {
-            var response: [WebSocketExtensionOffer.Parameter] = []
+        func accept(_ offered: Parameters) -> (Agreement, WebSocketExtension) {
+            var response: [WebSocketExtension.Parameter] = []
             let serverNoContextTakeover = offered.serverNoContextTakeover || self.serverNoContextTakeover
             if serverNoContextTakeover { response.append(.init(name: ParameterName.serverNoContextTakeover.rawValue)) }
             let clientNoContextTakeover = offered.clientNoContextTakeover || self.clientNoContextTakeover
@@ -111,7 +111,7 @@ extension PerMessageDeflate {
             let agreement = Agreement(
                 serverNoContextTakeover: serverNoContextTakeover, clientNoContextTakeover: clientNoContextTakeover,
                 serverMaxWindowBits: serverBits, clientMaxWindowBits: clientBits)
-            return (agreement, WebSocketExtensionOffer(name: PerMessageDeflate.extensionName, parameters: response))
+            return (agreement, WebSocketExtension(name: PerMessageDeflate.extensionName, parameters: response))
         }
     }
 }

@@ -1,8 +1,19 @@
 /// One extension of a `Sec-WebSocket-Extensions` header (RFC 6455 §9.1): a client's offer, or the one a
-/// server accepted, e.g. `permessage-deflate; client_max_window_bits` (RFC 7692 §5).
-public struct WebSocketExtension: Equatable, Sendable, CustomStringConvertible {
+/// server accepted, e.g. `permessage-deflate; client_max_window_bits` (RFC 7692 §5 calls both "extension
+/// negotiation offers/responses"). The one type for the handshake's header parser, the listener's request,
+/// the delegate's open callback and permessage-deflate's negotiation (`PerMessageDeflate`).
+///
+/// `permessage-deflate; client_max_window_bits; server_max_window_bits="10"` is
+///
+///     WebSocketExtension(name: "permessage-deflate", parameters: [
+///         .init(name: "client_max_window_bits"), .init(name: "server_max_window_bits", value: "10")
+///     ])
+///
+/// Values are kept after quoted-string unescaping (RFC 7692 §7.1: `x="10"` and `x=10` are the same value)
+/// and names as written; permessage-deflate's negotiation compares names without regard to ASCII case.
+public struct WebSocketExtension: Hashable, Sendable, CustomStringConvertible {
     /// One parameter: a name and, unless it stands alone, a value.
-    public struct Parameter: Equatable, Sendable {
+    public struct Parameter: Hashable, Sendable {
         /// The parameter's name, a token.
         public var name: String
         /// The value, unquoted (a quoted-string's value after unescaping; it must be a token, §9.1), or
@@ -21,15 +32,18 @@ public struct WebSocketExtension: Equatable, Sendable, CustomStringConvertible {
     /// The parameters in order, as written (names may repeat; the extension decides what that means).
     public var parameters: [Parameter]
 
-    /// An extension `name` with `parameters`.
-    /// - Precondition: `name`, every parameter's name and every value are tokens (RFC 6455 §9.1).
+    /// An extension `name` with `parameters`, taken as given: an element parsed from the wire has only
+    /// tokens (``parse(_:)``), one made by hand is checked where it is written into a header
+    /// (``isValidHeaderElement``), so that a negotiation can be handed, and refuse, any value.
     public init(name: String, parameters: [Parameter] = []) {
-        precondition(HTTPSyntax.isToken(name), "an extension name must be a token: \(name)")
-        precondition(
-            parameters.allSatisfy { HTTPSyntax.isToken($0.name) && $0.value.map(HTTPSyntax.isToken) ?? true },
-            "extension parameters must be tokens")
         self.name = name
         self.parameters = parameters
+    }
+
+    /// Whether the element can be written into `Sec-WebSocket-Extensions` as ``description`` writes it:
+    /// its name, every parameter's name and every value are tokens (RFC 6455 §9.1).
+    public var isValidHeaderElement: Bool {
+        HTTPSyntax.isToken(name) && parameters.allSatisfy { HTTPSyntax.isToken($0.name) && $0.value.map(HTTPSyntax.isToken) ?? true }
     }
 
     /// The header element: `permessage-deflate; client_max_window_bits=10` (values written as tokens).
@@ -39,8 +53,10 @@ public struct WebSocketExtension: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The header value of `extensions`, elements joined by ", ".
+    /// - Precondition: every element ``isValidHeaderElement`` (a programmer error otherwise).
     public static func headerValue(_ extensions: [WebSocketExtension]) -> String {
-        extensions.map(\.description).joined(separator: ", ")
+        precondition(extensions.allSatisfy(\.isValidHeaderElement), "extension names, parameters and values must be tokens")
+        return extensions.map(\.description).joined(separator: ", ")
     }
 
     /// The extensions listed in `values`, the values of every `Sec-WebSocket-Extensions` field in order

@@ -26,7 +26,8 @@ public struct WebSocketUpgradeRequest: Equatable, Sendable {
     /// The 101 Switching Protocols answer (§4.2.2 item 5): `Upgrade: websocket`, `Connection: Upgrade`,
     /// `Sec-WebSocket-Accept`, then `Sec-WebSocket-Protocol: subprotocol` and `Sec-WebSocket-Extensions`
     /// when given, then `extraHeaders` (e.g. `Set-Cookie`). After it the connection speaks frames.
-    /// - Precondition: `subprotocol` is nil or one the client offered (§4.2.2 item 5.5); `extraHeaders`
+    /// - Precondition: `subprotocol` is nil or one the client offered (§4.2.2 item 5.5); `accepted` are
+    ///   valid header elements (`WebSocketExtension.isValidHeaderElement`); `extraHeaders`
     ///   names are tokens and values hold no CR, LF or NUL (programmer errors).
     public func accept(
         subprotocol: String? = nil, extensions accepted: [WebSocketExtension] = [], extraHeaders: HTTPHeaders = HTTPHeaders()

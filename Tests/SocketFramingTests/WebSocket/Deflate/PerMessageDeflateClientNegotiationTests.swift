@@ -5,7 +5,7 @@ import Testing
 @Suite struct PerMessageDeflateClientNegotiationTests {
     typealias Error = PerMessageDeflate.NegotiationError
     typealias Configuration = PerMessageDeflate.ClientConfiguration
-    static func offer(_ parameters: String..., name: String = "permessage-deflate") -> WebSocketExtensionOffer {
+    static func offer(_ parameters: String..., name: String = "permessage-deflate") -> WebSocketExtension {
         PerMessageDeflateServerNegotiationTests.offer(parameters, name: name)
     }
 
@@ -85,8 +85,7 @@ import Testing
             .windowBitsAboveOffer(parameter: "server_max_window_bits", offered: 10, answered: 11)
         )
     ])
-    func an_unacceptable_response_is_refused_with_its_reason(configuration: Configuration, response: WebSocketExtensionOffer, reason: Error)
-    {
+    func an_unacceptable_response_is_refused_with_its_reason(configuration: Configuration, response: WebSocketExtension, reason: Error) {
         #expect(throws: reason) { try configuration.accept(response) }
     }
 }

@@ -6,13 +6,13 @@ import Testing
     typealias Error = PerMessageDeflate.NegotiationError
 
     /// `permessage-deflate` with `parameters`, each `name` or `name=value`.
-    static func offer(_ parameters: String..., name: String = "permessage-deflate") -> WebSocketExtensionOffer {
+    static func offer(_ parameters: String..., name: String = "permessage-deflate") -> WebSocketExtension {
         offer(parameters, name: name)
     }
 
     /// `permessage-deflate` (or `name`) with `parameters`, each `name` or `name=value`.
-    static func offer(_ parameters: [String], name: String = "permessage-deflate") -> WebSocketExtensionOffer {
-        WebSocketExtensionOffer(
+    static func offer(_ parameters: [String], name: String = "permessage-deflate") -> WebSocketExtension {
+        WebSocketExtension(
             name: name,
             parameters: parameters.map { text in
                 let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -22,15 +22,14 @@ import Testing
 
     /// The response and agreement `configuration` gives for `offers`, or nil when it declines.
     static func accept(
-        _ offers: [WebSocketExtensionOffer], _ configuration: PerMessageDeflate.ServerConfiguration = .init()
-    ) -> (response: WebSocketExtensionOffer, agreement: PerMessageDeflate.Agreement, index: Int)? {
+        _ offers: [WebSocketExtension], _ configuration: PerMessageDeflate.ServerConfiguration = .init()
+    ) -> (response: WebSocketExtension, agreement: PerMessageDeflate.Agreement, index: Int)? {
         guard case let .accepted(agreement, response, index) = configuration.negotiate(offers) else { return nil }
         return (response, agreement, index)
     }
 
     /// The refusals `configuration` gives for `offers`, or nil when it accepts one.
-    static func refusals(_ offers: [WebSocketExtensionOffer], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]?
-    {
+    static func refusals(_ offers: [WebSocketExtension], _ configuration: PerMessageDeflate.ServerConfiguration = .init()) -> [Error]? {
         guard case let .declined(refusals) = configuration.negotiate(offers) else { return nil }
         return refusals
     }
@@ -122,14 +121,14 @@ import Testing
             .invalidWindowBits(parameter: "client_max_window_bits", value: "\u{0661}\u{0665}")
         )
     ])
-    func an_invalid_offer_is_refused_with_its_reason(offer: WebSocketExtensionOffer, reason: Error) {
+    func an_invalid_offer_is_refused_with_its_reason(offer: WebSocketExtension, reason: Error) {
         #expect(Self.refusals([offer]) == [reason])
     }
 
     @Test func the_first_acceptable_offer_wins_and_the_refused_ones_before_it_are_skipped() throws {
         let offers = [
             Self.offer("server_max_window_bits=20"),
-            WebSocketExtensionOffer(name: "x-webkit-deflate-frame"),
+            WebSocketExtension(name: "x-webkit-deflate-frame"),
             Self.offer("server_max_window_bits=10", "client_max_window_bits"),
             Self.offer()
         ]
@@ -142,10 +141,10 @@ import Testing
     }
 
     @Test func when_every_offer_is_refused_the_server_declines_with_each_reason_in_order() {
-        let offers = [Self.offer("a"), WebSocketExtensionOffer(name: "other"), Self.offer("server_max_window_bits")]
+        let offers = [Self.offer("a"), WebSocketExtension(name: "other"), Self.offer("server_max_window_bits")]
         #expect(Self.refusals(offers) == [.unknownParameter(name: "a"), .missingValue(parameter: "server_max_window_bits")])
         #expect(Self.refusals([]) == [])
-        #expect(Self.refusals([WebSocketExtensionOffer(name: "other")]) == [])
+        #expect(Self.refusals([WebSocketExtension(name: "other")]) == [])
     }
 
     @Test func refusals_read_as_english() {
