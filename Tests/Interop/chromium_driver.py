@@ -8,13 +8,14 @@ Starts Chromium with `--remote-debugging-pipe`: it reads DevTools commands on it
 answers and events on its descriptor 4, each message one JSON object followed by a NUL byte. Opens URL
 in a new tab with a 720 × 360 viewport, waits for its load event, then evaluates `window.interopResult`
 (a Promise the page resolves with its results) and waits for it, takes a PNG screenshot of the viewport
-into PNG, and prints one JSON line:
+into PNG (also when the page failed or timed out, if the browser still answers), and prints one JSON
+line:
 
   {"result": <the page's value or null>, "browser": "Chrome/MAJOR.MINOR.BUILD.PATCH",
    "console": ["…", …], "error": <null or what went wrong>}
 
 `console` holds the browser's own log entries about WebSockets (Log.entryAdded), e.g. why a handshake
-failed. Everything is bounded by --timeout (default 30 s). DIR is the browser's profile, made fresh by
+failed. Everything is bounded by --timeout (default 30 s; 5 s more for a failed page's screenshot). DIR is the browser's profile, made fresh by
 the caller. Chromium runs in a process group of its own; on every way out (done, error, time-out,
 SIGTERM) the driver kills that group and, as the child subreaper, every other descendant, and reaps
 them all before it prints; if the driver itself is killed, the kernel kills the browser
@@ -34,13 +35,18 @@ import time
 PR_SET_PDEATHSIG = 1  # prctl(2)
 PR_SET_CHILD_SUBREAPER = 36
 WEBSOCKET_LOG_WORD = "WebSocket"
-VIEWPORT = (720, 360)  # CSS pixels, and the screenshot's size in pixels
+VIEWPORT = (720, 360)
+SCREENSHOT_GRACE = 5  # seconds for the screenshot of a page that failed or timed out  # CSS pixels, and the screenshot's size in pixels
 
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 
 
 class DriverError(Exception):
     pass
+
+
+class Terminated(DriverError):
+    """SIGTERM arrived: clean up and go, no screenshot."""
 
 
 class DevTools:
@@ -179,22 +185,34 @@ def drive(devtools, url, screenshot, output):
     devtools.command(
         "Emulation.setDeviceMetricsOverride",
         {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False}, session=session)
-    navigation = devtools.command("Page.navigate", {"url": url}, session=session)
-    if navigation.get("errorText"):
-        raise DriverError(f"navigating to {url}: {navigation['errorText']}")
-    devtools.event("Page.loadEventFired", session)
-    evaluation = devtools.command(
-        "Runtime.evaluate", {"expression": "window.interopResult", "awaitPromise": True, "returnByValue": True},
-        session=session)
-    if "exceptionDetails" in evaluation:
-        raise DriverError(f"the page's script threw: {evaluation['exceptionDetails']}")
-    output["result"] = evaluation["result"].get("value")
-    picture = devtools.command("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
-    with open(screenshot, "wb") as file:
-        file.write(base64.b64decode(picture))
+    failure = None
+    try:
+        navigation = devtools.command("Page.navigate", {"url": url}, session=session)
+        if navigation.get("errorText"):
+            raise DriverError(f"navigating to {url}: {navigation['errorText']}")
+        devtools.event("Page.loadEventFired", session)
+        evaluation = devtools.command(
+            "Runtime.evaluate", {"expression": "window.interopResult", "awaitPromise": True, "returnByValue": True},
+            session=session)
+        if "exceptionDetails" in evaluation:
+            raise DriverError(f"the page's script threw: {evaluation['exceptionDetails']}")
+        output["result"] = evaluation["result"].get("value")
+    except Terminated:
+        raise
+    except DriverError as error:
+        failure = error  # the screenshot and the log still tell how far the page got
+        devtools.deadline = time.monotonic() + SCREENSHOT_GRACE
+    try:
+        picture = devtools.command("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
+        with open(screenshot, "wb") as file:
+            file.write(base64.b64decode(picture))
+    except DriverError as error:
+        failure = failure or error
     for event in devtools.events:
         if event["method"] == "Log.entryAdded" and WEBSOCKET_LOG_WORD in event["params"]["entry"]["text"]:
             output["console"].append(event["params"]["entry"]["text"])
+    if failure:
+        raise failure
 
 
 def main():
@@ -207,7 +225,7 @@ def main():
     options = parser.parse_args()
 
     def terminate(signum, frame):
-        raise DriverError(f"signal {signum}")
+        raise Terminated(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, terminate)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

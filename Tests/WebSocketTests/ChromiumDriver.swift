@@ -28,7 +28,7 @@ struct ChromiumDriver {
     }
 
     /// Runs the driver on `url` (a page on 127.0.0.1), with a fresh profile directory, waiting up to
-    /// `limit`; the screenshot goes to `screenshot`. Afterwards no process of that browser runs any more
+    /// `limit` (× ``TestTiming/slowdown``); the screenshot goes to `screenshot`. Afterwards no process of that browser runs any more
     /// (recorded as an issue, and killed, if one does): the driver kills and reaps them on every path;
     /// when it hangs past `limit` it gets SIGTERM, which makes it do the same, and only then SIGKILL.
     static func open<PageResult: Decodable>(
@@ -37,13 +37,13 @@ struct ChromiumDriver {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("ws-chromium-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: profile) }
-        let seconds = limit.components.seconds
+        let seconds = TestTiming.hangLimit(limit).components.seconds
         let printed = try await runOnAThread { () throws -> Data in
             let driver = try ChildProcess(
                 "/usr/bin/python3",
                 [script, "--url", url, "--screenshot", screenshot, "--profile", profile, "--chromium", binary, "--timeout", "\(seconds)"])
             defer { driver.stop() }
-            if driver.waitForExit(within: limit + .seconds(15)) == nil {
+            if driver.waitForExit(within: limit + .seconds(20)) == nil {  // hangLimit'ed inside
                 kill(driver.pid, SIGTERM)  // not reaped yet: the pid is still the driver's
                 _ = driver.waitForExit(within: .seconds(15))
                 throw WaitTimedOut(

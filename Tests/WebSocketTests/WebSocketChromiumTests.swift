@@ -74,12 +74,13 @@ import WebSocket
 
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("ws-chromium-\(UUID().uuidString).png").path
         let screenshot = ProcessInfo.processInfo.environment["WEBSOCKET_CHROMIUM_SCREENSHOT"] ?? temporary
-        defer { try? FileManager.default.removeItem(atPath: temporary) }
         let output = try await ChromiumDriver.open(
             "\(origin)/?refusing=\(refusingListener.port)", screenshot: screenshot, limit: .seconds(30), as: PageResult.self)
-        #expect(output.error == nil)
+        let failed = output.error != nil || output.result?.error != nil
+        defer { if !failed { try? FileManager.default.removeItem(atPath: temporary) } }  // kept to look at when it failed
+        #expect(output.error == nil, "screenshot: \(screenshot)")
         let result = try #require(output.result)
-        #expect(result.error == nil)
+        #expect(result.error == nil, "screenshot: \(screenshot)")
         #expect(result.origin == origin)
 
         // Case 1: each echo exactly as sent; the page's close code and reason reach our server.
