@@ -12,7 +12,11 @@ into PNG (also when the page failed or timed out, if the browser still answers),
 line:
 
   {"result": <the page's value or null>, "browser": "Chrome/MAJOR.MINOR.BUILD.PATCH",
-   "console": ["…", …], "error": <null or what went wrong>}
+   "console": ["…", …], "error": <null or what went wrong>,
+   "seconds": {"browser": …, "loaded": …, "result": …, "done": …}}
+
+`seconds` tells when, after the driver started, the browser answered, the page had loaded, its result
+was there, and everything was cleaned up.
 
 `console` holds the browser's own log entries about WebSockets (Log.entryAdded), e.g. why a handshake
 failed. Everything is bounded by --timeout (default 30 s; 5 s more for a failed page's screenshot). DIR is the browser's profile, made fresh by
@@ -35,10 +39,11 @@ import time
 PR_SET_PDEATHSIG = 1  # prctl(2)
 PR_SET_CHILD_SUBREAPER = 36
 WEBSOCKET_LOG_WORD = "WebSocket"
-VIEWPORT = (720, 360)
-SCREENSHOT_GRACE = 5  # seconds for the screenshot of a page that failed or timed out  # CSS pixels, and the screenshot's size in pixels
+VIEWPORT = (720, 360)  # CSS pixels, and the screenshot's size in pixels
+SCREENSHOT_GRACE = 5  # seconds for the screenshot of a page that failed or timed out
 
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
+START = time.monotonic()
 
 
 class DriverError(Exception):
@@ -178,6 +183,7 @@ def stop_browser(browser):
 
 def drive(devtools, url, screenshot, output):
     output["browser"] = devtools.command("Browser.getVersion")["product"]
+    output["seconds"]["browser"] = round(time.monotonic() - START, 3)
     target = devtools.command("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = devtools.command("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     devtools.command("Page.enable", session=session)
@@ -191,12 +197,14 @@ def drive(devtools, url, screenshot, output):
         if navigation.get("errorText"):
             raise DriverError(f"navigating to {url}: {navigation['errorText']}")
         devtools.event("Page.loadEventFired", session)
+        output["seconds"]["loaded"] = round(time.monotonic() - START, 3)
         evaluation = devtools.command(
             "Runtime.evaluate", {"expression": "window.interopResult", "awaitPromise": True, "returnByValue": True},
             session=session)
         if "exceptionDetails" in evaluation:
             raise DriverError(f"the page's script threw: {evaluation['exceptionDetails']}")
         output["result"] = evaluation["result"].get("value")
+        output["seconds"]["result"] = round(time.monotonic() - START, 3)
     except Terminated:
         raise
     except DriverError as error:
@@ -229,7 +237,7 @@ def main():
 
     signal.signal(signal.SIGTERM, terminate)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    output = {"result": None, "browser": None, "console": [], "error": None}
+    output = {"result": None, "browser": None, "console": [], "error": None, "seconds": {}}
     browser = None
     try:
         browser, to_browser, from_browser = start_browser(options.chromium, options.profile)
@@ -248,6 +256,7 @@ def main():
                 stop_browser(browser)
             except DriverError as error:
                 output["error"] = output["error"] or str(error)
+    output["seconds"]["done"] = round(time.monotonic() - START, 3)
     print(json.dumps(output), flush=True)
     return 0 if output["error"] is None else 1
 

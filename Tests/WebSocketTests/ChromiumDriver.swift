@@ -25,6 +25,9 @@ struct ChromiumDriver {
         let console: [String]
         /// What went wrong in the driver (a time-out, the browser gone), or nil.
         let error: String?
+        /// When, after the driver started, the browser answered (`browser`), the page had loaded
+        /// (`loaded`), its result was there (`result`) and all was cleaned up (`done`).
+        let seconds: [String: Double]
     }
 
     /// Runs the driver on `url` (a page on 127.0.0.1), with a fresh profile directory, waiting up to

@@ -49,6 +49,8 @@ import WebSocket
             let close: Close
         }
         let origin: String
+        /// How long each case took in the page.
+        let milliseconds: [String: Int]
         let echo: Echo?
         let serverClose: ServerClose?
         let refused: Refused?
@@ -74,13 +76,14 @@ import WebSocket
 
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("ws-chromium-\(UUID().uuidString).png").path
         let screenshot = ProcessInfo.processInfo.environment["WEBSOCKET_CHROMIUM_SCREENSHOT"] ?? temporary
-        let output = try await ChromiumDriver.open(
-            "\(origin)/?refusing=\(refusingListener.port)", screenshot: screenshot, limit: .seconds(30), as: PageResult.self)
+        let query = "refusing=\(refusingListener.port)&stepLimitMs=\(TestTiming.hangLimit(.seconds(10)).components.seconds * 1000)"
+        let output = try await ChromiumDriver.open("\(origin)/?\(query)", screenshot: screenshot, limit: .seconds(30), as: PageResult.self)
         let failed = output.error != nil || output.result?.error != nil
         defer { if !failed { try? FileManager.default.removeItem(atPath: temporary) } }  // kept to look at when it failed
-        #expect(output.error == nil, "screenshot: \(screenshot)")
+        let timings = "driver \(output.seconds) s, page \(output.result?.milliseconds ?? [:]) ms"
+        #expect(output.error == nil, "screenshot: \(screenshot); \(timings)")
         let result = try #require(output.result)
-        #expect(result.error == nil, "screenshot: \(screenshot)")
+        #expect(result.error == nil, "screenshot: \(screenshot); \(timings)")
         #expect(result.origin == origin)
 
         // Case 1: each echo exactly as sent; the page's close code and reason reach our server.
@@ -119,7 +122,7 @@ import WebSocket
                 "/server-close accepted \(origin)",
                 "/server-close closed 4001 \"\(PageServingListenerDelegate.serverCloseReason)\" (clean)"
             ])
-        #expect(app.requests.withLock { $0 }.first == "GET /?refusing=\(refusingListener.port)")
+        #expect(app.requests.withLock { $0 }.first == "GET /?\(query)")
 
         // The screenshot: a PNG of the page's 720 × 360 viewport (chromium_driver.py sets it).
         let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
