@@ -28,6 +28,7 @@ them all before it prints; if the driver itself is killed, the kernel kills the 
 import argparse
 import base64
 import ctypes
+import fcntl
 import json
 import os
 import select
@@ -122,10 +123,12 @@ def start_browser(chromium, profile):
     def in_the_child():
         # Killed with the driver; the pipe ends moved to 3 and 4 (dup2 clears close-on-exec there).
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        high_read = os.dup2(commands_read, 100)
-        high_write = os.dup2(answers_write, 101)
+        high_read = fcntl.fcntl(commands_read, fcntl.F_DUPFD, 10)  # out of the way of 3 and 4
+        high_write = fcntl.fcntl(answers_write, fcntl.F_DUPFD, 10)
         os.dup2(high_read, 3)
         os.dup2(high_write, 4)
+        os.close(high_read)
+        os.close(high_write)
 
     # Its home, configuration and caches (crash reports too) inside the profile, nothing in the user's.
     environment = dict(os.environ, HOME=profile, XDG_CONFIG_HOME=profile, XDG_CACHE_HOME=profile)
