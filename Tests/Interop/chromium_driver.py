@@ -115,6 +115,7 @@ def start_browser(chromium, profile):
         chromium, "--headless=new", "--disable-gpu", "--remote-debugging-pipe", f"--user-data-dir={profile}",
         "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
         "--disable-component-update", "--disable-extensions", "--disable-sync", "--password-store=basic",
+        "--disable-dev-shm-usage",  # shared memory in /tmp: a container's /dev/shm may be 64 MB
         "--mute-audio", "--hide-scrollbars", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank",
     ]
     if os.geteuid() == 0:
