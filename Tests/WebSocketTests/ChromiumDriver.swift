@@ -41,7 +41,8 @@ struct ChromiumDriver {
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: profile) }
         let seconds = TestTiming.hangLimit(limit).components.seconds
-        let printed = try await runOnAThread { () throws -> Data in
+        // Waiting for the driver and reading /proc block: on a thread of their own, not the test's executor.
+        let (printed, leftovers) = try await runOnAThread { () throws -> (Data, [pid_t]) in
             let driver = try ChildProcess(
                 "/usr/bin/python3",
                 [script, "--url", url, "--screenshot", screenshot, "--profile", profile, "--chromium", binary, "--timeout", "\(seconds)"])
@@ -52,11 +53,11 @@ struct ChromiumDriver {
                 throw WaitTimedOut(
                     description: "chromium_driver.py still running after \(limit): \(String(decoding: driver.allOutput, as: UTF8.self))")
             }
-            return driver.allOutput
+            let leftovers = try processes(mentioning: profile)
+            leftovers.forEach { kill($0, SIGKILL) }
+            return (driver.allOutput, leftovers)
         }
-        let leftovers = try processes(mentioning: profile)
-        #expect(leftovers.isEmpty, "browser processes left running: \(leftovers)")
-        leftovers.forEach { kill($0, SIGKILL) }
+        #expect(leftovers.isEmpty, "browser processes left running (killed now): \(leftovers)")
         let lastLine = printed.split(separator: UInt8(ascii: "\n")).last ?? printed[...]
         do {
             return try JSONDecoder().decode(Output<PageResult>.self, from: Data(lastLine))
