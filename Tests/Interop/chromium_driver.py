@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium (Debian's `chromium`) through the DevTools protocol over a pipe, with the
+Python standard library only, for the WebSocket browser test (Tests/WebSocketTests/WebSocketChromiumTests).
+
+  chromium_driver.py --url URL --screenshot PNG --profile DIR [--chromium PATH] [--timeout SECONDS]
+
+Starts Chromium with `--remote-debugging-pipe`: it reads DevTools commands on its descriptor 3 and writes
+answers and events on its descriptor 4, each message one JSON object followed by a NUL byte. Opens URL
+in a new tab with a 720 × 360 viewport, waits for its load event, then evaluates `window.interopResult`
+(a Promise the page resolves with its results) and waits for it, takes a PNG screenshot of the viewport
+into PNG (also when the page failed or timed out, if the browser still answers), and prints one JSON
+line:
+
+  {"result": <the page's value or null>, "browser": "Chrome/MAJOR.MINOR.BUILD.PATCH",
+   "console": ["…", …], "error": <null or what went wrong>,
+   "seconds": {"browser": …, "loaded": …, "result": …, "done": …}}
+
+`seconds` tells when, after the driver started, the browser answered, the page had loaded, its result
+was there, and everything was cleaned up.
+
+`console` holds the browser's own log entries about WebSockets (Log.entryAdded), e.g. why a handshake
+failed. Everything is bounded by --timeout (default 30 s; 5 s more for a failed page's screenshot). DIR is the browser's profile, made fresh by
+the caller. Chromium runs in a process group of its own; on every way out (done, error, time-out,
+SIGTERM) the driver kills that group and, as the child subreaper, every other descendant, and reaps
+them all before it prints; if the driver itself is killed, the kernel kills the browser
+(PR_SET_PDEATHSIG). Loopback only: the caller gives a page on 127.0.0.1.
+"""
+import argparse
+import base64
+import ctypes
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+PR_SET_CHILD_SUBREAPER = 36
+WEBSOCKET_LOG_WORD = "WebSocket"
+VIEWPORT = (720, 360)  # CSS pixels, and the screenshot's size in pixels
+SCREENSHOT_GRACE = 5  # seconds for the screenshot of a page that failed or timed out
+
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+START = time.monotonic()
+
+
+class DriverError(Exception):
+    pass
+
+
+class Terminated(DriverError):
+    """SIGTERM arrived: clean up and go, no screenshot."""
+
+
+class DevTools:
+    """The DevTools protocol over the browser's pipe: commands with ids, answers matched by id, events
+    kept for later. Every read waits at most until `deadline` (time.monotonic())."""
+
+    def __init__(self, to_browser, from_browser, deadline):
+        self.to_browser = to_browser
+        self.from_browser = from_browser
+        self.deadline = deadline
+        self.next_id = 0
+        self.pending = b""
+        self.events = []
+
+    def command(self, method, params=None, session=None):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        data = json.dumps(message).encode() + b"\0"
+        while data:
+            data = data[os.write(self.to_browser, data):]
+        while True:
+            answer = self.read_message()
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise DriverError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+            if "method" in answer:
+                self.events.append(answer)
+
+    def event(self, method, session):
+        """The first event `method` of `session`, kept or still to come."""
+        while True:
+            for index, event in enumerate(self.events):
+                if event["method"] == method and event.get("sessionId") == session:
+                    return self.events.pop(index)
+            self.events.append(self.read_message())
+
+    def read_message(self):
+        while b"\0" not in self.pending:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise DriverError("timed out waiting for the browser")
+            ready, _, _ = select.select([self.from_browser], [], [], left)
+            if ready:
+                chunk = os.read(self.from_browser, 1 << 20)
+                if not chunk:
+                    raise DriverError("the browser closed its DevTools pipe")
+                self.pending += chunk
+        message, _, self.pending = self.pending.partition(b"\0")
+        return json.loads(message)
+
+
+def start_browser(chromium, profile):
+    """Chromium, headless, with the DevTools pipe on its descriptors 3 (commands in) and 4 (out)."""
+    commands_read, commands_write = os.pipe()
+    answers_read, answers_write = os.pipe()
+    arguments = [
+        chromium, "--headless=new", "--disable-gpu", "--remote-debugging-pipe", f"--user-data-dir={profile}",
+        "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+        "--disable-component-update", "--disable-extensions", "--disable-sync", "--password-store=basic",
+        "--disable-dev-shm-usage",  # shared memory in /tmp: a container's /dev/shm may be 64 MB
+        "--mute-audio", "--hide-scrollbars", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank",
+    ]
+    if os.geteuid() == 0:
+        arguments.insert(1, "--no-sandbox")  # Chromium's sandbox refuses to run as root
+
+    def in_the_child():
+        # Killed with the driver; the pipe ends moved to 3 and 4 (dup2 clears close-on-exec there).
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        high_read = fcntl.fcntl(commands_read, fcntl.F_DUPFD, 10)  # out of the way of 3 and 4
+        high_write = fcntl.fcntl(answers_write, fcntl.F_DUPFD, 10)
+        os.dup2(high_read, 3)
+        os.dup2(high_write, 4)
+        os.close(high_read)
+        os.close(high_write)
+
+    # Its home, configuration and caches (crash reports too) inside the profile, nothing in the user's.
+    environment = dict(os.environ, HOME=profile, XDG_CONFIG_HOME=profile, XDG_CACHE_HOME=profile)
+    log = open(os.path.join(profile, "chromium-stderr.log"), "wb")
+    try:
+        browser = subprocess.Popen(
+            arguments, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(3, 4), env=environment,
+            preexec_fn=in_the_child, start_new_session=True)
+    finally:
+        log.close()
+        os.close(commands_read)
+        os.close(answers_write)
+    return browser, commands_write, answers_read
+
+
+def child_pids():
+    """This process's children, from /proc (as the subreaper, orphaned descendants become them)."""
+    me = os.getpid()
+    children = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:  # fields after "(comm)": state, ppid, pgrp, …
+            children.append(int(name))
+    return children
+
+
+def stop_browser(browser):
+    """Kills the browser's process group and every descendant left, and reaps them (at most 10 s)."""
+    try:
+        os.killpg(browser.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for pid in child_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            browser.returncode = -signal.SIGKILL  # reaped here, not by Popen
+            return
+        if pid == 0:
+            time.sleep(0.01)  # a killed process not yet a zombie: poll, bounded by the deadline
+    raise DriverError("browser processes still running 10 s after SIGKILL")
+
+
+def drive(devtools, url, screenshot, output):
+    output["browser"] = devtools.command("Browser.getVersion")["product"]
+    output["seconds"]["browser"] = round(time.monotonic() - START, 3)
+    target = devtools.command("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = devtools.command("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    devtools.command("Page.enable", session=session)
+    devtools.command("Log.enable", session=session)
+    devtools.command(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False}, session=session)
+    failure = None
+    try:
+        navigation = devtools.command("Page.navigate", {"url": url}, session=session)
+        if navigation.get("errorText"):
+            raise DriverError(f"navigating to {url}: {navigation['errorText']}")
+        devtools.event("Page.loadEventFired", session)
+        output["seconds"]["loaded"] = round(time.monotonic() - START, 3)
+        evaluation = devtools.command(
+            "Runtime.evaluate", {"expression": "window.interopResult", "awaitPromise": True, "returnByValue": True},
+            session=session)
+        if "exceptionDetails" in evaluation:
+            raise DriverError(f"the page's script threw: {evaluation['exceptionDetails']}")
+        output["result"] = evaluation["result"].get("value")
+        output["seconds"]["result"] = round(time.monotonic() - START, 3)
+    except Terminated:
+        raise
+    except DriverError as error:
+        failure = error  # the screenshot and the log still tell how far the page got
+        devtools.deadline = time.monotonic() + SCREENSHOT_GRACE
+    try:
+        picture = devtools.command("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
+        with open(screenshot, "wb") as file:
+            file.write(base64.b64decode(picture))
+    except DriverError as error:
+        failure = failure or error
+    for event in devtools.events:
+        if event["method"] == "Log.entryAdded" and WEBSOCKET_LOG_WORD in event["params"]["entry"]["text"]:
+            output["console"].append(event["params"]["entry"]["text"])
+    if failure:
+        raise failure
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--screenshot", required=True)
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--chromium", default="/usr/lib/chromium/chromium")
+    parser.add_argument("--timeout", type=float, default=30)
+    options = parser.parse_args()
+
+    def terminate(signum, frame):
+        raise Terminated(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminate)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    output = {"result": None, "browser": None, "console": [], "error": None, "seconds": {}}
+    browser = None
+    try:
+        browser, to_browser, from_browser = start_browser(options.chromium, options.profile)
+        devtools = DevTools(to_browser, from_browser, time.monotonic() + options.timeout)
+        try:
+            drive(devtools, options.url, options.screenshot, output)
+        finally:
+            os.close(to_browser)
+            os.close(from_browser)
+    except Exception as error:  # reported, not raised: the test reads the JSON
+        output["error"] = f"{type(error).__name__}: {error}"
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up below runs to its end
+        if browser is not None:
+            try:
+                stop_browser(browser)
+            except DriverError as error:
+                output["error"] = output["error"] or str(error)
+    output["seconds"]["done"] = round(time.monotonic() - START, 3)
+    print(json.dumps(output), flush=True)
+    return 0 if output["error"] is None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
