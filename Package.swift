@@ -158,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "ChatServerTests",
             dependencies: [
-                "ChatServer", "ChatClient", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport", "TestSupport"
+                "ChatServer", "ChatClient", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport", "TestSupport", "Metrics"
             ]),
         // The web port on loopback (/metrics, /healthz), the chat's metrics after a scripted chat, promtool.
         .testTarget(
