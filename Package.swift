@@ -163,7 +163,9 @@ let package = Package(
         // The web port on loopback (/metrics, /healthz), the chat's metrics after a scripted chat, promtool.
         .testTarget(
             name: "ChatWebTests",
-            dependencies: ["ChatWeb", "ChatServer", "Metrics", "ChatProtocol", "ChatTestSupport", "TestSupport", "AsyncSocket"]),
+            dependencies: [
+                "ChatWeb", "ChatServer", "Metrics", "ChatProtocol", "ChatTestSupport", "TestSupport", "AsyncSocket", "im-server"
+            ]),
         // The chat client: the client and its presenter, the delivery-state store, the terminal client
         // (im-client on a pseudo-terminal, against a real im-server).
         .testTarget(
