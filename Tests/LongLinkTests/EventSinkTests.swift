@@ -1,6 +1,5 @@
 import AsyncSocket
 import Dispatch
-import AsyncSocket
 import Testing
 
 @testable import LongLink
