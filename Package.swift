@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
         .library(name: "ChatServer", targets: ["ChatServer"]),
+        .library(name: "Metrics", targets: ["Metrics"]),
+        .library(name: "ChatWeb", targets: ["ChatWeb"]),
         .library(name: "ChatClient", targets: ["ChatClient"]),
         .library(name: "NATSClient", targets: ["NATSClient"]),
         .executable(name: "im-server", targets: ["im-server"]),
@@ -90,6 +92,8 @@ let package = Package(
         // WebSocket (RFC 6455, RFC 7692) over AsyncSocket: the close handshake and keep-alive as state
         // machines; the frame codec and the upgrade's parser are SocketFraming's (pure, fuzzed).
         .target(name: "WebSocket", dependencies: ["AsyncSocket", "SocketFraming", "SocketLog"]),
+        // Counters, gauges and histograms updated by atomics, rendered in the Prometheus text format 0.0.4.
+        .target(name: "Metrics"),
         // The chat's wire protocol: messages and codecs (versions 1 and 2), conversation ids, the form
         // of names, the discovery datagrams, the version. No C library, no socket.
         .target(name: "ChatProtocol", dependencies: ["LongLink", "AsyncSocket", "SocketFraming"]),
@@ -102,8 +106,11 @@ let package = Package(
             name: "ChatServer",
             dependencies: [
                 "ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium",
-                "CICUShims", "NATSClient"
+                "CICUShims", "NATSClient", "Metrics"
             ]),
+        // im-server's web port: one route table over WebSocket's listener (/metrics, /healthz; later
+        // the web client and /chat).
+        .target(name: "ChatWeb", dependencies: ["ChatServer", "WebSocket", "Metrics", "AsyncSocket", "SocketFraming"]),
         // The chat client: connection, outbox and positions on SQLite, commands, the lines it shows,
         // discovery of a server. No NATS, ICU or libsodium.
         .target(name: "ChatClient", dependencies: ["ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketLog"]),
@@ -111,7 +118,9 @@ let package = Package(
         .target(name: "ChatCommandLine", dependencies: ["ChatProtocol", "LongLink", "AsyncSocket"]),
         .executableTarget(
             name: "im-server",
-            dependencies: ["ChatCommandLine", "ChatServer", "ChatSQLite", "ChatProtocol", "LongLink", "AsyncSocket", "SocketLog"]),
+            dependencies: [
+                "ChatCommandLine", "ChatServer", "ChatWeb", "ChatSQLite", "ChatProtocol", "LongLink", "AsyncSocket", "SocketLog"
+            ]),
         // im-client's terminal screen: the typed line kept at the bottom under a status line, output
         // above it, editing and history by libedit; the terminal put back on every way out.
         .target(name: "ChatTerminal", dependencies: ["CEditLine", "AsyncSocket"]),
@@ -134,6 +143,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket", "SocketLog"], path: "Tests/TestSupport"),
         .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
         .testTarget(name: "AsyncSocketTests", dependencies: ["AsyncSocket", "TestSupport"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "SocketFramingTests", dependencies: ["SocketFraming", "TestSupport"]),
         // The WebSocket state machines as values (no socket), and later the module on loopback.
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"]),
@@ -151,7 +161,13 @@ let package = Package(
         .testTarget(
             name: "ChatServerTests",
             dependencies: [
-                "ChatServer", "ChatClient", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport", "TestSupport"
+                "ChatServer", "ChatClient", "ChatSQLite", "ChatProtocol", "NATSClient", "ChatTestSupport", "TestSupport", "Metrics"
+            ]),
+        // The web port on loopback (/metrics, /healthz), the chat's metrics after a scripted chat, promtool.
+        .testTarget(
+            name: "ChatWebTests",
+            dependencies: [
+                "ChatWeb", "ChatServer", "Metrics", "ChatProtocol", "ChatTestSupport", "TestSupport", "AsyncSocket", "im-server"
             ]),
         // The chat client: the client and its presenter, the delivery-state store, the terminal client
         // (im-client on a pseudo-terminal, against a real im-server).

@@ -8,11 +8,12 @@
 # talk to (redis-server, nginx-light, socat); python3 for the Python clients and the black-hole proxy
 # of the chat tests; tmux, in which a test drives im-client's terminal; the official NATS C client
 # (libnats-dev), for the chat's cluster mode, and the NATS server (nats-server) its tests start; and
-# Chromium (chromium), whose own WebSocket the browser test runs headless against our listener.
+# Chromium (chromium), whose own WebSocket the browser test runs headless against our listener;
+# Prometheus (prometheus), whose promtool checks a scrape of im-server's /metrics in the tests.
 # Safe to run again; does nothing when all is present.
 set -euo pipefail
 
-packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 python3-websockets tmux libnats-dev nats-server chromium)
+packages=(zlib1g-dev libsqlite3-dev libsodium-dev libicu-dev libedit-dev libssl-dev openssl pkg-config redis-server nginx-light socat python3 python3-websockets tmux libnats-dev nats-server chromium prometheus)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -292,6 +292,7 @@ extension LongLinkServer {
                 // Through the event queue, so the acknowledgement follows the app's replies to the
                 // messages before the heartbeat.
                 server.afterEvents { [self] in
+                    server.heartbeatCount.add(1, ordering: .relaxed)
                     let acknowledgement = server.codec.heartbeatAck(answering: message)
                     let held = heldAcknowledgements.withLock { held -> Bool in
                         held?.append(acknowledgement)

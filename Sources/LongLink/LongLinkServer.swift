@@ -144,6 +144,8 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     private let webSocketCallbacks = SocketCallbacks()
     private let sessionTable = LockedValue<[Int: Session]>([:])
     private let sessionIDs = Atomic(0)
+    /// ``heartbeatsAnswered``.
+    let heartbeatCount = Atomic(0)
     /// Set by ``shutDown(timeout:completion:)``: called once the last session has closed.
     private let shutdownWaiter = LockedValue<(@Sendable () -> Void)?>(nil)
 
@@ -228,6 +230,14 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
 
     /// The address listened on, or `nil` before ``start()``.
     public var localAddress: SocketAddress? { listener.localAddress }
+
+    /// Events handed to the event queue whose `onEvent` has not returned yet: the depth of that queue
+    /// in events (a relaxed atomic read, from any thread; 0 when events run on the loops).
+    public var pendingEvents: Int { events.pending.value.load(ordering: .relaxed) }
+
+    /// Heartbeats answered so far, over every session (each acknowledgement sent or held for
+    /// ``Session/releaseHeartbeatAcknowledgements()``); a relaxed atomic read, from any thread.
+    public var heartbeatsAnswered: Int { heartbeatCount.load(ordering: .relaxed) }
 
     /// The sessions open now.
     public var sessions: [Session] { sessionTable.withLock { Array($0.values) }.sorted { $0.id < $1.id } }

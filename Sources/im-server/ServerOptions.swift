@@ -73,6 +73,11 @@ public struct ServerOptions: Equatable, Sendable {
     /// tens of thousands of users with passwords, never for real users: it makes a stolen hash cheap to
     /// guess. Hashes made with one cost keep verifying under another.
     public var passwordCost = PasswordHasher.Limits.interactive
+    /// `--web-port P`: serve the web port (HTTP: `/metrics`, `/healthz`; docs/METRICS.md) on this TCP
+    /// port (0: a free one, shown in the log); `nil` (the default): no web port.
+    public var webPort: UInt16?
+    /// `--web-host H`: the interface of the web port. Default 127.0.0.1.
+    public var webHost = "127.0.0.1"
 
     /// The TLS server settings of ``tls``, or nil.
     public var tlsConfiguration: TLSConfiguration? {
@@ -97,7 +102,8 @@ public struct ServerOptions: Equatable, Sendable {
         + "                 [--store FILE] [--store-sync normal|full] [--retain-messages N] [--retain-days D]\n"
         + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
-        + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]"
+        + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]\n"
+        + "                 [--web-port P [--web-host H]]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -135,6 +141,10 @@ public struct ServerOptions: Equatable, Sendable {
                                  messages, users and presence live in NATS, not in --store
           --node-id ID           this node's name in the cluster: letters, digits, _ and -, unique among
                                  the nodes (default node-PID)
+          --web-port P           serve HTTP on TCP port P (default: off; 0 for any free port): GET /metrics
+                                 (Prometheus text format 0.0.4, docs/METRICS.md) and GET /healthz (200 ok
+                                 while accepting and, in a cluster, connected to NATS; 503 otherwise)
+          --web-host H           interface of the web port (default 127.0.0.1)
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -231,6 +241,8 @@ public struct ServerOptions: Equatable, Sendable {
             case "--burst": limits.messageBurst = try parser.count(for: option)
             case "--login-timeout": limits.loginTimeout = try parser.seconds(for: option)
             case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
+            case "--web-port": webPort = try parser.port(for: option)
+            case "--web-host": webHost = try parser.value(for: option)
             case "--tls-cert": tlsCertificate = try parser.value(for: option)
             case "--tls-key": tlsKey = try parser.value(for: option)
             default: throw parser.unknown(option)

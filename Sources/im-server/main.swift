@@ -4,6 +4,7 @@ import AsyncSocket
 import ChatCommandLine
 import ChatProtocol
 import ChatServer
+import ChatWeb
 import Dispatch
 import Foundation
 import SocketLog
@@ -89,6 +90,19 @@ let security = options.tls.map { " with TLS (\($0.certificateChain))" } ?? ""
 logger.notice(
     "im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))"
 )
+/// The web port (`--web-port`): /metrics and /healthz; kept for as long as the process runs.
+let web = options.webPort.map { ChatWebServer(chat: server, host: options.webHost, port: $0) }
+if let web {
+    do {
+        try web.start()
+    } catch {
+        FileHandle.standardError.write(
+            Data("im-server: cannot serve the web port on \(options.webHost):\(options.webPort ?? 0): \(error)\n".utf8))
+        exit(1)
+    }
+    let host = options.webHost.contains(":") ? "[\(options.webHost)]" : options.webHost
+    logger.notice("im-server web port on http://\(host):\(web.port)/ (metrics at /metrics, health at /healthz)")
+}
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
 }

@@ -106,6 +106,17 @@ import TestSupport
         }
     }
 
+    @Test func theWebPortIsOffByDefaultAndOnLoopbackWhenOnlyItsPortIsGiven() throws {
+        let defaults = try ServerOptions(arguments: [])
+        #expect(defaults.webPort == nil && defaults.webHost == "127.0.0.1")
+        let web = try ServerOptions(arguments: ["--web-port", "9090"])
+        #expect(web.webPort == 9090 && web.webHost == "127.0.0.1")
+        let everywhere = try ServerOptions(arguments: ["--web-port", "0", "--web-host", "::"])
+        #expect(everywhere.webPort == 0 && everywhere.webHost == "::")
+        #expect(ServerOptions.usage.contains("[--web-port P [--web-host H]]"))
+        #expect(ServerOptions.help.contains("  --web-port P ") && ServerOptions.help.contains("  --web-host H "))
+    }
+
     @Test func helpListsEachLimitWithItsDefault() {
         for flag in ["--max-connections N", "--rate R", "--burst N", "--login-timeout S", "--frame-timeout S"] {
             #expect(ServerOptions.usage.contains("[\(flag)]"), "\(flag)")

@@ -48,6 +48,8 @@ import TestSupport
         // The heartbeats never reached the app; the session is still open after 45 s.
         #expect(harness.serverEvents.all == ["opened"])
         #expect(server.sessions.count == 1)
+        // Counted for the operator's metrics (each is counted before its answer is sent).
+        #expect(server.heartbeatsAnswered == 5)
     }
 
     @Test func broadcastReachesEverySessionAndSendReachesOne() async throws {

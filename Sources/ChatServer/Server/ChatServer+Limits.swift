@@ -2,6 +2,7 @@ import AsyncSocket
 import ChatProtocol
 import Dispatch
 import LongLink
+import Synchronization
 
 extension ChatServer {
     /// What one connection, and all of them, may do (issue 12; docs/PROTOCOL.md "Limits and refusals").
@@ -77,6 +78,7 @@ extension ChatServer {
     /// ``ShutdownSummary`` and passes it to `completion`, on the server's queue, once every connection
     /// has closed or `timeout` (default 5 s) has passed. Call it once; ``stop()`` is not needed after it.
     public func shutDown(timeout: Duration = .seconds(5), completion: @escaping @Sendable (ShutdownSummary) -> Void) {
+        accepting.store(false, ordering: .relaxed)
         stopTimers()
         link.stopAccepting()
         let router = self.router, link = self.link, logger = self.logger

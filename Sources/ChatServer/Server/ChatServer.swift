@@ -3,7 +3,9 @@ import ChatProtocol
 import Dispatch
 import Foundation
 import LongLink
+import Metrics
 import SocketLog
+import Synchronization
 
 /// The instant-messaging server (MISSION M6): users log in by name, send to one user or to everyone,
 /// and receive what others send them, over long connections kept alive by heartbeats.
@@ -51,6 +53,10 @@ public final class ChatServer: Sendable {
     private let responder: DiscoveryResponder?
     private let retention: RetentionPolicy
     private let retentionTimer = LockedValue<DispatchSourceTimer?>(nil)
+    /// True from a successful ``start()`` until ``stop()`` or ``shutDown(timeout:completion:)``.
+    let accepting = Atomic(false)
+    /// The operator's metrics (docs/METRICS.md): what the web port's `/metrics` renders.
+    public let metrics: ChatMetrics
 
     /// How often the retention policy is applied while the server runs: every 10 minutes.
     public static let retentionInterval: DispatchTimeInterval = .seconds(600)
@@ -81,6 +87,9 @@ public final class ChatServer: Sendable {
     ///     (the default): plaintext.
     ///   - cluster: this node's cluster (``ChatCluster``), so several servers behave as one chat; pass
     ///     its ``ChatCluster/store`` as `store`. `nil` (the default): a server of its own.
+    ///   - metrics: where the server counts what it does (``ChatMetrics``); it also registers there the
+    ///     metrics it samples at a scrape (`chat_routing_queue_depth`, `chat_heartbeats_answered_total`),
+    ///     so give each server its own. Default: a new one.
     public init(
         host: String?,
         port: UInt16,
@@ -95,7 +104,8 @@ public final class ChatServer: Sendable {
         group: EventLoopGroup = .shared,
         logger: Logger = Logger(label: "IMChat.ChatServer"),
         tls: TLSConfiguration? = nil,
-        cluster: ChatCluster? = nil
+        cluster: ChatCluster? = nil,
+        metrics: ChatMetrics = ChatMetrics()
     ) {
         var configuration = LongLinkServer<ChatCodec>.Configuration(host: host, port: port)
         configuration.tls = tls
@@ -106,14 +116,24 @@ public final class ChatServer: Sendable {
         let clock = group.next()
         let router = Router(
             store: store, hasher: passwordHasher, throttle: LoginThrottle(configuration: loginThrottle),
-            queue: queue, limits: limits, clock: { clock.now() }, logger: logger)
+            queue: queue, limits: limits, clock: { clock.now() }, logger: logger, metrics: metrics)
+        self.metrics = metrics
         self.logger = logger
         router.presence.interval = presenceInterval
         self.router = router
         self.retention = retention
-        link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
+        let link = LongLinkServer(codec: ChatCodec(), configuration: configuration, group: group, eventQueue: queue) { event in
             router.handle(event)
         }
+        self.link = link
+        metrics.registry.gauge(
+            "chat_routing_queue_depth",
+            help: "Connection events (opens, messages, closes) queued for the routing queue and not yet handled, at the scrape."
+        ) { [weak link] in Double(link?.pendingEvents ?? 0) }
+        metrics.registry.counter(
+            "chat_heartbeats_answered_total",
+            help: "Heartbeats answered (the server cannot see a heartbeat a client missed: it drops a silent client at its idle timeout)."
+        ) { [weak link] in UInt64(link?.heartbeatsAnswered ?? 0) }
         router.sendToMany = { [weak link] message, peers in
             // Encoded once for LongLink's sessions; any other transport's one by one.
             let sessions = peers.compactMap { $0 as? LongLinkServer<ChatCodec>.Session }
@@ -158,6 +178,7 @@ public final class ChatServer: Sendable {
             throw SocketError.badConfig("cannot join the cluster: \(error)")
         }
         try link.start()
+        accepting.store(true, ordering: .relaxed)
         if retention != .keepEverything {
             // Once before the first login can arrive, then on the interval.
             queue.sync { router.applyRetention(retention) }
@@ -174,9 +195,17 @@ public final class ChatServer: Sendable {
         do {
             try responder.start(advertisedHost: advertisedHost, tcpPort: link.port, interfaces: interfaces)
         } catch {
+            accepting.store(false, ordering: .relaxed)
             link.stop()
             throw error
         }
+    }
+
+    /// Whether a load balancer should send clients here (the web port's `/healthz`): the server was
+    /// started and accepts connections (not stopped nor shutting down) and, in a cluster, is connected to
+    /// NATS now. Any thread.
+    public var isHealthy: Bool {
+        accepting.load(ordering: .relaxed) && (router.cluster?.cluster.isConnected ?? true)
     }
 
     /// The UDP port discovery is answered on, once started; `nil` without discovery.
@@ -194,6 +223,7 @@ public final class ChatServer: Sendable {
     /// Stops listening and answering discovery, and closes every connection at once (without telling
     /// the clients why: ``shutDown(timeout:completion:)`` does).
     public func stop() {
+        accepting.store(false, ordering: .relaxed)
         stopTimers()
         router.cluster?.stop(removingPresence: false, users: [])
         link.stop()

@@ -33,6 +33,7 @@ extension Router {
             if record == nil { _ = try store.createUser(named: name, passwordHash: nil, at: Date()) }
         } catch {
             logger.error("store error reading user \(name): \(error)")
+            metrics.loginRefused(.nameTaken)
             session.send(.error(code: .nameTaken, detail: "\(name) cannot be checked now"))
             return
         }
@@ -71,6 +72,7 @@ extension Router {
         case .take:
             logger.info("login \(name) from \(address)")
         }
+        metrics.loginsAccepted.increment()
         let resumeToken = token ?? UUID().uuidString
         session.admit()  // the login deadline no longer applies
         let board = presence.board

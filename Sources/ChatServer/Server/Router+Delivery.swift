@@ -51,11 +51,13 @@ extension Router {
     func submit(_ conversation: ConversationID, recipient: String?, text: String, from sender: String, id: UInt64?, session: Session) {
         let version: ChatProtocolVersion = id == nil ? .v1 : .v2
         guard !text.allSatisfy(\.isWhitespace) else {
+            metrics.refused(.badRequest)
             session.send(Router.error(.badRequest, "empty message", id: id, version: version))
             return
         }
         let textBytes = ChatCodec.jsonTextBytes(text)
         guard textBytes <= ChatCodec.maxTextBytes else {
+            metrics.refused(.messageTooLong)
             logOnce(
                 "message too long: \(sender) sent a text of \(textBytes) bytes (at most \(ChatCodec.maxTextBytes)); refused",
                 level: .info, source: "session \(session.id)", kind: "too long")
@@ -75,10 +77,12 @@ extension Router {
                 if known { delivery.knownUsers.insert(recipient) }
             } catch {
                 logger.error("store error reading user \(recipient): \(error)")
+                metrics.refused(.storeUnavailable)
                 if version == .v2 { session.send(Router.storeUnavailable(id: id)) }
                 return
             }
             guard known else {
+                metrics.refused(.unknownRecipient)
                 session.send(Router.error(.unknownRecipient, "no user named \(recipient) has ever logged in", id: id, version: version))
                 return
             }
@@ -118,6 +122,7 @@ extension Router {
         let batch = delivery.pendingMessages
         delivery.pendingMessages = []
         let outcomes: [AppendOutcome?]
+        let commitStarted = ContinuousClock.now
         do {
             outcomes = try store.append(batch.map(\.message))
         } catch {
@@ -131,14 +136,17 @@ extension Router {
                 }
             }
         }
+        metrics.storeCommitSeconds.observe(ContinuousClock.now - commitStarted)
         for (item, outcome) in zip(batch, outcomes) {
             let conversation = item.message.conversation
             guard let outcome else {
+                metrics.refused(.storeUnavailable)
                 if let id = item.id {
                     item.session.send(Router.storeUnavailable(id: id))
                 }
                 continue
             }
+            if outcome == .stored(sequence: outcome.sequence) { metrics.messagesStored.increment() }
             if let id = item.id {
                 item.session.send(.v2(.stored(id: id, conversation: conversation.description, sequence: outcome.sequence)))
             }
@@ -168,6 +176,7 @@ extension Router {
             if tracing { logger.trace("path: \(message.conversation)#\(message.sequence) in \(name)'s window") }
             pump(name, fresh: message)
         }
+        metrics.messagesDelivered.increment(by: UInt64(plan.live.count))
         if tracing { for name in plan.live { logger.trace("path: \(message.conversation)#\(message.sequence) live to \(name)") } }
         perform(plan.actions)
     }
@@ -194,6 +203,7 @@ extension Router {
             }
             for message in page {
                 if tracing { logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)") }
+                metrics.messagesDelivered.increment()
                 session.send(
                     .v2(
                         .delivery(

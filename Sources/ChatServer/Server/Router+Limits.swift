@@ -34,6 +34,7 @@ extension Router {
         let verdict = pace.check(message, at: now, limits: limits)
         sessions.setPace(pace, of: session)
         guard case .refused(let retryAfter, let closes) = verdict else { return true }
+        metrics.refused(.rateLimited)
         let who = name(of: session) ?? session.remoteAddress?.description ?? "?"
         let limits = self.limits
         if let line = limiting.offences.note(

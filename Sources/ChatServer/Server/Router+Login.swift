@@ -21,6 +21,7 @@ extension Router {
         presenceChanges: Bool = false, session: Session
     ) {
         func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
+            metrics.loginRefused(code)
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
         }
         guard self.name(of: session) == nil else {
@@ -114,6 +115,7 @@ extension Router {
         }
         let address = session.remoteAddress?.host ?? "?"
         func refuse(_ code: ChatErrorCode, _ detail: String) {
+            metrics.loginRefused(code)
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
         }
         switch outcome {

@@ -19,11 +19,11 @@ extension Router {
         case .login(let name, let token):
             loginV1(name, token: token, session: session)
         case .directMessage(let typed, let text):
-            guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
+            guard let sender = loggedIn(session, version: .v1, id: nil) else { return metrics.refused(.notLoggedIn) }
             let recipient = registeredName(of: typed)
             submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: nil, session: session)
         case .broadcast(let text):
-            guard let sender = loggedIn(session, version: .v1, id: nil) else { return }
+            guard let sender = loggedIn(session, version: .v1, id: nil) else { return metrics.refused(.notLoggedIn) }
             submit(.room, recipient: nil, text: text, from: sender, id: nil, session: session)
         case .heartbeat:
             break  // answered by the link layer
@@ -39,11 +39,11 @@ extension Router {
                 name, password: password, token: token, instance: instance, positions: positions,
                 presenceChanges: presenceChanges, session: session)
         case .directMessage(let id, let typed, let text):
-            guard let sender = loggedIn(session, version: .v2, id: id) else { return }
+            guard let sender = loggedIn(session, version: .v2, id: id) else { return metrics.refused(.notLoggedIn) }
             let recipient = registeredName(of: typed)
             submit(.init(between: sender, and: recipient), recipient: recipient, text: text, from: sender, id: id, session: session)
         case .broadcast(let id, let text):
-            guard let sender = loggedIn(session, version: .v2, id: id) else { return }
+            guard let sender = loggedIn(session, version: .v2, id: id) else { return metrics.refused(.notLoggedIn) }
             submit(.room, recipient: nil, text: text, from: sender, id: id, session: session)
         case .received(let conversation, let upTo):
             guard let name = loggedIn(session, version: .v2, id: nil) else { return }

@@ -48,7 +48,14 @@ extension Router {
         assertOnQueue()
         guard presence.board.hasChanges else { return }
         let tick = presence.board.takeTick(listed: ChatCodec.maxPresenceListed, legacy: Router.maxPresencePerTick)
-        perform(PresenceAnnouncer.announce(tick, onlineCount: presence.board.count, to: Array(users.values)))
+        let actions = PresenceAnnouncer.announce(tick, onlineCount: presence.board.count, to: Array(users.values))
+        for action in actions {
+            switch action {
+            case .send: metrics.presenceMessagesSent.increment()
+            case .sendToAll(_, let peers): metrics.presenceMessagesSent.increment(by: UInt64(peers.count))
+            }
+        }
+        perform(actions)
     }
 
     /// Answers a `who`: the names online after `after`, at most `limit`, from the sorted roster.

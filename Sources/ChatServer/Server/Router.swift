@@ -47,6 +47,8 @@ final class Router: @unchecked Sendable {
     /// The other nodes, in cluster mode (``ChatCluster``); nil on a server of its own. Set before the
     /// server starts.
     var cluster: ClusterLink?
+    /// The operator's counters (``ChatMetrics``): updated here with atomic adds, read at a scrape.
+    let metrics: ChatMetrics
 
     /// Most messages kept from a session while its login is being checked; more close the connection.
     static let maxHeldMessages = 1_000
@@ -54,8 +56,9 @@ final class Router: @unchecked Sendable {
     init(
         store: any MessageStore, hasher: PasswordHasher, throttle: LoginThrottle, queue: DispatchQueue,
         limits: ChatServer.Limits = ChatServer.Limits(), clock: @escaping @Sendable () -> UInt64,
-        logger: Logger
+        logger: Logger, metrics: ChatMetrics = ChatMetrics()
     ) {
+        self.metrics = metrics
         self.store = store
         self.logins = Logins(hasher: hasher, throttle: throttle)
         self.queue = queue
@@ -102,6 +105,7 @@ final class Router: @unchecked Sendable {
         reason: String, retryAfter: UInt64? = nil
     ) {
         logger.notice("refused login \(name) from \(Router.address(of: session)) (\(reason))")
+        metrics.loginRefused(code)
         session.send(Router.error(code, detail, id: nil, version: version, retryAfter: retryAfter))
     }
 
@@ -120,6 +124,8 @@ final class Router: @unchecked Sendable {
     /// A session opened: its record, awaiting its login, with a full bucket.
     func opened(_ session: Session) {
         assertOnQueue()
+        metrics.connections[session.transport]?.increment()
+        metrics.connectionsOpened[session.transport]?.increment()
         sessions.open(session, pace: Pace(bucket: TokenBucket(rate: limits.messageRate, burst: limits.messageBurst)))
     }
 
@@ -146,6 +152,8 @@ final class Router: @unchecked Sendable {
     func closed(_ session: Session, _ reason: LongLinkServer<ChatCodec>.CloseReason) {
         assertOnQueue()
         let phase = sessions.remove(session)?.phase ?? .awaitingLogin
+        metrics.connections[session.transport]?.decrement()
+        if reason == .idleTimeout { metrics.sessionsEvictedIdle.increment() }
         var why = Router.describe(reason)
         if case .closing(let closingReason, _) = phase { why = closingReason }
         for line in limiting.offences.close(source: "session \(session.id)", now: limiting.clock()) { logger.notice("\(line)") }

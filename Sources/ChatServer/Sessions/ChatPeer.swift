@@ -29,11 +29,17 @@ public protocol ChatPeer: AnyObject, Sendable {
     func holdHeartbeatAcknowledgements()
     /// Sends the heartbeat acknowledgements held since ``holdHeartbeatAcknowledgements()``.
     func releaseHeartbeatAcknowledgements()
+    /// What carries the session: the `transport` label of the connection metrics (``ChatMetrics``).
+    /// Default ``ChatTransport/tcp``.
+    var transport: ChatTransport { get }
 }
 
 extension LongLinkServer<ChatCodec>.Session: ChatPeer {}
 
 extension ChatPeer {
+    /// LongLink's sessions (and any peer that does not say otherwise) are TCP.
+    public var transport: ChatTransport { .tcp }
+
     /// `host:port` of the peer, for log lines about sessions not (yet) logged in; `?` when unknown.
     var address: String { remoteAddress?.description ?? "?" }
 }

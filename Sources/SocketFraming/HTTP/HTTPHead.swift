@@ -81,6 +81,7 @@ public struct HTTPResponseHead: Equatable, Sendable {
         case 426: "Upgrade Required"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
         case 505: "HTTP Version Not Supported"
         default: ""
         }

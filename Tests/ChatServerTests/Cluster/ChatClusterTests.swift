@@ -145,6 +145,7 @@ import TestSupport
         let chat = try await ClusterFixture.make(nodes: 1)
         let ann = chat.peer(on: 0)
         _ = try await ann.loggedIn("ann", password: "a")
+        #expect(chat.nodes[0].isHealthy)  // the web port's /healthz: 200
         ann.send(.broadcast(id: 1, text: "before"))
         #expect(try await answer(ann) == .v2(.stored(id: 1, conversation: "room", sequence: 1)))
         #expect(try await answer(ann) == .v2(delivery("ann", "before", "room", 1)))
@@ -156,10 +157,14 @@ import TestSupport
             return
         }
         #expect(code == .storeUnavailable && id == 2)
+        #expect(chat.nodes[0].metrics.messagesRefused.labels("storeUnavailable").value == 1)
+        // /healthz answers 503 once the node knows NATS is gone.
+        try await eventually("node 0 unhealthy without NATS") { !chat.nodes[0].isHealthy }
         try await chat.nats.restart()
         // libnats reconnects by itself (every 250 ms); what is sent then is stored.
         let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(20))
         while !chat.clusters[0].isConnected && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(chat.nodes[0].isHealthy)
         ann.send(.broadcast(id: 2, text: "during"))
         #expect(try await answer(ann) == .v2(.stored(id: 2, conversation: "room", sequence: 2)))
         #expect(try chat.clusters[0].store.messages(in: .room, after: 0, limit: 10).map(\.text) == ["before", "during"])

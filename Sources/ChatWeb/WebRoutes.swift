@@ -1,0 +1,55 @@
+import SocketFraming
+
+/// The web port's route table: what each path answers to each method, as values (no socket), so it is
+/// tested without one. ``ChatWebServer`` answers every ordinary HTTP request with ``respond(to:)``.
+///
+/// Add a page with ``add(_:method:_:)`` (the web client's files, say). Upgrades to WebSocket do not
+/// come here: ``ChatWebServer/upgradeDecision(for:)`` decides them.
+public struct WebRoutes: Sendable {
+    /// Makes the answer to one request (called on the web server's delegate queue).
+    public typealias Handler = @Sendable (HTTPRequestHead) -> HTTPResponse
+
+    /// Path (without the query) → method → handler.
+    private var table: [String: [String: Handler]] = [:]
+
+    /// An empty table: every request is answered 404.
+    public init() {}
+
+    /// Answers `method` requests for `path` (exactly, without the query: `/metrics`) with `handler`.
+    public mutating func add(_ path: String, method: String = "GET", _ handler: @escaping Handler) {
+        table[path, default: [:]][method] = handler
+    }
+
+    /// The answer to `request`: its route's, `405 Method Not Allowed` with `Allow` (RFC 9110 §15.5.6)
+    /// when the path is routed for other methods only, else `404 Not Found`. Every answer carries
+    /// `X-Content-Type-Options: nosniff` (a browser never guesses another type than the one given).
+    public func respond(to request: HTTPRequestHead) -> HTTPResponse {
+        var response: HTTPResponse
+        let path = WebRoutes.path(of: request.target)
+        if let methods = table[path] {
+            if let handler = methods[request.method] {
+                response = handler(request)
+            } else {
+                response = HTTPResponse.plainText(
+                    statusCode: 405, text: "\(request.method) is not allowed on \(path)",
+                    extraHeaders: [("Allow", methods.keys.sorted().joined(separator: ", "))])
+            }
+        } else {
+            response = HTTPResponse.plainText(statusCode: 404, text: "nothing at \(path)")
+        }
+        response.head.headers.append(name: "X-Content-Type-Options", value: "nosniff")
+        return response
+    }
+
+    /// The path of a request target: up to a `?` or `#` (RFC 9112 §3.2.1's origin-form).
+    static func path(of target: String) -> String {
+        String(target.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    /// A `200 OK` with `body` as `contentType`, `Content-Length`, and `Connection: close`.
+    public static func ok(_ body: String, contentType: String) -> HTTPResponse {
+        let bytes = Array(body.utf8)
+        let headers: HTTPHeaders = [("Content-Type", contentType), ("Content-Length", String(bytes.count)), ("Connection", "close")]
+        return HTTPResponse(head: HTTPResponseHead(statusCode: 200, headers: headers), body: bytes)
+    }
+}

@@ -1,0 +1,28 @@
+import AsyncSocket
+import Foundation
+import TestSupport
+
+/// Sends `request` to 127.0.0.1:`port` and returns everything the server answers until it closes.
+func httpExchange(port: UInt16, _ request: String) async throws -> String {
+    let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: TestTiming.hangLimit(.seconds(10)))
+    try await connection.write(Data(request.utf8))
+    var answer = Data()
+    do {
+        while true { answer += try await connection.read(timeout: TestTiming.hangLimit(.seconds(10))) }
+    } catch SocketError.closedByPeer {
+        // The end of the answer: the server closes after each one.
+    }
+    await connection.close()
+    return String(decoding: answer, as: UTF8.self)
+}
+
+/// `GET target` with a `Host` field.
+func get(_ target: String, port: UInt16) async throws -> String {
+    try await httpExchange(port: port, "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+}
+
+/// The body of an HTTP answer (after the empty line).
+func body(of answer: String) -> String {
+    guard let range = answer.range(of: "\r\n\r\n") else { return "" }
+    return String(answer[range.upperBound...])
+}
