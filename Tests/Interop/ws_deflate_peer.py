@@ -64,8 +64,9 @@ async def run_case(case):
             offset = 0
             for length, fragment, count in case["sizes"]:
                 for _ in range(count):
-                    message = "".join(CORPUS[(offset + i) % len(CORPUS)] for i in range(length))
-                    offset = (offset + length) % len(CORPUS)
+                    end = offset + length
+                    message = CORPUS[offset:end] + CORPUS[:max(0, end - len(CORPUS))]
+                    offset = end % len(CORPUS)
                     if fragment:
                         await socket.send([message[i:i + fragment] for i in range(0, length, fragment)])
                     else:

@@ -10,8 +10,8 @@ import WebSocket
 /// client against a raw server, a raw client against our listener. Message counts are scaled down from
 /// Autobahn's 1000 (``DeflateMessageSize/count(budget:cap:)``; docs/WEBSOCKET-CONFORMANCE-DEFLATE.md).
 @Suite(.offThePool) struct DeflateConformance12Tests {
-    /// 64 KiB of payload per case, at most 100 messages.
-    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 64 * 1024, cap: 100) }
+    /// 48 KiB of payload per case, at most 64 messages.
+    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 48 * 1024, cap: 64) }
 
     /// Our client with its default configuration (`permessage-deflate; client_max_window_bits`) against a
     /// raw server answering as Autobahn's `accept_deflate` does, `permessage-deflate`: context takeover

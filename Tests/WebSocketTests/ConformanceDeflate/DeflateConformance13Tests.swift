@@ -9,8 +9,8 @@ import WebSocket
 /// raw SocketFraming peers whose decompressors hold exactly the agreed windows. Then our own sweep of
 /// the window bits 8–15 with and without `client_no_context_takeover`. Counts scaled down from 1000.
 @Suite(.offThePool) struct DeflateConformance13Tests {
-    /// 32 KiB of payload per case, at most 50 messages.
-    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 32 * 1024, cap: 50) }
+    /// 24 KiB of payload per case, at most 32 messages.
+    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 24 * 1024, cap: 32) }
 
     /// The offer's parameters, `server_max_window_bits=15` left out (our client never sends 15).
     static func parameters(_ offer: String) -> Set<Substring> {

@@ -17,7 +17,7 @@ import WebSocket
         .deletingLastPathComponent().appendingPathComponent("Interop/ws_deflate_peer.py").path
     static let limit = TestTiming.hangLimit(.seconds(20))
 
-    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 16 * 1024, cap: 10) }
+    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 12 * 1024, cap: 8) }
     static var echoesPerSet: Int { DeflateMessageSize.autobahn.map(count).reduce(0, +) }
 
     /// `ServerPerMessageDeflateFactory` keyword arguments playing Autobahn's `accept1` … `accept7`, and
