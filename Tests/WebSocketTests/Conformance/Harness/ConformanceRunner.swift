@@ -1,0 +1,198 @@
+import Dispatch
+import Foundation
+import SocketFraming
+import TestSupport
+
+/// Which of our two ends a run tests.
+enum ConformanceTestee: String, Sendable, CaseIterable {
+    /// `WebSocketListener`'s connections, the fuzzer a raw client.
+    case server
+    /// `WebSocket(client:)`, the fuzzer a raw server.
+    case client
+}
+
+/// Runs conformance cases one after the other, each on a new connection, and says what went wrong.
+/// Blocks its thread (raw sockets, semaphores): call it through `runOnAThread`, never on the pool.
+enum ConformanceRunner {
+    /// The problems of each case that had any, by the case's position in `cases`.
+    static func run(_ cases: [ConformanceCase], against testee: ConformanceTestee) -> [Int: [String]] {
+        var problems: [Int: [String]] = [:]
+        do {
+            switch testee {
+            case .server:
+                let server = EchoServerTestee()
+                let port = try server.start()
+                defer { server.stop() }
+                for (index, conformanceCase) in cases.enumerated() {
+                    let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+                    do {
+                        let peer = try FuzzPeer.client(port: port, negotiation: conformanceCase.negotiation, deadline: deadline)
+                        defer { peer.socket.close() }
+                        let testee = try server.connection(index, before: deadline)
+                        problems[index] = try play(conformanceCase, on: peer, testee: testee)
+                    } catch {
+                        problems[index] = ["\(error)"]
+                    }
+                }
+            case .client:
+                let (listening, port) = try RawSocket.listen()
+                let queue = DispatchQueue(label: "conformance-client")
+                for (index, conformanceCase) in cases.enumerated() {
+                    let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+                    let testee = EchoClientTestee(queue: queue)
+                    do {
+                        try testee.webSocket.connect(to: "ws://127.0.0.1:\(port)/")
+                        let peer = try FuzzPeer.server(accepting: listening, negotiation: conformanceCase.negotiation, deadline: deadline)
+                        defer { peer.socket.close() }
+                        problems[index] = try play(conformanceCase, on: peer, testee: testee.connection)
+                    } catch {
+                        testee.webSocket.close()
+                        problems[index] = ["\(error)"]
+                    }
+                }
+            }
+        } catch {
+            for index in cases.indices { problems[index] = ["could not start: \(error)"] }
+        }
+        return problems.filter { !$0.value.isEmpty }
+    }
+
+    /// Plays one case on `peer` and checks the testee's answers, its Close, the end of TCP and what the
+    /// testee reported.
+    private static func play(_ conformanceCase: ConformanceCase, on peer: FuzzPeer, testee: EchoConnection) throws -> [String] {
+        var session = FuzzSession(peer: peer)
+        try session.perform(conformanceCase.steps)
+        let expectedReplies: [FuzzReply]
+        let expectedClose: (payload: Data?, code: UInt16, reason: String?, clean: Bool)
+        switch conformanceCase.expected {
+        case .echo(let replies):
+            expectedReplies = replies
+            try session.readReplies(upTo: replies.count)
+            if session.close == nil && !session.ended { _ = try peer.send([.close(1000)], .whole) }
+            expectedClose = (FuzzFrame.closePayload(1000), 1000, "", true)
+        case .closes(let replies, let answer, let code, let reason):
+            expectedReplies = replies
+            expectedClose = (answer, code ?? 1005, reason, true)
+        case .fails(let code, let replies):
+            expectedReplies = replies
+            expectedClose = (nil, code, nil, false)
+        }
+        try session.readUntilClose()
+        var problems = session.problems
+        if session.replies != expectedReplies && !conformanceCase.nonStrict.contains(where: { $0.replies == session.replies }) {
+            problems.append("replies \(session.replies), expected \(expectedReplies)")
+        }
+        if let close = session.close {
+            let code =
+                close.payload.count >= 2
+                ? UInt16(close.payload[close.payload.startIndex]) << 8 | UInt16(close.payload[close.payload.startIndex + 1]) : nil
+            if let payload = expectedClose.payload, close.payload != payload {
+                problems.append("Close \(FuzzFrame.summary(close.payload)), expected \(FuzzFrame.summary(payload))")
+            } else if expectedClose.payload == nil && code != expectedClose.code {
+                problems.append("Close with code \(code.map(String.init) ?? "none"), expected \(expectedClose.code)")
+            }
+        } else {
+            problems.append("no Close from the testee (expected \(expectedClose.code))")
+        }
+        // TCP: the testee server closes it once the Close frames crossed, and a testee client that failed
+        // the connection; a testee client waits for the fuzzing server to.
+        if peer.isClient || !expectedClose.clean {
+            if session.close != nil && !session.ended, let extra = try peer.nextFrame() {
+                problems.append("a frame after the Close: \(extra)")
+            }
+        }
+        peer.socket.close()
+        switch testee.closeResult(before: peer.deadline) {
+        case .success(let result):
+            if result.code.rawValue != expectedClose.code || result.wasClean != expectedClose.clean
+                || (expectedClose.reason.map { $0 != result.reason } ?? false)
+            {
+                problems.append(
+                    "the testee reported \(result), expected \(expectedClose.code) \(expectedClose.reason.map { "\"\($0)\" " } ?? "")(\(expectedClose.clean ? "clean" : "not clean"))"
+                )
+            }
+        case .failure(let failure): problems.append(failure.description)
+        }
+        return problems
+    }
+}
+
+/// The fuzzer's side of one case while it runs: what it has received so far.
+private struct FuzzSession {
+    let peer: FuzzPeer
+    var replies: [FuzzReply] = []
+    var close: WebSocketFrame?
+    var ended = false
+    var problems: [String] = []
+    private var syncs = 0
+
+    init(peer: FuzzPeer) { self.peer = peer }
+
+    /// Performs `steps` until they are done or the testee has closed.
+    mutating func perform(_ steps: [FuzzStep]) throws {
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .send(let frames, let arrival): guard try peer.send(frames, arrival) else { return }
+            case .awaitReply: guard try receive() else { return }
+            case .sync, .expectFailure:
+                syncs += 1
+                let payload = Data("sync \(syncs)".utf8)
+                guard try peer.send([.ping(bytes: payload)], .whole) else { return }
+                while true {
+                    guard let frame = try peer.nextFrame() else {
+                        ended = true
+                        return
+                    }
+                    if frame.opcode == .pong && frame.payload == payload {
+                        if case .expectFailure = step { problems.append("still open after step \(index): not failed fast") }
+                        break
+                    }
+                    guard take(frame) else { return }
+                }
+            }
+        }
+    }
+
+    /// Reads until `count` replies have arrived, or the Close, or the end.
+    mutating func readReplies(upTo count: Int) throws {
+        while replies.count < count, close == nil, !ended {
+            guard try receive() else { return }
+        }
+    }
+
+    /// Reads until the testee's Close (or the end of its stream).
+    mutating func readUntilClose() throws {
+        while close == nil, !ended {
+            guard try receive() else { return }
+        }
+    }
+
+    /// Reads one frame; false once the Close or the end has come.
+    private mutating func receive() throws -> Bool {
+        guard let frame = try peer.nextFrame() else {
+            ended = true
+            return false
+        }
+        return take(frame)
+    }
+
+    /// Keeps `frame`; false when it is the Close.
+    private mutating func take(_ frame: WebSocketFrame) -> Bool {
+        switch frame.opcode {
+        case .close:
+            close = frame
+            return false
+        case .text: replies.append(.text(frame.payload))
+        case .binary: replies.append(.binary(frame.payload))
+        case .pong: replies.append(.pong(frame.payload))
+        case .ping: problems.append("an unexpected Ping \(FuzzFrame.summary(frame.payload))")
+        case .continuation:
+            switch replies.popLast() {
+            case .text(let head)?: replies.append(.text(head + frame.payload))
+            case .binary(let head)?: replies.append(.binary(head + frame.payload))
+            default: problems.append("a continuation frame with no message")
+            }
+        }
+        return true
+    }
+}
