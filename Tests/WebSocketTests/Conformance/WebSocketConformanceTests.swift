@@ -24,11 +24,15 @@ import TestSupport
         await check(ConformanceGroup.arrivalSelection.map { $0.arriving(arrival) }, against: testee)
     }
 
-    /// The table's ids are Autobahn's, each once.
-    @Test func caseIdsAreUnique() {
+    /// The table's ids are Autobahn's, each once, and every case of Autobahn's groups is there.
+    @Test func theTableHoldsEveryCaseOfEachGroupOnce() {
         let ids = ConformanceGroup.allCases.flatMap(\.cases).map(\.id)
         #expect(Set(ids).count == ids.count)
-        #expect(ConformanceGroup.arrivalSelection.count == 27)
+        for group in ConformanceGroup.allCases {
+            #expect(group.cases.count == group.autobahnCaseCount, "group \(group)")
+            #expect(group.cases.allSatisfy { $0.id.hasPrefix("\(group.rawValue).") }, "group \(group)")
+        }
+        #expect(ConformanceGroup.arrivalSelection.count == 28)
     }
 
     private func check(_ cases: [ConformanceCase], against testee: ConformanceTestee) async {

@@ -81,11 +81,24 @@ struct FuzzFrame: Sendable {
 
 extension Data {
     /// `count` copies of `pattern`'s bytes, cut to `count` bytes (Autobahn's `payload_len`).
-    init(repeating pattern: String, count: Int) {
-        let unit = Array(pattern.utf8)
-        var bytes = [UInt8](repeating: 0, count: count)
-        for index in 0..<count { bytes[index] = unit[index % unit.count] }
-        self.init(bytes)
+    init(repeating pattern: String, count: Int) { self.init(repeating: Array(pattern.utf8), count: count) }
+
+    /// `count` copies of `pattern`, cut to `count` bytes; filled through a raw buffer (a debug build's
+    /// per-element loops cost seconds over the megabytes of group 9).
+    init(repeating pattern: [UInt8], count: Int) {
+        self.init(count: count)
+        withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self), !pattern.isEmpty else { return }
+            pattern.withUnsafeBufferPointer { unit in
+                guard let unitBase = unit.baseAddress else { return }
+                var offset = 0
+                while offset < count {
+                    let piece = Swift.min(unit.count, count - offset)
+                    (base + offset).update(from: unitBase, count: piece)
+                    offset += piece
+                }
+            }
+        }
     }
 
     /// The bytes `hex` spells, two digits a byte ("cebae1").
