@@ -1,3 +1,5 @@
+import Foundation
+import SocketFraming
 import Testing
 import TestSupport
 
@@ -24,6 +26,39 @@ import TestSupport
         await check(ConformanceGroup.arrivalSelection.map { $0.arriving(arrival) }, against: testee)
     }
 
+    /// Our client with the fuzzing server's 101 answer and its first frames in one write: the frames
+    /// are the bytes after the answer's head.
+    @Test func ourClientWithFramesGluedToTheAnswer() async {
+        await check(ConformanceGroup.arrivalSelection, against: .client, gluesAnswer: true)
+    }
+
+    /// The harness's permessage-deflate side, for groups 12 and 13 once our connections negotiate it: a
+    /// fuzzing server compresses (context takeover, a message in 100-byte fragments) and a fuzzing
+    /// client inflates, after the offer and the answer crossed.
+    @Test func theDeflateHarnessRoundTrips() async throws {
+        let parameters = "permessage-deflate; client_no_context_takeover"
+        let negotiation = ConformanceNegotiation.permessageDeflate(
+            offer: parameters, answer: parameters, agreement: PerMessageDeflate.Agreement(clientNoContextTakeover: true))
+        let (listening, port) = try RawSocket.listen()
+        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+        let text = Data(repeating: "compress me, ", count: 3_000)
+        async let sent = runOnAThread { () throws -> Bool in
+            let server = try FuzzPeer.server(accepting: listening, negotiation: negotiation, deadline: deadline)
+            return try server.send(message: .text(text), fragmentSize: 100)
+                && server.send(message: .binary(Data([1, 2, 3])), fragmentSize: nil)
+                && server.send(message: .text(text), fragmentSize: nil)
+        }
+        let received = try await runOnAThread { () throws -> [FuzzReply] in
+            let client = try FuzzPeer.client(port: port, negotiation: negotiation, deadline: deadline)
+            var session = FuzzSession(peer: client)
+            try session.readReplies(upTo: 3)
+            #expect(session.compressedReplies == 3 && session.problems.isEmpty, "\(session.problems)")
+            return session.replies
+        }
+        #expect(try await sent)
+        #expect(received == [.text(text), .binary(Data([1, 2, 3])), .text(text)])
+    }
+
     /// The table's ids are Autobahn's, each once, and every case of Autobahn's groups is there.
     @Test func theTableHoldsEveryCaseOfEachGroupOnce() {
         let ids = ConformanceGroup.allCases.flatMap(\.cases).map(\.id)
@@ -35,8 +70,8 @@ import TestSupport
         #expect(ConformanceGroup.arrivalSelection.count == 28)
     }
 
-    private func check(_ cases: [ConformanceCase], against testee: ConformanceTestee) async {
-        let problems = await runOnAThread { ConformanceRunner.run(cases, against: testee) }
+    private func check(_ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false) async {
+        let problems = await runOnAThread { ConformanceRunner.run(cases, against: testee, gluesAnswer: gluesAnswer) }
         for (index, conformanceCase) in cases.enumerated() {
             let found = problems[index] ?? []
             if let knownIssue = conformanceCase.knownIssue {

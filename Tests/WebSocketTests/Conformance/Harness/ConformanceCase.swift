@@ -1,4 +1,5 @@
 import Foundation
+import SocketFraming
 
 /// One case of our WebSocket conformance suite, written from the Autobahn TestSuite's case of the same id
 /// (https://github.com/crossbario/autobahn-testsuite, `autobahntestsuite/case/case*.py`): what the fuzzing
@@ -66,6 +67,10 @@ enum FuzzStep: Sendable {
     /// As ``sync``, but the testee must have failed the connection by now: its Close must come, not the
     /// Pong (Autobahn's strict outcome of the "fail fast" cases 6.4.x).
     case expectFailure
+    /// Sends a text or binary message as an endpoint's send would: compressed when permessage-deflate
+    /// was negotiated (RSV1 on its first frame), in frames of at most `fragmentSize` payload bytes (nil:
+    /// one frame; Autobahn's `autoFragmentSize`). Autobahn's 12.x and 13.x cases are made of these.
+    case message(FuzzReply, fragmentSize: Int?)
     /// Waits for the testee's next reply (a message or a Pong) before the next step: Autobahn's 9.7 and
     /// 9.8 send each message after the previous echo.
     case awaitReply
@@ -135,11 +140,14 @@ enum ConformanceExpectation: Sendable {
 
 /// An extension the fuzzer negotiates: the shape permessage-deflate's cases (Autobahn 12.x, 13.x) need.
 /// No case uses one yet: deflate is not wired into our connections on main (see
-/// docs/WEBSOCKET-CONFORMANCE.md).
+/// docs/WEBSOCKET-CONFORMANCE.md); `WebSocketConformanceTests.theDeflateHarnessRoundTrips` checks the
+/// harness's side.
 enum ConformanceNegotiation: Sendable, Equatable {
     /// No `Sec-WebSocket-Extensions`.
     case none
-    /// The fuzzing client offers `offer`, and the testee server must answer exactly `answer`; the fuzzing
-    /// server answers a client's offer with `answer`. Frames with RSV1 are then compressed messages.
-    case extensions(offer: String, answer: String)
+    /// permessage-deflate (RFC 7692): the fuzzing client offers `offer` and the testee server must answer
+    /// exactly `answer`; the fuzzing server answers a testee client's offer with `answer`. Both ends then
+    /// work by `agreement`: the fuzzer compresses its ``FuzzStep/message(_:fragmentSize:)`` steps and
+    /// inflates the testee's messages with RSV1.
+    case permessageDeflate(offer: String, answer: String, agreement: PerMessageDeflate.Agreement)
 }

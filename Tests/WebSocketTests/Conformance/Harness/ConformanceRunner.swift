@@ -15,7 +15,8 @@ enum ConformanceTestee: String, Sendable, CaseIterable {
 /// Blocks its thread (raw sockets, semaphores): call it through `runOnAThread`, never on the pool.
 enum ConformanceRunner {
     /// The problems of each case that had any, by the case's position in `cases`.
-    static func run(_ cases: [ConformanceCase], against testee: ConformanceTestee) -> [Int: [String]] {
+    /// `gluesAnswer`: a fuzzing server writes its 101 answer and the first frames in one write.
+    static func run(_ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false) -> [Int: [String]] {
         var problems: [Int: [String]] = [:]
         do {
             switch testee {
@@ -42,7 +43,8 @@ enum ConformanceRunner {
                     let testee = EchoClientTestee(queue: queue)
                     do {
                         try testee.webSocket.connect(to: "ws://127.0.0.1:\(port)/")
-                        let peer = try FuzzPeer.server(accepting: listening, negotiation: conformanceCase.negotiation, deadline: deadline)
+                        let peer = try FuzzPeer.server(
+                            accepting: listening, negotiation: conformanceCase.negotiation, gluesAnswer: gluesAnswer, deadline: deadline)
                         defer { peer.socket.close() }
                         problems[index] = try play(conformanceCase, on: peer, testee: testee.connection)
                     } catch {
@@ -118,13 +120,17 @@ enum ConformanceRunner {
 }
 
 /// The fuzzer's side of one case while it runs: what it has received so far.
-private struct FuzzSession {
+struct FuzzSession {
     let peer: FuzzPeer
     var replies: [FuzzReply] = []
     var close: WebSocketFrame?
     var ended = false
     var problems: [String] = []
     private var syncs = 0
+    /// A compressed message being received: whether it is text, and its payload so far.
+    private var compressed: (isText: Bool, payload: Data)?
+    /// How many of the replies arrived compressed (permessage-deflate).
+    private(set) var compressedReplies = 0
 
     init(peer: FuzzPeer) { self.peer = peer }
 
@@ -134,6 +140,7 @@ private struct FuzzSession {
             switch step {
             case .send(let frames, let arrival): guard try peer.send(frames, arrival) else { return }
             case .awaitReply: guard try receive() else { return }
+            case .message(let message, let fragmentSize): guard try peer.send(message: message, fragmentSize: fragmentSize) else { return }
             case .sync, .expectFailure:
                 syncs += 1
                 let payload = Data("sync \(syncs)".utf8)
@@ -147,7 +154,7 @@ private struct FuzzSession {
                         if case .expectFailure = step { problems.append("still open after step \(index): not failed fast") }
                         break
                     }
-                    guard take(frame) else { return }
+                    guard try take(frame) else { return }
                 }
             }
         }
@@ -173,11 +180,22 @@ private struct FuzzSession {
             ended = true
             return false
         }
-        return take(frame)
+        return try take(frame)
     }
 
     /// Keeps `frame`; false when it is the Close.
-    private mutating func take(_ frame: WebSocketFrame) -> Bool {
+    private mutating func take(_ frame: WebSocketFrame) throws -> Bool {
+        if frame.rsv1 || (frame.opcode == .continuation && compressed != nil) {
+            var message = compressed ?? (frame.opcode == .text, Data())
+            message.payload.append(frame.payload)
+            compressed = frame.fin ? nil : message
+            if frame.fin {
+                let inflated = try peer.inflate(message.payload)
+                compressedReplies += 1
+                replies.append(message.isText ? .text(inflated) : .binary(inflated))
+            }
+            return true
+        }
         switch frame.opcode {
         case .close:
             close = frame

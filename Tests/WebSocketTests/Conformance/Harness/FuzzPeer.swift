@@ -11,49 +11,70 @@ final class FuzzPeer {
     private var buffer = FrameBuffer()
     private var decoder: WebSocketFrameDecoder
     private var generator = SystemRandomNumberGenerator()
+    /// permessage-deflate's two directions, when negotiated.
+    private let compressor: PerMessageDeflate.Compressor?
+    private let decompressor: PerMessageDeflate.Decompressor?
 
-    private init(socket: RawSocket, isClient: Bool, deadline: ContinuousClock.Instant) {
+    private init(socket: RawSocket, isClient: Bool, negotiation: ConformanceNegotiation, deadline: ContinuousClock.Instant) {
         self.socket = socket
         self.isClient = isClient
         self.deadline = deadline
-        decoder = WebSocketFrameDecoder(role: isClient ? .client : .server)
+        let role: PerMessageDeflate.Role = isClient ? .client : .server
+        if case .permessageDeflate(_, _, let agreement) = negotiation {
+            compressor = PerMessageDeflate.Compressor(agreement: agreement, role: role)
+            decompressor = PerMessageDeflate.Decompressor(agreement: agreement, role: role)
+            decoder = WebSocketFrameDecoder(role: isClient ? .client : .server, allowedReservedBits: .rsv1)
+        } else {
+            compressor = nil
+            decompressor = nil
+            decoder = WebSocketFrameDecoder(role: isClient ? .client : .server)
+        }
     }
 
     /// A fuzzing client on a new connection to the testee server on `port`, its handshake done.
     static func client(port: UInt16, negotiation: ConformanceNegotiation, deadline: ContinuousClock.Instant) throws -> FuzzPeer {
-        let peer = FuzzPeer(socket: try RawSocket.connect(port: port), isClient: true, deadline: deadline)
+        let peer = FuzzPeer(socket: try RawSocket.connect(port: port), isClient: true, negotiation: negotiation, deadline: deadline)
         let key = WebSocketHandshake.randomKey()
         var request = "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-        if case .extensions(let offer, _) = negotiation { request += "Sec-WebSocket-Extensions: \(offer)\r\n" }
+        if case .permessageDeflate(let offer, _, _) = negotiation { request += "Sec-WebSocket-Extensions: \(offer)\r\n" }
         _ = try peer.socket.write(Data((request + "\r\n").utf8), before: deadline)
         let head = try peer.readHead()
         let accept = "sec-websocket-accept: \(WebSocketHandshake.acceptValue(forKey: key).lowercased())"
         guard head.hasPrefix("http/1.1 101 "), head.contains(accept) else {
             throw RawSocket.Failure(description: "not an upgrade: \(head)")
         }
-        if case .extensions(_, let answer) = negotiation, !head.contains("sec-websocket-extensions: \(answer.lowercased())") {
+        if case .permessageDeflate(_, let answer, _) = negotiation, !head.contains("sec-websocket-extensions: \(answer.lowercased())") {
             throw RawSocket.Failure(description: "extensions not answered with \(answer): \(head)")
         }
         return peer
     }
 
     /// The fuzzing server's side of a connection the testee client opened on `listening`, its handshake
-    /// answered.
+    /// answered; when `gluesAnswer`, the answer is held and written in one write with the first frames
+    /// (frames glued to the 101, as RFC 6455 allows a server).
     static func server(
-        accepting listening: RawSocket, negotiation: ConformanceNegotiation, deadline: ContinuousClock.Instant
+        accepting listening: RawSocket, negotiation: ConformanceNegotiation, gluesAnswer: Bool = false,
+        deadline: ContinuousClock.Instant
     ) throws -> FuzzPeer {
-        let peer = FuzzPeer(socket: try listening.accept(before: deadline), isClient: false, deadline: deadline)
+        let peer = FuzzPeer(socket: try listening.accept(before: deadline), isClient: false, negotiation: negotiation, deadline: deadline)
         let head = try peer.readHead()
         guard head.hasPrefix("get "), let key = peer.originalKey else {
             throw RawSocket.Failure(description: "not an upgrade request: \(head)")
         }
         var answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         answer += "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
-        if case .extensions(_, let agreed) = negotiation { answer += "Sec-WebSocket-Extensions: \(agreed)\r\n" }
-        _ = try peer.socket.write(Data((answer + "\r\n").utf8), before: deadline)
+        if case .permessageDeflate(_, let agreed, _) = negotiation { answer += "Sec-WebSocket-Extensions: \(agreed)\r\n" }
+        if gluesAnswer {
+            peer.heldAnswer = Data((answer + "\r\n").utf8)
+        } else {
+            _ = try peer.socket.write(Data((answer + "\r\n").utf8), before: deadline)
+        }
         return peer
     }
+
+    /// A server's 101 answer not written yet: it goes out with the next bytes.
+    private var heldAnswer: Data?
 
     /// The `Sec-WebSocket-Key` of the last head read, as sent (base64 is case-sensitive).
     private var originalKey: String?
@@ -77,7 +98,8 @@ final class FuzzPeer {
 
     /// Writes `frames` back to back, cut as `arrival` says; false when the testee has closed meanwhile.
     func send(_ frames: [FuzzFrame], _ arrival: FuzzArrival) throws -> Bool {
-        var bytes = Data()
+        var bytes = heldAnswer ?? Data()
+        heldAnswer = nil
         var cuts: [Int] = []
         var payloadCuts: [Int] = []
         for frame in frames {
@@ -96,9 +118,44 @@ final class FuzzPeer {
         }
     }
 
+    /// Sends `message` (text or binary; a Pong as it is) as ``FuzzStep/message(_:fragmentSize:)`` says;
+    /// false when the testee has closed meanwhile.
+    func send(message: FuzzReply, fragmentSize: Int?) throws -> Bool {
+        let (opcode, payload): (UInt8, Data)
+        switch message {
+        case .text(let bytes): (opcode, payload) = (0x1, bytes)
+        case .binary(let bytes): (opcode, payload) = (0x2, bytes)
+        case .pong(let bytes): return try send([FuzzFrame(opcode: 0xA, payload: bytes)], .whole)
+        }
+        let wire = compressor?.compress(payload) ?? payload
+        let size = max(1, fragmentSize ?? max(wire.count, 1))
+        let starts = Array(stride(from: 0, to: max(wire.count, 1), by: size))
+        let frames = starts.enumerated().map { index, start in
+            FuzzFrame(
+                fin: index == starts.count - 1, rsv: index == 0 && compressor != nil ? 4 : 0, opcode: index == 0 ? opcode : 0x0,
+                payload: wire.subdata(in: min(start, wire.count)..<min(start + size, wire.count)))
+        }
+        return try send(frames, .whole)
+    }
+
+    /// A compressed message's payload (its frames' payloads joined), inflated.
+    /// - Throws: when permessage-deflate was not negotiated, or the payload does not inflate.
+    func inflate(_ payload: Data) throws -> Data {
+        guard let decompressor else { throw RawSocket.Failure(description: "RSV1 without permessage-deflate") }
+        do {
+            return try decompressor.decompress(payload, maxMessageBytes: 64 << 20)
+        } catch {
+            throw RawSocket.Failure(description: "the testee's compressed message does not inflate: \(error)")
+        }
+    }
+
     /// The testee's next frame, or nil when its stream ended (between frames).
     /// - Throws: when the deadline passes, or the testee's bytes break a frame rule for its role.
     func nextFrame() throws -> WebSocketFrame? {
+        if let answer = heldAnswer {
+            heldAnswer = nil
+            _ = try socket.write(answer, before: deadline)
+        }
         while true {
             do {
                 if let frame = try decoder.decode(&buffer) { return frame }
