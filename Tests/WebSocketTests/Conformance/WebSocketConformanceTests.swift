@@ -19,11 +19,12 @@ import TestSupport
         await check(group.cases, against: .client)
     }
 
-    /// A selection of cases with every write cut into single bytes, and cut inside each frame's header,
-    /// masking key (or extended length) and first UTF-8 sequence.
+    /// A selection of cases with every write cut into single bytes (the opening handshake's too), and
+    /// cut inside each frame's header, masking key (or extended length) and first UTF-8 sequence.
     @Test(arguments: ConformanceTestee.allCases, [FuzzArrival.chunks(1), .splitInside])
     func arrivalPatterns(_ testee: ConformanceTestee, _ arrival: FuzzArrival) async {
-        await check(ConformanceGroup.arrivalSelection.map { $0.arriving(arrival) }, against: testee)
+        await check(
+            ConformanceGroup.arrivalSelection.map { $0.arriving(arrival) }, against: testee, bytewiseHandshake: arrival == .chunks(1))
     }
 
     /// Our client with the fuzzing server's 101 answer and its first frames in one write: the frames
@@ -70,8 +71,12 @@ import TestSupport
         #expect(ConformanceGroup.arrivalSelection.count == 28)
     }
 
-    private func check(_ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false) async {
-        let problems = await runOnAThread { ConformanceRunner.run(cases, against: testee, gluesAnswer: gluesAnswer) }
+    private func check(
+        _ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false, bytewiseHandshake: Bool = false
+    ) async {
+        let problems = await runOnAThread {
+            ConformanceRunner.run(cases, against: testee, gluesAnswer: gluesAnswer, bytewiseHandshake: bytewiseHandshake)
+        }
         for (index, conformanceCase) in cases.enumerated() {
             let found = problems[index] ?? []
             if let knownIssue = conformanceCase.knownIssue {

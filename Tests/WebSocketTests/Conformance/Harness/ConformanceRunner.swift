@@ -15,8 +15,11 @@ enum ConformanceTestee: String, Sendable, CaseIterable {
 /// Blocks its thread (raw sockets, semaphores): call it through `runOnAThread`, never on the pool.
 enum ConformanceRunner {
     /// The problems of each case that had any, by the case's position in `cases`.
-    /// `gluesAnswer`: a fuzzing server writes its 101 answer and the first frames in one write.
-    static func run(_ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false) -> [Int: [String]] {
+    /// `gluesAnswer`: a fuzzing server writes its 101 answer and the first frames in one write;
+    /// `bytewiseHandshake`: the fuzzer writes its request or answer a byte at a time.
+    static func run(
+        _ cases: [ConformanceCase], against testee: ConformanceTestee, gluesAnswer: Bool = false, bytewiseHandshake: Bool = false
+    ) -> [Int: [String]] {
         var problems: [Int: [String]] = [:]
         do {
             switch testee {
@@ -27,7 +30,8 @@ enum ConformanceRunner {
                 for (index, conformanceCase) in cases.enumerated() {
                     let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
                     do {
-                        let peer = try FuzzPeer.client(port: port, negotiation: conformanceCase.negotiation, deadline: deadline)
+                        let peer = try FuzzPeer.client(
+                            port: port, negotiation: conformanceCase.negotiation, bytewise: bytewiseHandshake, deadline: deadline)
                         defer { peer.socket.close() }
                         let testee = try server.connection(index, before: deadline)
                         problems[index] = try play(conformanceCase, on: peer, testee: testee)
@@ -44,7 +48,8 @@ enum ConformanceRunner {
                     do {
                         try testee.webSocket.connect(to: "ws://127.0.0.1:\(port)/")
                         let peer = try FuzzPeer.server(
-                            accepting: listening, negotiation: conformanceCase.negotiation, gluesAnswer: gluesAnswer, deadline: deadline)
+                            accepting: listening, negotiation: conformanceCase.negotiation, gluesAnswer: gluesAnswer,
+                            bytewise: bytewiseHandshake, deadline: deadline)
                         defer { peer.socket.close() }
                         problems[index] = try play(conformanceCase, on: peer, testee: testee.connection)
                     } catch {

@@ -32,13 +32,17 @@ final class FuzzPeer {
     }
 
     /// A fuzzing client on a new connection to the testee server on `port`, its handshake done.
-    static func client(port: UInt16, negotiation: ConformanceNegotiation, deadline: ContinuousClock.Instant) throws -> FuzzPeer {
+    /// `bytewise`: the request is written a byte at a time.
+    static func client(
+        port: UInt16, negotiation: ConformanceNegotiation, bytewise: Bool = false, deadline: ContinuousClock.Instant
+    ) throws -> FuzzPeer {
         let peer = FuzzPeer(socket: try RawSocket.connect(port: port), isClient: true, negotiation: negotiation, deadline: deadline)
         let key = WebSocketHandshake.randomKey()
         var request = "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         if case .permessageDeflate(let offer, _, _) = negotiation { request += "Sec-WebSocket-Extensions: \(offer)\r\n" }
-        _ = try peer.socket.write(Data((request + "\r\n").utf8), before: deadline)
+        let requestBytes = Data((request + "\r\n").utf8)
+        _ = try peer.socket.write(requestBytes, cuts: bytewise ? Array(1..<requestBytes.count) : [], before: deadline)
         let head = try peer.readHead()
         let accept = "sec-websocket-accept: \(WebSocketHandshake.acceptValue(forKey: key).lowercased())"
         guard head.hasPrefix("http/1.1 101 "), head.contains(accept) else {
@@ -52,9 +56,10 @@ final class FuzzPeer {
 
     /// The fuzzing server's side of a connection the testee client opened on `listening`, its handshake
     /// answered; when `gluesAnswer`, the answer is held and written in one write with the first frames
-    /// (frames glued to the 101, as RFC 6455 allows a server).
+    /// (frames glued to the 101, as RFC 6455 allows a server); when `bytewise`, it is written a byte at a
+    /// time.
     static func server(
-        accepting listening: RawSocket, negotiation: ConformanceNegotiation, gluesAnswer: Bool = false,
+        accepting listening: RawSocket, negotiation: ConformanceNegotiation, gluesAnswer: Bool = false, bytewise: Bool = false,
         deadline: ContinuousClock.Instant
     ) throws -> FuzzPeer {
         let peer = FuzzPeer(socket: try listening.accept(before: deadline), isClient: false, negotiation: negotiation, deadline: deadline)
@@ -65,10 +70,11 @@ final class FuzzPeer {
         var answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         answer += "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
         if case .permessageDeflate(_, let agreed, _) = negotiation { answer += "Sec-WebSocket-Extensions: \(agreed)\r\n" }
+        let answerBytes = Data((answer + "\r\n").utf8)
         if gluesAnswer {
-            peer.heldAnswer = Data((answer + "\r\n").utf8)
+            peer.heldAnswer = answerBytes
         } else {
-            _ = try peer.socket.write(Data((answer + "\r\n").utf8), before: deadline)
+            _ = try peer.socket.write(answerBytes, cuts: bytewise ? Array(1..<answerBytes.count) : [], before: deadline)
         }
         return peer
     }
