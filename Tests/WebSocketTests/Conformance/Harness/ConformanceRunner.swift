@@ -90,6 +90,9 @@ enum ConformanceRunner {
             problems.append("replies \(session.replies), expected \(expectedReplies)")
         }
         if let close = session.close {
+            if close.payload.count > 2 && !UTF8Validator.isValid(close.payload.dropFirst(2)) {
+                problems.append("a close reason that is not UTF-8: \(FuzzFrame.summary(close.payload))")
+            }
             let code =
                 close.payload.count >= 2
                 ? UInt16(close.payload[close.payload.startIndex]) << 8 | UInt16(close.payload[close.payload.startIndex + 1]) : nil
