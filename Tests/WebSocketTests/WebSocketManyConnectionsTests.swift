@@ -1,0 +1,77 @@
+import AsyncSocket
+import Foundation
+import SocketFraming
+import Testing
+import TestSupport
+import WebSocket
+
+/// Many connections opening and closing at once against one listener: every one echoed and ended as
+/// asked, and afterwards no descriptor of this process is a TCP socket on the listener's port but the
+/// listener's own.
+@Suite(.offThePool) struct WebSocketManyConnectionsTests {
+    /// The inodes of this process's open sockets.
+    static func openSocketInodes() -> Set<String> {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(
+            fds.compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
+                    target.hasPrefix("socket:[")
+                else { return nil }
+                return String(target.dropFirst(8).dropLast())
+            })
+    }
+
+    /// This process's TCP sockets with `port` at either end, other than listening ones, as
+    /// "local remote state" lines of /proc/net/tcp (state in hex: 01 established, 08 close-wait, …).
+    static func socketsOnPort(_ port: UInt16) -> [String] {
+        let mine = openSocketInodes()
+        let hexPort = String(format: ":%04X", port)
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[3] != "0A", mine.contains(String(fields[9])),
+                fields[1].hasSuffix(hexPort) || fields[2].hasSuffix(hexPort)
+            else { return nil }
+            return "\(fields[1]) \(fields[2]) \(fields[3])"
+        }
+    }
+
+    /// 500 async clients at once: each sends its number and gets it back; even ones close (1000), odd
+    /// ones ask the server to (1001). Every end is reported on both sides, and no socket is left.
+    @Test(TestTiming.timeLimit(minutes: 3)) func fiveHundredConnectionsOpenAndCloseAtOnceAndLeaveNoDescriptor() async throws {
+        let server = RecordingEchoServer()
+        let listener = try server.start()
+        defer { listener.stop() }
+        let count = 500
+        let results = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    let connection = try await WebSocketConnection.connect(to: "ws://127.0.0.1:\(listener.port)/\(index)")
+                    try await connection.send(.text("\(index)"))
+                    var iterator = connection.messages.makeAsyncIterator()
+                    guard case .text("\(index)") = await iterator.next() else { return "\(index): no echo" }
+                    if index.isMultiple(of: 2) { return "\(await connection.close())" }
+                    try await connection.send(.text("close me"))
+                    while await iterator.next() != nil {}
+                    return "\(await connection.closeResult)"
+                }
+            }
+            var results: [String: Int] = [:]
+            for try await result in group { results[result, default: 0] += 1 }
+            return results
+        }
+        #expect(results == ["1000 (clean)": count / 2, "1001 \"asked\" (clean)": count / 2])
+        var serverResults: [String: Int] = [:]
+        for _ in 0..<count { serverResults[try await server.closes.next(within: TestTiming.hangLimit(.seconds(30))), default: 0] += 1 }
+        #expect(serverResults == ["1000 (clean)": count / 2, "1001 (clean)": count / 2])
+        #expect(server.open.withLock { $0.count } == 0)
+        // Both ends have reported; their descriptors are closed right after (the server's once its
+        // Close is written, a client's when the server's TCP close arrives): a bounded wait for them.
+        var left = Self.socketsOnPort(listener.port)
+        for _ in 0..<200 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            left = Self.socketsOnPort(listener.port)
+        }
+        #expect(left == [], "\(left.count) sockets left")
+    }
+}
