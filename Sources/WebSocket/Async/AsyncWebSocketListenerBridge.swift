@@ -101,6 +101,7 @@ final class AsyncWebSocketListenerBridge: WebSocketListenerDelegate, @unchecked 
             return state.accepted?.key == request.key ? state.accepted?.subprotocol : nil
         }
         let bridge = AsyncWebSocketBridge()
+        WebSocketConnection.applyDefaultWatermarks(to: webSocket.socket)
         webSocket.delegate = bridge
         bridge.webSocket = webSocket
         webSocket.reportsSends = false
