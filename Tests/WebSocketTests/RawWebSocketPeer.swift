@@ -118,6 +118,8 @@ enum RawPeerError: Error {
 /// An echo server as the DocC catalog's "A server, delegate style" writes it, recording each close.
 final class RecordingEchoServer: WebSocketListenerDelegate, WebSocketDelegate {
     let closes = EventRecorder<String>()
+    /// "closing" once the delegate has called `close` for a "close me".
+    let asked = EventRecorder<String>()
     let open = LockedValue<[ObjectIdentifier: WebSocket]>([:])
 
     func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
@@ -127,7 +129,9 @@ final class RecordingEchoServer: WebSocketListenerDelegate, WebSocketDelegate {
 
     func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
         switch message {
-        case .text("close me"): webSocket.close(code: .goingAway, reason: "asked")
+        case .text("close me"):
+            webSocket.close(code: .goingAway, reason: "asked")
+            asked.record("closing")
         case .text(let text): webSocket.send(text: text)
         case .binary(let data): webSocket.send(data: data)
         default: break

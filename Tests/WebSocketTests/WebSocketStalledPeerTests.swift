@@ -96,6 +96,29 @@ import WebSocket
         try await peer.disconnected()
     }
 
+    /// The echo server closes while its peer reads nothing and 16 MiB of echoes fill the kernel's buffers
+    /// and the write queue: its Close cannot even be written. The close timeout still ends it with 1006
+    /// (TCP closed without waiting for the queue), not before 10 s (virtual time).
+    @Test func aCloseStuckBehindAFullWriteQueueEndsAtTheCloseTimeoutWith1006() async throws {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "full-queue")
+        defer { group.shutdown() }
+        let server = RecordingEchoServer()
+        let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
+        defer { listener.stop() }
+        let peer = try await RawWebSocketPeer(port: listener.port)
+        defer { peer.close() }
+        let message = RawWebSocketPeer.frame(0x82, [UInt8](repeating: 0x62, count: 256 << 10))
+        for _ in 0..<64 { peer.write(message) }
+        peer.write(RawWebSocketPeer.frame(0x81, Array("close me".utf8)))
+        #expect(try await server.asked.next(within: TestTiming.hangLimit(.seconds(20))) == "closing")
+        await clock.advance(by: .milliseconds(9_999))
+        #expect(server.closes.all == [])
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await server.closes.next(within: TestTiming.hangLimit(.seconds(10))) == "1006 (not clean)")
+        #expect(server.open.withLock { $0.count } == 0)
+    }
+
     /// The same for an async client whose server goes silent once it has the client's Close: `close()`
     /// returns 1006 at the close timeout, and the client's TCP is closed.
     @Test func aClientWhosePeerGoesSilentDuringTheCloseHandshakeEndsItAtTheCloseTimeoutWith1006() async throws {
