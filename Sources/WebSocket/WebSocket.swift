@@ -109,7 +109,8 @@ public final class WebSocket: @unchecked Sendable {
     /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent).
     public func sendPing(_ payload: Data = Data()) { perform { (try? $0.sendPing(payload)) ?? [] } }
 
-    /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8).
+    /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
+    /// a longer one is cut to the whole characters that fit, RFC 6455 §5.5).
     /// ``WebSocketDelegate/webSocket(_:didCloseWith:)`` follows when it is done.
     public func close(code: WebSocketCloseCode? = .normalClosure, reason: String = "") {
         perform { $0.close(code: code, reason: reason) }
