@@ -15,8 +15,8 @@ final class RawWebSocketPeer {
 
     /// Connects to `port` on 127.0.0.1 and upgrades (`extensions`: a `Sec-WebSocket-Extensions` offer).
     /// Returns with the server's 101 answer read.
-    init(port: UInt16, extensions: String? = nil) async throws {
-        socket = TCPSocket(delegate: recorder, delegateQueue: nil)
+    init(port: UInt16, extensions: String? = nil, group: EventLoopGroup = .shared) async throws {
+        socket = TCPSocket(delegate: recorder, delegateQueue: nil, group: group)
         try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(10))
         _ = try await recorder.events.first(within: TestTiming.hangLimit(.seconds(10))) {
             if case .connected = $0 { return true }

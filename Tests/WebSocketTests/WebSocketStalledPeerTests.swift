@@ -29,26 +29,30 @@ import WebSocket
         return (server, recorder)
     }
 
-    /// The async client sends 50 MiB (800 messages of 64 KiB) to a server that reads 64 KiB at a time,
+    /// The async client sends 16 MiB (256 messages of 64 KiB) to a server that reads 64 KiB at a time,
     /// slowly: `send` waits while the write queue is over its high watermark, so the bytes queued stay
-    /// within the watermark and a few messages, never the 50 MiB the app tried to send.
+    /// within the watermark and a few messages, never the 16 MiB the app tried to send.
     @Test(TestTiming.timeLimit(minutes: 2)) func sendWaitsWhileAPeerThatStoppedReadingKeepsTheQueueFull() async throws {
-        let pair = try LoopbackPair()
+        // Loops of its own: 16 MiB through the shared ones would hold up other tests' events.
+        let group = EventLoopGroup(numberOfThreads: 1, name: "stalled-reader")
+        defer { group.shutdown() }
+        let pair = try LoopbackPair(group: group)
         defer { pair.close() }
         var configuration = WebSocket.ClientConfiguration()
         configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
-        async let connecting = WebSocketConnection.connect(to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration)
+        async let connecting = WebSocketConnection.connect(
+            to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
         let (server, recorder) = try await Self.acceptUpgrade(pair)
         let connection = try await connecting
         let socket = connection.webSocket.socket
         #expect(socket.writeHighWatermark == WebSocketConnection.defaultWriteHighWatermark)
         let chunk = Data(repeating: 0x61, count: 64 << 10)
         let sender = Task {
-            for _ in 0..<800 { try await connection.send(.binary(chunk)) }
+            for _ in 0..<256 { try await connection.send(.binary(chunk)) }
         }
-        // The server reads the 50 MiB (each frame 64 KiB + 14 bytes of header and mask), 64 KiB a read,
+        // The server reads the 16 MiB (each frame 64 KiB + 14 bytes of header and mask), 64 KiB a read,
         // and looks at the client's queue after each read.
-        var remaining = 800 * (chunk.count + 14)
+        var remaining = 256 * (chunk.count + 14)
         var mostQueued = 0
         var tag = 10
         while remaining > 0 {
@@ -72,6 +76,7 @@ import WebSocket
         // travelled from the loop to the bridge: 16 messages is far more than that takes.
         #expect(mostQueued <= WebSocketConnection.defaultWriteHighWatermark + 16 * (chunk.count + 14), "queued \(mostQueued)")
         #expect(mostQueued > 0)
+        socket.disconnect()
         _ = server
     }
 
@@ -103,10 +108,12 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "full-queue")
         defer { group.shutdown() }
+        let peerGroup = EventLoopGroup(numberOfThreads: 1, name: "full-queue-peer")  // not the shared loops
+        defer { peerGroup.shutdown() }
         let server = RecordingEchoServer()
         let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
-        let peer = try await RawWebSocketPeer(port: listener.port)
+        let peer = try await RawWebSocketPeer(port: listener.port, group: peerGroup)
         defer { peer.close() }
         let message = RawWebSocketPeer.frame(0x82, [UInt8](repeating: 0x62, count: 256 << 10))
         for _ in 0..<64 { peer.write(message) }
