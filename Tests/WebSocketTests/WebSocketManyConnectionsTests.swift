@@ -77,4 +77,31 @@ import WebSocket
         }
         #expect(left == [], "\(left.count) sockets left")
     }
+
+    /// 200 clients that drop TCP without a Close: half right after the upgrade, half inside a frame
+    /// (its header and 3 of its 10 payload bytes sent). Each ends with 1006 on the server, and no
+    /// socket is left.
+    @Test(TestTiming.timeLimit(minutes: 3)) func twoHundredClientsThatDropTCPWithoutACloseLeaveNoDescriptor() async throws {
+        let loops = EventLoopGroup(numberOfThreads: 2, name: "two-hundred-drops")
+        defer { loops.shutdown() }
+        let server = RecordingEchoServer()
+        let listener = try server.start(group: loops) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
+        defer { listener.stop() }
+        let count = 200
+        var peers: [RawWebSocketPeer] = []
+        for _ in 0..<count { peers.append(try await RawWebSocketPeer(port: listener.port, group: loops)) }
+        for (index, peer) in peers.enumerated() {
+            if index.isMultiple(of: 2) { peer.write(Array(RawWebSocketPeer.frame(0x82, Array(0..<10)).prefix(9))) }
+            peer.close()
+        }
+        var results: [String: Int] = [:]
+        for _ in 0..<count { results[try await server.closes.next(within: TestTiming.hangLimit(.seconds(30))), default: 0] += 1 }
+        #expect(results == ["1006 (not clean): socket closed by remote peer": count])
+        var left = Self.socketsOnPort(listener.port)
+        for _ in 0..<200 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            left = Self.socketsOnPort(listener.port)
+        }
+        #expect(left == [], "\(left.count) sockets left")
+    }
 }
