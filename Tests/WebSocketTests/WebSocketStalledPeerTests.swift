@@ -159,4 +159,34 @@ import WebSocket
             return false
         }
     }
+
+    /// Our async client and our server through a proxy whose path dies once the connection is up (it
+    /// forwards nothing more, and neither side's TCP ends). The client's Close is lost; at the close
+    /// timeout (10 s, virtual time) `close()` returns 1006.
+    @Test func aPathThatTurnsIntoABlackHoleDuringTheCloseHandshakeEndsItAtTheCloseTimeoutWith1006() async throws {
+        let clock = ManualClock()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "black-hole-client")
+        defer { group.shutdown() }
+        let server = RecordingEchoServer()
+        let listener = try server.start { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
+        defer { listener.stop() }
+        let proxy = try BlackHoleProxy(to: listener.port)
+        defer { proxy.close() }
+        var configuration = WebSocket.ClientConfiguration()
+        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
+        let connection = try await WebSocketConnection.connect(
+            to: "ws://127.0.0.1:\(proxy.port)/", configuration: configuration, group: group)
+        try await connection.send(.text("through"))
+        var messages = connection.messages.makeAsyncIterator()
+        #expect(await messages.next() == .text("through"))
+        proxy.blackHole()
+        let closing = Task { await connection.close(code: .normalClosure, reason: "done") }
+        // The Close (6 bytes of header and key, the code, "done") is dropped on the way.
+        #expect(try await proxy.dropped.next(within: TestTiming.hangLimit(.seconds(10))) == "dropped 12")
+        await clock.advance(by: .milliseconds(9_999))
+        #expect(connection.webSocket.socket.isConnected)
+        await clock.advance(by: .milliseconds(1))
+        #expect(await closing.value.description == "1006 (not clean)")
+        #expect(server.closes.all == [])  // the server heard nothing
+    }
 }
