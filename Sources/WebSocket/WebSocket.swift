@@ -62,10 +62,12 @@ public final class WebSocket: @unchecked Sendable {
         callbacks.didDisconnect = { [weak self] error in self?.ended(error) }
         callbacks.didExceedHighWatermark = { [weak self] queued in
             guard let self else { return }
+            writabilityChanged?(false)
             tellDelegate { $0.webSocket(self, writeQueueDidExceedHighWatermark: queued) }
         }
         callbacks.didFallToLowWatermark = { [weak self] queued in
             guard let self else { return }
+            writabilityChanged?(true)
             tellDelegate { $0.webSocket(self, writeQueueDidFallToLowWatermark: queued) }
         }
         callbacks.didWrite = { [weak self] writeTag in self?.wrote(writeTag) }
@@ -107,7 +109,8 @@ public final class WebSocket: @unchecked Sendable {
     /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent).
     public func sendPing(_ payload: Data = Data()) { perform { (try? $0.sendPing(payload)) ?? [] } }
 
-    /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8).
+    /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
+    /// a longer one is cut to the whole characters that fit, RFC 6455 §5.5).
     /// ``WebSocketDelegate/webSocket(_:didCloseWith:)`` follows when it is done.
     public func close(code: WebSocketCloseCode? = .normalClosure, reason: String = "") {
         perform { $0.close(code: code, reason: reason) }
@@ -118,6 +121,10 @@ public final class WebSocket: @unchecked Sendable {
     /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
     /// the async face, which has no use for it, saves a delegate call per message. Set before use.
     package var reportsSends = true
+
+    /// Called on the loop when the write queue goes over its high watermark (false) and falls to its low
+    /// one (true), before the delegate hears it: the async face's sends wait on it. Set before use.
+    package var writabilityChanged: (@Sendable (Bool) -> Void)?
 
     /// Encodes `message` on the loop and writes its frames under a write tag of their own, or tells the
     /// delegate the send was rejected.

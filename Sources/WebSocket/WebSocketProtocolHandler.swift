@@ -172,9 +172,11 @@ public struct WebSocketProtocolHandler: Sendable {
         return frame(.ping, payload)
     }
 
-    /// Starts the closing handshake with `code` (nil: a Close with no body) and `reason`.
+    /// Starts the closing handshake with `code` (nil: a Close with no body) and `reason`, cut to the
+    /// whole characters that fit in 123 bytes of UTF-8 (a Close frame's room, RFC 6455 §5.5). A code no
+    /// endpoint may send (1005, 1006, 1015, or outside 1000–4999: §7.4) gives a Close with no body.
     public mutating func close(code: WebSocketCloseCode?, reason: String = "") -> [Output] {
-        handshake.close(code: code, reason: reason).flatMap(output)
+        handshake.close(code: code, reason: Self.fitting(reason)).flatMap(output)
     }
 
     /// The close timer fired.
@@ -230,9 +232,16 @@ public struct WebSocketProtocolHandler: Sendable {
     }
 
     /// A close reason from `error`'s description, cut to the 123 bytes a Close frame holds.
-    static func reason(_ error: WebSocketProtocolError) -> String {
-        var reason = error.description
-        while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
-        return reason
+    static func reason(_ error: WebSocketProtocolError) -> String { fitting(error.description) }
+
+    /// `reason` cut to the whole characters that fit in a Close frame's 123 bytes.
+    static func fitting(_ reason: String) -> String {
+        guard reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes else { return reason }
+        var bytes = 0
+        let kept = reason.prefix { character in
+            bytes += character.utf8.count
+            return bytes <= WebSocketCloseHandshake.maxReasonBytes
+        }
+        return String(kept)
     }
 }

@@ -29,8 +29,14 @@ final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
     let state = LockedValue(State())
     /// Set once, right after the socket is made (before it can call back); its read gate is
     /// ``State/readPaused``, asked on its loop.
+    /// ``State/writable`` follows the write queue's watermarks from the loop itself
+    /// (``WebSocket/writabilityChanged``), so a send that comes after the loop queued a message sees
+    /// what that message did to the queue.
     weak var webSocket: WebSocket? {
-        didSet { webSocket?.readGate = { [state] in state.withLock { $0.readPaused } } }
+        didSet {
+            webSocket?.readGate = { [state] in state.withLock { $0.readPaused } }
+            webSocket?.writabilityChanged = { [weak self] writable in self?.writabilityChanged(writable) }
+        }
     }
 
     // MARK: The app's side
@@ -124,13 +130,11 @@ final class AsyncWebSocketBridge: WebSocketDelegate, @unchecked Sendable {
         reader?.resume(returning: message)
     }
 
-    func webSocket(_ webSocket: WebSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) {
-        state.withLock { $0.writable = false }
-    }
-
-    func webSocket(_ webSocket: WebSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) {
+    /// On the loop: the write queue went over its high watermark (false) or fell to its low one (true).
+    private func writabilityChanged(_ writable: Bool) {
         let writers = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.writable = true
+            state.writable = writable
+            guard writable else { return [] }
             defer { state.writers = [] }
             return state.writers
         }

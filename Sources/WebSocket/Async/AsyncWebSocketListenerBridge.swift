@@ -101,8 +101,9 @@ final class AsyncWebSocketListenerBridge: WebSocketListenerDelegate, @unchecked 
             return state.accepted?.key == request.key ? state.accepted?.subprotocol : nil
         }
         let bridge = AsyncWebSocketBridge()
+        WebSocketConnection.applyDefaultWatermarks(to: webSocket.socket)
+        bridge.webSocket = webSocket  // its read gate and writability hook, before reading starts
         webSocket.delegate = bridge
-        bridge.webSocket = webSocket
         webSocket.reportsSends = false
         let connection = WebSocketConnection(webSocket: webSocket, bridge: bridge, subprotocol: subprotocol, request: request)
         // A waiting `next()` (whose continuation is set while it is in the list), the buffer, or, once

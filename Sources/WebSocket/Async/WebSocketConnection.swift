@@ -6,8 +6,9 @@ import SocketFraming
 /// A WebSocket connection for async/await: ``connect(to:configuration:group:)-(String,_,_)``, ``messages`` as an
 /// `AsyncSequence` with backpressure (reading pauses once 64 messages wait to be taken: the frames of
 /// the read under way are still decoded, then the socket is not read until 16 are left), ``send(_:)``
-/// that suspends while the socket's write queue is over its high watermark, and ``close(code:reason:)``
-/// that returns how the connection ended. The async face of ``WebSocket``, as `TCPConnection` is of
+/// that suspends while the socket's write queue is over its high watermark
+/// (``defaultWriteHighWatermark`` unless the socket's was set), and ``close(code:reason:)`` that returns
+/// how the connection ended. The async face of ``WebSocket``, as `TCPConnection` is of
 /// `TCPSocket`.
 public final class WebSocketConnection: Sendable {
     /// The connection underneath.
@@ -26,6 +27,21 @@ public final class WebSocketConnection: Sendable {
         self.request = request
     }
 
+    /// The write queue's high watermark the async face gives a socket whose own is off (`TCPSocket`'s
+    /// default, `Int.max`): 1 MiB (1,048,576 bytes). ``send(_:)`` waits while more is queued, so a peer
+    /// that stops reading holds this much memory and a few messages, not everything the app sends.
+    public static let defaultWriteHighWatermark = 1 << 20
+    /// The low watermark that goes with it: 256 KiB (262,144 bytes); waiting sends resume at or below it.
+    public static let defaultWriteLowWatermark = 256 << 10
+
+    /// Gives `socket` the default watermarks unless it has a high watermark of its own (set on it or, for
+    /// an accepted one, on its listener). Before reading starts.
+    static func applyDefaultWatermarks(to socket: TCPSocket) {
+        guard socket.writeHighWatermark == Int.max else { return }
+        socket.writeHighWatermark = defaultWriteHighWatermark
+        socket.writeLowWatermark = defaultWriteLowWatermark
+    }
+
     /// Connects to `url` and completes the opening handshake (see ``WebSocket/connect(to:)``).
     /// - Throws: ``WebSocketConnectError``.
     public static func connect(
@@ -36,6 +52,7 @@ public final class WebSocketConnection: Sendable {
             client: configuration, delegate: bridge, delegateQueue: DispatchQueue(label: "WebSocketConnection"), group: group)
         bridge.webSocket = webSocket
         webSocket.reportsSends = false
+        applyDefaultWatermarks(to: webSocket.socket)
         try webSocket.connect(to: url)
         do {
             let (subprotocol, _) = try await bridge.opened()
@@ -61,7 +78,7 @@ public final class WebSocketConnection: Sendable {
     public var messages: Messages { Messages(bridge: bridge) }
 
     /// Sends `message` (`.text` or `.binary`; `.ping` with at most 125 bytes), after waiting while the
-    /// write queue is over its high watermark.
+    /// write queue is over its high watermark (``defaultWriteHighWatermark`` unless set on the socket).
     /// - Throws: ``WebSocketProtocolHandler/SendError/closing`` once the connection is closing or closed.
     public func send(_ message: WebSocketMessage) async throws(WebSocketProtocolHandler.SendError) {
         guard await bridge.waitUntilWritable() else { throw .closing }
@@ -72,6 +89,12 @@ public final class WebSocketConnection: Sendable {
             guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
             webSocket.sendPing(payload)
         case .pong, .close: throw .closing
+        }
+        // Once the loop has queued the message (its hop was first), the watermark it crossed, if any,
+        // is in the bridge: the next send waits. Without this, a burst of sends all pass the check
+        // before the loop queues the first, and nothing bounds the queue.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            webSocket.socket.eventLoop.execute { continuation.resume() }
         }
     }
 

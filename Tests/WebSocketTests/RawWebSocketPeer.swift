@@ -1,0 +1,159 @@
+import AsyncSocket
+import Dispatch
+import Foundation
+import SocketFraming
+import Testing
+import TestSupport
+import WebSocket
+
+/// A hostile client: a plain TCP socket that does the opening handshake, then writes whatever bytes a
+/// test gives it (frames masked by ``frame(_:_:key:)``, or not frames at all) and reads the server's.
+final class RawWebSocketPeer {
+    let socket: TCPSocket
+    let recorder = RecordingDelegate()
+    private var nextTag = 100
+
+    /// Connects to `port` on 127.0.0.1 and upgrades (`extensions`: a `Sec-WebSocket-Extensions` offer).
+    /// Returns with the server's 101 answer read.
+    init(port: UInt16, extensions: String? = nil, group: EventLoopGroup = .shared) async throws {
+        socket = TCPSocket(delegate: recorder, delegateQueue: nil, group: group)
+        try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(10))
+        _ = try await recorder.events.first(within: TestTiming.hangLimit(.seconds(10))) {
+            if case .connected = $0 { return true }
+            return false
+        }
+        let offer = extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? ""
+        write(
+            Array(
+                ("GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(offer)\r\n").utf8))
+        let head = try await read(until: Array("\r\n\r\n".utf8))
+        let text = String(decoding: head, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 101 "), "answer: \(text)")
+    }
+
+    func write(_ bytes: [UInt8]) {
+        nextTag += 1
+        socket.write(Data(bytes), withTimeout: -1, tag: nextTag)
+    }
+
+    /// The next `count` bytes from the server.
+    func read(_ count: Int) async throws -> [UInt8] {
+        nextTag += 1
+        socket.readData(toLength: UInt(count), withTimeout: TestTiming.hangTimeout(10), tag: nextTag)
+        return try await result(of: nextTag)
+    }
+
+    func read(until separator: [UInt8]) async throws -> [UInt8] {
+        nextTag += 1
+        socket.readData(to: Data(separator), withTimeout: TestTiming.hangTimeout(10), tag: nextTag)
+        return try await result(of: nextTag)
+    }
+
+    /// The data of read `tag`, skipping other events (the writes' completions).
+    private func result(of tag: Int) async throws -> [UInt8] {
+        let event = try await recorder.events.first(within: TestTiming.hangLimit(.seconds(10))) {
+            switch $0 {
+            case .read(_, tag: tag), .disconnected: return true
+            default: return false
+            }
+        }
+        guard case .read(let data, _) = event else { throw RawPeerError.disconnected("\(event)") }
+        return Array(data)
+    }
+
+    /// The server's next frame (unmasked, as a server's must be): its first byte and payload.
+    func readFrame() async throws -> (first: UInt8, payload: [UInt8]) {
+        let head = try await read(2)
+        #expect(head[1] & 0x80 == 0, "a server frame is never masked")
+        var length = Int(head[1] & 0x7F)
+        if length == 126 {
+            length = try await read(2).reduce(0) { $0 << 8 | Int($1) }
+        } else if length == 127 {
+            length = try await read(8).reduce(0) { $0 << 8 | Int($1) }
+        }
+        return (head[0], length == 0 ? [] : try await read(length))
+    }
+
+    /// The server's Close frame as "CODE reason" ("none" without a body), then TCP's end.
+    func readClose() async throws -> String {
+        let frame = try await readFrame()
+        #expect(frame.first == 0x88)
+        guard frame.payload.count >= 2 else { return "none" }
+        let code = Int(frame.payload[0]) << 8 | Int(frame.payload[1])
+        return "\(code) \(String(decoding: frame.payload.dropFirst(2), as: UTF8.self))"
+    }
+
+    /// Waits for TCP's end.
+    func disconnected() async throws {
+        _ = try await recorder.events.first(within: TestTiming.hangLimit(.seconds(10))) {
+            if case .disconnected = $0 { return true }
+            return false
+        }
+    }
+
+    func close() { socket.disconnect() }
+
+    /// A client frame: `first` (FIN, RSV, opcode), the length in its minimal encoding, masked with `key`.
+    static func frame(_ first: UInt8, _ payload: [UInt8], key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]) -> [UInt8] {
+        let length: [UInt8]
+        switch payload.count {
+        case 0...125: length = [0x80 | UInt8(payload.count)]
+        case 126...0xFFFF: length = [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        default: length = [0x80 | 127] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: payload.count >> ($0 * 8)) }
+        }
+        return [first] + length + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+    }
+
+    /// A Close frame's payload: `code` big-endian, then `reason`'s bytes.
+    static func closePayload(_ code: UInt16, _ reason: [UInt8] = []) -> [UInt8] {
+        [UInt8(code >> 8), UInt8(code & 0xFF)] + reason
+    }
+}
+
+enum RawPeerError: Error {
+    case disconnected(String)
+}
+
+/// An echo server as the DocC catalog's "A server, delegate style" writes it, recording each close.
+final class RecordingEchoServer: WebSocketListenerDelegate, WebSocketDelegate {
+    let closes = EventRecorder<String>()
+    /// "closing" once the delegate has called `close` for a "close me".
+    let asked = EventRecorder<String>()
+    let open = LockedValue<[ObjectIdentifier: WebSocket]>([:])
+
+    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
+        open.withLock { $0[ObjectIdentifier(webSocket)] = webSocket }
+        webSocket.delegate = self
+    }
+
+    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
+        switch message {
+        case .text("close me"):
+            webSocket.close(code: .goingAway, reason: "asked")
+            asked.record("closing")
+        case .text(let text): webSocket.send(text: text)
+        case .binary(let data): webSocket.send(data: data)
+        default: break
+        }
+    }
+
+    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
+        _ = open.withLock { $0.removeValue(forKey: ObjectIdentifier(webSocket)) }
+        closes.record("\(result)")
+    }
+
+    /// A listener on an ephemeral loopback port with this delegate.
+    func start(
+        group: EventLoopGroup = .shared, _ configure: (inout WebSocketListener.Configuration) -> Void = { _ in }
+    ) throws
+        -> WebSocketListener
+    {
+        var configuration = WebSocketListener.Configuration(port: 0)
+        configure(&configuration)
+        let listener = WebSocketListener(
+            configuration: configuration, delegate: self, delegateQueue: DispatchQueue(label: "echo"), group: group)
+        try listener.start()
+        return listener
+    }
+}
