@@ -58,7 +58,7 @@ final class RawWebSocketPeer {
             default: return false
             }
         }
-        guard case .read(let data, _) = event else { throw RawPeerError.disconnected("\(event)") }
+        guard case .read(let data, _) = event else { throw RawWebSocketPeerError.disconnected("\(event)") }
         return Array(data)
     }
 
@@ -111,7 +111,7 @@ final class RawWebSocketPeer {
     }
 }
 
-enum RawPeerError: Error {
+enum RawWebSocketPeerError: Error {
     case disconnected(String)
 }
 
