@@ -11,7 +11,7 @@
 # over it in an app's code no longer compiles without a default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-products=(AsyncSocket SocketFraming FramedSocket LongLink)
+products=(AsyncSocket SocketFraming FramedSocket LongLink WebSocket)
 if [[ ${1:-} == --update ]]; then
     rm -rf api/baselines
     commit=$(git rev-parse HEAD)
