@@ -13,9 +13,18 @@ enum BenchClient {
     /// connecting and, idle, the grace period).
     static func run(_ options: ClientOptions) -> BenchResult {
         let group = EventLoopGroup(numberOfThreads: options.loops, name: "socket-bench-client")
-        let pattern = FramePattern(payloadSize: options.size)
+        let pattern = FramePattern(payloadSize: options.size, printable: options.webSocket?.text == true)
+        let webSocketPattern = options.webSocket.map { settings in
+            WebSocketFramePattern(
+                payloads: pattern,
+                opcode: options.mode == .idle
+                    ? WebSocketFramePattern.pingOpcode
+                    : settings.text ? WebSocketFramePattern.textOpcode : WebSocketFramePattern.binaryOpcode)
+        }
         let loops = group.loops.enumerated().map { index, loop in
-            LoopState(eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern)
+            LoopState(
+                eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern,
+                webSocketPattern: webSocketPattern)
         }
         let connector = Connector(host: options.host, port: options.port, spreadSources: options.mode == .idle)
         let connections = (0..<options.connections).map { id in
@@ -24,6 +33,7 @@ enum BenchClient {
         for (index, loop) in loops.enumerated() {
             loop.connections = stride(from: index, to: connections.count, by: loops.count).map { connections[$0] }
         }
+        let rssBefore = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
         let (connected, connectFailures) = connector.connectAll(connections)
         // Nothing to measure when no connection got through: report the failures at once.
         let measures = connected > 0
@@ -50,7 +60,8 @@ enum BenchClient {
             latency: figures.latency, errors: figures.errors + connectFailures, mismatches: figures.mismatches,
             connected: connected, connectFailures: connectFailures, alive: figures.alive,
             heartbeatsSent: figures.heartbeatsSent, heartbeatsEchoed: figures.heartbeatsEchoed,
-            heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss)
+            heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss, serverRSSBeforeKilobytes: rssBefore,
+            deflateAccepted: figures.deflateAccepted)
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of

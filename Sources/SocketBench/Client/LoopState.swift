@@ -24,6 +24,8 @@ struct LoopFigures: Sendable {
     var mismatches = 0
     /// Connections open at the end that never failed nor missed a heartbeat echo.
     var alive = 0
+    /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
+    var deflateAccepted = 0
     /// Idle heartbeats sent, echoed, and missed (the previous echo not back when the next was due, or
     /// the last not back by the end of the grace period). Counted over the whole run.
     var heartbeatsSent = 0, heartbeatsEchoed = 0, heartbeatsMissed = 0
@@ -36,6 +38,7 @@ struct LoopFigures: Sendable {
         errors += other.errors
         mismatches += other.mismatches
         alive += other.alive
+        deflateAccepted += other.deflateAccepted
         heartbeatsSent += other.heartbeatsSent
         heartbeatsEchoed += other.heartbeatsEchoed
         heartbeatsMissed += other.heartbeatsMissed
@@ -51,6 +54,8 @@ final class LoopState: @unchecked Sendable {
     /// The connections' TLS settings (``ClientOptions/tlsSettings``), made once.
     let tlsSettings: TLSConfiguration?
     let pattern: FramePattern
+    /// A WebSocket run's masked frames (carrying ``pattern``'s payloads), or nil for LP4.
+    let webSocketPattern: WebSocketFramePattern?
     /// This loop's connections, in the order of their heartbeats.
     var connections: [BenchConnection] = []
     /// Set when traffic starts.
@@ -64,7 +69,11 @@ final class LoopState: @unchecked Sendable {
     /// Next connection whose heartbeat is due (idle).
     private var heartbeatCursor = 0
 
-    init(eventLoop: EventLoop, index: Int, loopCount: Int, options: ClientOptions, pattern: FramePattern) {
+    init(
+        eventLoop: EventLoop, index: Int, loopCount: Int, options: ClientOptions, pattern: FramePattern,
+        webSocketPattern: WebSocketFramePattern? = nil
+    ) {
+        self.webSocketPattern = webSocketPattern
         self.eventLoop = eventLoop
         self.index = index
         self.loopCount = loopCount

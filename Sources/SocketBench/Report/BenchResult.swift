@@ -25,6 +25,17 @@ struct BenchResult: Sendable {
     let heartbeatsSent: Int, heartbeatsEchoed: Int, heartbeatsMissed: Int
     /// The server's resident memory at the end, KiB, when a server PID was given and readable.
     let serverRSSKilobytes: Int?
+    /// The server's resident memory before the first connect, KiB, when a server PID was given.
+    var serverRSSBeforeKilobytes: Int?
+    /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
+    var deflateAccepted = 0
+
+    /// Idle runs with a server PID: the server's resident memory at the end minus before the first
+    /// connect, over the connections alive, in bytes (as docs/BENCHMARKS.md's idle figures).
+    var serverRSSBytesPerConnection: Double? {
+        guard options.mode == .idle, let rss = serverRSSKilobytes, let before = serverRSSBeforeKilobytes, alive > 0 else { return nil }
+        return Double(rss - before) * 1024 / Double(alive)
+    }
 
     /// Messages per second over the measured window.
     var messagesPerSecond: Double { seconds > 0 ? Double(messages) / seconds : 0 }
@@ -72,7 +83,10 @@ struct BenchResult: Sendable {
             ("hb_sent", "\(heartbeatsSent)"),
             ("hb_ok", "\(heartbeatsEchoed)"),
             ("hb_missed", "\(heartbeatsMissed)"),
-            ("srv_rss_end_kb", rss)
+            ("srv_rss_end_kb", rss),
+            ("proto", options.webSocket == nil ? "lp4" : options.webSocket?.text == true ? "ws-text" : "ws"),
+            ("deflate_accepted", "\(deflateAccepted)"),
+            ("server_rss_per_conn_b", serverRSSBytesPerConnection.map { format($0, 0) } ?? "-1")
         ]
     }
 

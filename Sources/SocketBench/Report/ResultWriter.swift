@@ -28,6 +28,10 @@ enum ResultWriter {
             lines.append("  heartbeats sent \(result.heartbeatsSent), echoed \(result.heartbeatsEchoed), missed \(result.heartbeatsMissed)")
         }
         if let rss = result.serverRSSKilobytes { lines.append("  server RSS \(rss) KiB at the end") }
+        if let perConnection = result.serverRSSBytesPerConnection {
+            lines.append(String(format: "  server RSS per connection %.0f B (end minus before the first connect)", perConnection))
+        }
+        if options.webSocket?.deflate == true { lines.append("  permessage-deflate accepted on \(result.deflateAccepted) connections") }
         return lines.joined(separator: "\n")
     }
 
