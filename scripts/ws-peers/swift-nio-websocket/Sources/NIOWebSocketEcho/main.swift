@@ -97,4 +97,5 @@ let bootstrap = ServerBootstrap(group: group)
     }
 let channel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
 print("NIOWebSocketEcho listening on 127.0.0.1:\(port) (pid \(getpid()), \(threads) thread(s))")
+fflush(stdout)
 try channel.closeFuture.wait()
