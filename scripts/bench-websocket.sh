@@ -128,7 +128,7 @@ run_one() { # peer scenario rep
     # shellcheck disable=SC2086
     timeout -k 5 $((DUR + WARM + DUR_IDLE + 120)) taskset -c "$CLIENT_CPU" "$SB" client $args --port "$PORT" \
         --server-pid "$SRV_PID" --label "$peer/$sc/$rep" 2>"$OUT/$tag.client.log" | tee -a "$RES" | sed 's/^/    /' >&2
-    grep -E "msgs/s|per connection|deflate accepted|connected" "$OUT/$tag.client.log" | sed 's/^/    /' >&2
+    grep -E "msgs/s|per connection|per message|deflate accepted|connected" "$OUT/$tag.client.log" | sed 's/^/    /' >&2
     kill -0 "$SRV_PID" 2>/dev/null || {
         log "$peer died during $sc"
         echo "RESULT label=$peer/$sc/$rep error=server_died" >>"$RES"
@@ -176,13 +176,18 @@ for sc, title, key in [("echo64", "64-byte binary echo, 100 connections x 16 in 
     peers = rows[sc]
     base = {ref: med(peers[ref], key) for ref in ("nio", "lp4") if ref in peers}
     print(f"\n### {title}\n")
-    print(f"| server | {'msgs/s' if key == 'msgs_per_s' else 'MB/s'} | p50 µs | p99 µs | x NIOWebSocket | x our lp4 | errors | runs |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    cpu = {ref: med(peers[ref], "server_cpu_us_per_msg") for ref in ("nio", "lp4") if ref in peers}
+    print(f"| server | {'msgs/s' if key == 'msgs_per_s' else 'MB/s'} | p50 µs | p99 µs | x NIOWebSocket | x our lp4 "
+          "| server CPU µs/msg | msgs per CPU-s x NIO | x lp4 | errors | runs |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for peer, kvs in peers.items():
         value = med(kvs, key)
         ratios = [f"{value / base[ref]:.2f}" if value and base.get(ref) else "-" for ref in ("nio", "lp4")]
+        own = med(kvs, "server_cpu_us_per_msg")
+        cpu_ratios = [f"{cpu[ref] / own:.2f}" if own and own > 0 and cpu.get(ref) and cpu[ref] > 0 else "-" for ref in ("nio", "lp4")]
         errors = sum(int(kv.get("errors", "1")) + int(kv.get("mismatches", "0")) for kv in kvs)
-        print(f"| {peer} | {fmt(value, 0 if key == 'msgs_per_s' else 1)} | {fmt(med(kvs, 'p50_us'), 1)} | {fmt(med(kvs, 'p99_us'), 1)} | {ratios[0]} | {ratios[1]} | {errors} | {len(kvs)} |")
+        print(f"| {peer} | {fmt(value, 0 if key == 'msgs_per_s' else 1)} | {fmt(med(kvs, 'p50_us'), 1)} | {fmt(med(kvs, 'p99_us'), 1)} "
+              f"| {ratios[0]} | {ratios[1]} | {fmt(own, 3)} | {cpu_ratios[0]} | {cpu_ratios[1]} | {errors} | {len(kvs)} |")
 if "idle" in rows:
     print("\n### idle: server RSS per connection\n")
     print("| server | connections alive | server RSS at the end KiB | RSS per connection B | deflate accepted | errors |")

@@ -41,9 +41,13 @@ enum BenchClient {
         let go = MonotonicClock.now()
         let measureStart = go + UInt64(options.warmup * 1e9)
         let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
+        var cpuAtStart: Double?, cpuAtEnd: Double?
         if measures {
             for loop in loops { loop.eventLoop.execute { loop.start(schedule) } }
+            MonotonicClock.sleep(until: schedule.measureStart)
+            cpuAtStart = options.serverPID.flatMap(ProcessStatus.cpuSeconds(of:))
             MonotonicClock.sleep(until: schedule.measureEnd)
+            cpuAtEnd = options.serverPID.flatMap(ProcessStatus.cpuSeconds(of:))
             if options.mode == .idle { MonotonicClock.sleep(until: schedule.measureEnd + UInt64(min(options.heartbeat, 2) * 1e9)) }
         }
 
@@ -61,7 +65,7 @@ enum BenchClient {
             connected: connected, connectFailures: connectFailures, alive: figures.alive,
             heartbeatsSent: figures.heartbeatsSent, heartbeatsEchoed: figures.heartbeatsEchoed,
             heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss, serverRSSBeforeKilobytes: rssBefore,
-            deflateAccepted: figures.deflateAccepted)
+            deflateAccepted: figures.deflateAccepted, serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of

@@ -29,6 +29,15 @@ struct BenchResult: Sendable {
     var serverRSSBeforeKilobytes: Int?
     /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
     var deflateAccepted = 0
+    /// CPU time (user + system) the server used within the measured window, seconds, when a server PID
+    /// was given: with a load generator that may be the bottleneck, the server's cost per message.
+    var serverCPUSeconds: Double?
+
+    /// The server's CPU time per message echoed in the measured window, microseconds.
+    var serverCPUMicrosecondsPerMessage: Double? {
+        guard let seconds = serverCPUSeconds, messages > 0 else { return nil }
+        return seconds * 1e6 / Double(messages)
+    }
 
     /// Idle runs with a server PID: the server's resident memory at the end minus before the first
     /// connect, over the connections alive, in bytes (as docs/BENCHMARKS.md's idle figures).
@@ -86,7 +95,9 @@ struct BenchResult: Sendable {
             ("srv_rss_end_kb", rss),
             ("proto", options.webSocket == nil ? "lp4" : options.webSocket?.text == true ? "ws-text" : "ws"),
             ("deflate_accepted", "\(deflateAccepted)"),
-            ("server_rss_per_conn_b", serverRSSBytesPerConnection.map { format($0, 0) } ?? "-1")
+            ("server_rss_per_conn_b", serverRSSBytesPerConnection.map { format($0, 0) } ?? "-1"),
+            ("server_cpu_s", serverCPUSeconds.map { format($0, 2) } ?? "-1"),
+            ("server_cpu_us_per_msg", serverCPUMicrosecondsPerMessage.map { format($0, 3) } ?? "-1")
         ]
     }
 

@@ -28,6 +28,12 @@ enum ResultWriter {
             lines.append("  heartbeats sent \(result.heartbeatsSent), echoed \(result.heartbeatsEchoed), missed \(result.heartbeatsMissed)")
         }
         if let rss = result.serverRSSKilobytes { lines.append("  server RSS \(rss) KiB at the end") }
+        if let cpu = result.serverCPUSeconds, options.mode != .idle {
+            lines.append(
+                String(
+                    format: "  server CPU %.2f s in the measured window: %.3f µs per message", cpu,
+                    result.serverCPUMicrosecondsPerMessage ?? 0))
+        }
         if let perConnection = result.serverRSSBytesPerConnection {
             lines.append(String(format: "  server RSS per connection %.0f B (end minus before the first connect)", perConnection))
         }
