@@ -24,7 +24,9 @@ import Testing
                     + "mb_per_s=0.03 p50_us=2.0 p99_us=2.0 p999_us=2.0 errors=1 mismatches=0 alive=99 server_rss_kb=5120 loops=1 "
                     + "duration_s=2.000 warmup_s=2.0 bytes_echoed=68000 lat_mean_us=1.9 max_us=2.0 connected=100 connect_fail=0 "))
         // loadgen's keys, then socket-bench's own: the protocol and the WebSocket figures.
-        #expect(line.hasSuffix(" srv_rss_end_kb=5120 proto=lp4 deflate_accepted=0 server_rss_per_conn_b=-1 server_cpu_s=-1 server_cpu_us_per_msg=-1"))
+        #expect(
+            line.hasSuffix(
+                " srv_rss_end_kb=5120 proto=lp4 deflate_accepted=0 server_rss_per_conn_b=-1 server_cpu_s=-1 server_cpu_us_per_msg=-1"))
         #expect(!sample().isClean)
     }
 
