@@ -13,7 +13,8 @@
 #
 # Scenarios:
 #   echo64    100 connections x 16 in flight, 64-byte binary messages; msgs/s, p50/p99 (LP4: 64-byte frames)
-#   bulk      1 connection x 4 in flight of 1 MiB messages; MB/s (LP4: 1 MiB frames, same depth)
+#   bulk      1 connection x 4 in flight of 1 MiB messages; MB/s (LP4: 1 MiB frames, same depth; row lp4-64k:
+#             LP4's own bulk, 64 KiB frames x 32 in flight, as docs/BENCHMARKS.md's TCP bulk)
 #   deflate   permessage-deflate throughput on a JSON chat corpus, with the compression ratio: needs a
 #             client that compresses (not yet: socket-bench client websocket --deflate is idle-only) and
 #             our listener's deflate (WebSocketEchoServer.canDeflate); skipped with a note until then
@@ -78,6 +79,7 @@ CMD[ours+deflate]="$SB server websocket --port {port} --deflate"
 }
 [[ -x $LWS_BIN ]] && CMD[lws]="$LWS_BIN -p {port}"
 CMD[lp4]="$SB server lp4 --port {port}"
+CMD[lp4-64k]="$SB server lp4 --port {port}"
 for p in $PEERS; do [[ -n ${CMD[$p]:-} ]] || log "peer $p not available, skipped"; done
 
 SRV_PID=""
@@ -118,6 +120,7 @@ run_one() { # peer scenario rep
     case $peer/$sc in
     lp4/echo64) args="pipeline -c 100 -D 16 -s 64 -d $DUR -w $WARM" ;;
     lp4/bulk) args="bulk -c 1 -D 4 -s 1048576 -d $DUR -w $WARM" ;;
+    lp4-64k/bulk) args="bulk -c 1 -D 32 -s 65536 -d $DUR -w $WARM" ;;
     lp4/idle) args="idle -c $IDLE_N -s 16 -H 5 -d $DUR_IDLE" ;;
     */echo64) args="websocket echo -c 100 -D 16 -s 64 -d $DUR -w $WARM" ;;
     */bulk) args="websocket bulk -c 1 -D 4 -s 1048576 -d $DUR -w $WARM" ;;
@@ -150,6 +153,7 @@ for rep in $(seq "$REPEAT"); do
         for peer in $PEERS; do
             run_one "$peer" "$sc" "$rep"
             [[ $sc == idle && ($peer == ours || $peer == py) ]] && run_one "$peer+deflate" "$sc" "$rep"
+            [[ $sc == bulk && $peer == lp4 ]] && run_one lp4-64k "$sc" "$rep"
         done
     done
 done
