@@ -15,9 +15,10 @@
 #   echo64    100 connections x 16 in flight, 64-byte binary messages; msgs/s, p50/p99 (LP4: 64-byte frames)
 #   bulk      1 connection x 4 in flight of 1 MiB messages; MB/s (LP4: 1 MiB frames, same depth; row lp4-64k:
 #             LP4's own bulk, 64 KiB frames x 32 in flight, as docs/BENCHMARKS.md's TCP bulk)
-#   deflate   permessage-deflate throughput on a JSON chat corpus, with the compression ratio: needs a
-#             client that compresses (not yet: socket-bench client websocket --deflate is idle-only) and
-#             our listener's deflate (WebSocketEchoServer.canDeflate); skipped with a note until then
+#   deflate   permessage-deflate throughput on a JSON chat corpus (`--corpus chat`: 256 messages of 115-171
+#             bytes, 100 connections x 16 in flight), with the payload bytes per message byte each way:
+#             ours and Python with deflate offered (rows "+deflate"; "deflate accepted" says whether the
+#             server took it: ours not until WebSocketListener negotiates it), and ours without (row "ours")
 #   idle      IDLE_N (10,000) connections, a 16-byte Ping (LP4: frame) every 5 s for DUR_IDLE s; the server's
 #             RSS per connection (end minus before the first connect); with and without permessage-deflate
 #             offered (rows "+deflate": ours --deflate, Python compression="deflate")
@@ -125,6 +126,8 @@ run_one() { # peer scenario rep
     */echo64) args="websocket echo -c 100 -D 16 -s 64 -d $DUR -w $WARM" ;;
     */bulk) args="websocket bulk -c 1 -D 4 -s 1048576 -d $DUR -w $WARM" ;;
     *+deflate/idle) args="websocket idle --deflate -c $IDLE_N -s 16 -H 5 -d $DUR_IDLE" ;;
+    *+deflate/deflate) args="websocket echo --corpus chat --deflate -c 100 -D 16 -d $DUR -w $WARM" ;;
+    */deflate) args="websocket echo --corpus chat -c 100 -D 16 -d $DUR -w $WARM" ;;
     */idle) args="websocket idle -c $IDLE_N -s 16 -H 5 -d $DUR_IDLE" ;;
     esac
     log "$tag: socket-bench client $args"
@@ -144,8 +147,7 @@ for rep in $(seq "$REPEAT"); do
     for sc in $SCENARIOS; do
         case $sc in
         deflate)
-            log "deflate: skipped (our listener does not negotiate permessage-deflate yet, and the load client does not compress)"
-            echo "# deflate: skipped: not available in this build" >>"$RES"
+            for peer in ours ours+deflate py+deflate; do run_one "$peer" "$sc" "$rep"; done
             continue
             ;;
         idle) ((rep > 1)) && continue ;;
@@ -192,6 +194,15 @@ for sc, title, key in [("echo64", "64-byte binary echo, 100 connections x 16 in 
         errors = sum(int(kv.get("errors", "1")) + int(kv.get("mismatches", "0")) for kv in kvs)
         print(f"| {peer} | {fmt(value, 0 if key == 'msgs_per_s' else 1)} | {fmt(med(kvs, 'p50_us'), 1)} | {fmt(med(kvs, 'p99_us'), 1)} "
               f"| {ratios[0]} | {ratios[1]} | {fmt(own, 3)} | {cpu_ratios[0]} | {cpu_ratios[1]} | {errors} | {len(kvs)} |")
+if "deflate" in rows:
+    print("\n### permessage-deflate: chat JSON corpus, 100 connections x 16 in flight\n")
+    print("| server | msgs/s | p50 µs | p99 µs | server CPU µs/msg | deflate accepted | payload/message bytes sent | echoed | errors | runs |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for peer, kvs in rows["deflate"].items():
+        errors = sum(int(kv.get("errors", "1")) + int(kv.get("mismatches", "0")) for kv in kvs)
+        print(f"| {peer} | {fmt(med(kvs, 'msgs_per_s'))} | {fmt(med(kvs, 'p50_us'), 1)} | {fmt(med(kvs, 'p99_us'), 1)} "
+              f"| {fmt(med(kvs, 'server_cpu_us_per_msg'), 3)} | {kvs[0].get('deflate_accepted', '-')} "
+              f"| {fmt(med(kvs, 'sent_ratio'), 3)} | {fmt(med(kvs, 'echo_ratio'), 3)} | {errors} | {len(kvs)} |")
 if "idle" in rows:
     print("\n### idle: server RSS per connection\n")
     print("| server | connections alive | server RSS at the end KiB | RSS per connection B | deflate accepted | errors |")

@@ -26,7 +26,8 @@ import Testing
         // loadgen's keys, then socket-bench's own: the protocol and the WebSocket figures.
         #expect(
             line.hasSuffix(
-                " srv_rss_end_kb=5120 proto=lp4 deflate_accepted=0 server_rss_per_conn_b=-1 server_cpu_s=-1 server_cpu_us_per_msg=-1"))
+                " srv_rss_end_kb=5120 proto=lp4 deflate_accepted=0 server_rss_per_conn_b=-1 server_cpu_s=-1 server_cpu_us_per_msg=-1 sent_ratio=-1 echo_ratio=-1"
+            ))
         #expect(!sample().isClean)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SocketFraming
 import Testing
 @testable import SocketBench
 import TestSupport
@@ -113,6 +114,11 @@ import TestSupport
         #expect(try ClientOptions.parseWebSocket(["bulk", "-s", "100", "-D", "2"]).size == 100)
     }
 
+    @Test func aCorpusRunMayOfferDeflate() throws {
+        let options = try ClientOptions.parseWebSocket(["echo", "--corpus", "chat", "--deflate"])
+        #expect(options.webSocket == ClientOptions.WebSocketSettings(path: "/", text: false, deflate: true, corpus: true))
+    }
+
     @Test func theURLSetsHostPortPathAndTLS() throws {
         let options = try ClientOptions.parseWebSocket(["echo", "--url", "wss://[::1]:9443/chat?room=1", "--text"])
         #expect(options.host == "::1" && options.port == 9443 && options.tls)
@@ -124,6 +130,8 @@ import TestSupport
         #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["stream"]) }
         #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["idle", "-s", "126"]) }
         #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["echo", "--deflate"]) }
+        #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["bulk", "--corpus", "chat"]) }
+        #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["echo", "--corpus", "news"]) }
         #expect(throws: ArgumentError.self) { try ClientOptions.parseWebSocket(["--url", "http://x/"]) }
     }
 
@@ -147,7 +155,8 @@ import TestSupport
         defer { server.stop() }
         let runs: [[String]] = [
             ["echo", "-c", "4", "-D", "8"], ["echo", "--text", "-c", "2", "-s", "300"], ["pingpong"],
-            ["bulk", "-s", "200000", "-D", "2"], ["idle", "-c", "5", "-H", "\(0.1 * slowdown)", "--server-pid", "\(getpid())"]
+            ["bulk", "-s", "200000", "-D", "2"], ["idle", "-c", "5", "-H", "\(0.1 * slowdown)", "--server-pid", "\(getpid())"],
+            ["echo", "--corpus", "chat", "-c", "2"]
         ]
         for arguments in runs {
             var options = try ClientOptions.parseWebSocket(arguments + ["--url", "ws://127.0.0.1:\(port)/echo"])
@@ -157,6 +166,11 @@ import TestSupport
             #expect(result.isClean, "\(arguments): \(ResultWriter.resultLine(result))")
             #expect(result.messages > 0 && result.connected == options.connections, "\(arguments)")
             if options.mode == .idle { #expect(result.serverRSSBytesPerConnection != nil) }
+            if options.webSocket?.corpus == true {
+                // No deflate offered: every message travels as it is, both ways.
+                #expect(result.compression?.sentRatio == 1 && result.compression?.echoRatio == 1)
+                #expect(result.deflateAccepted == 0)
+            }
         }
     }
 
@@ -169,5 +183,35 @@ import TestSupport
         options.warmup = 0
         let result = await BenchClient.run(options)
         #expect(result.connected == 0 && result.connectFailures == 1 && !result.isClean)
+    }
+}
+
+@Suite struct ClientDeflateTests {
+    /// The client's offer, a server's answer to it (SocketFraming's negotiation), and a message each way.
+    @Test func agreesWithAServerAndCompressesForIt() throws {
+        let offer = PerMessageDeflate.ClientConfiguration().offer
+        guard case .accepted(let agreement, let response, _) = PerMessageDeflate.ServerConfiguration().negotiate([offer]) else {
+            Issue.record("the server declined \(offer)")
+            return
+        }
+        #expect(ClientDeflate.offer.description == "permessage-deflate; client_max_window_bits")
+        let deflate = try ClientDeflate(
+            response: WebSocketExtension(name: response.name, parameters: response.parameters.map { .init(name: $0.name, value: $0.value) })
+        )
+        let message = WebSocketCorpus().messages[0]
+        let compressed = deflate.compressor.compress(message)
+        #expect(compressed.count < message.count)
+        let server = PerMessageDeflate.Decompressor(agreement: agreement, role: .server)
+        #expect(try server.decompress(compressed, maxMessageBytes: 1 << 20) == message)
+        let echo = PerMessageDeflate.Compressor(agreement: agreement, role: .server).compress(message)
+        #expect(try deflate.decompressor.decompress(echo, maxMessageBytes: 1 << 20) == message)
+    }
+
+    @Test func theCorpusIsChatJSONOf115To171Bytes() {
+        let corpus = WebSocketCorpus()
+        #expect(corpus.messages.count == 256)
+        #expect(corpus.messages.map(\.count).min() == 115 && corpus.messages.map(\.count).max() == 171)
+        #expect(corpus.messages.allSatisfy { $0.first == UInt8(ascii: "{") && $0.last == UInt8(ascii: "}") })
+        #expect(corpus.message(0, connection: 1) == corpus.messages[97])
     }
 }

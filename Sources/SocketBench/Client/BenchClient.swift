@@ -21,10 +21,11 @@ enum BenchClient {
                     ? WebSocketFramePattern.pingOpcode
                     : settings.text ? WebSocketFramePattern.textOpcode : WebSocketFramePattern.binaryOpcode)
         }
+        let corpus = options.webSocket?.corpus == true ? WebSocketCorpus() : nil
         let loops = group.loops.enumerated().map { index, loop in
             LoopState(
                 eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern,
-                webSocketPattern: webSocketPattern)
+                webSocketPattern: webSocketPattern, corpus: corpus)
         }
         let connector = Connector(host: options.host, port: options.port, spreadSources: options.mode == .idle)
         let connections = (0..<options.connections).map { id in
@@ -65,7 +66,12 @@ enum BenchClient {
             connected: connected, connectFailures: connectFailures, alive: figures.alive,
             heartbeatsSent: figures.heartbeatsSent, heartbeatsEchoed: figures.heartbeatsEchoed,
             heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss, serverRSSBeforeKilobytes: rssBefore,
-            deflateAccepted: figures.deflateAccepted, serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
+            deflateAccepted: figures.deflateAccepted,
+            compression: options.webSocket?.corpus == true
+                ? BenchResult.Compression(
+                    plainSent: figures.plainBytesSent, wireSent: figures.wireBytesSent, plainReceived: figures.plainBytesReceived,
+                    wireReceived: figures.wireBytesReceived) : nil,
+            serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of

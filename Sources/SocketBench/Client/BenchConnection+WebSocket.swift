@@ -23,9 +23,7 @@ extension BenchConnection {
     /// connection closes and counts as a failed connect.
     func upgrade() {
         guard let url = loop.options.webSocketURL else { return socket.disconnect() }
-        let offers =
-            loop.options.webSocket?.deflate == true
-            ? [WebSocketExtension(name: PerMessageDeflate.extensionName, parameters: [.init(name: "client_max_window_bits")])] : []
+        let offers = loop.options.webSocket?.deflate == true ? [ClientDeflate.offer] : []
         let handshake = WebSocketClientHandshake(url: url, extensions: offers)
         socket.write(Data(handshake.request.bytes), withTimeout: -1, tag: 0)
         let slot = UpgradeSlot()
@@ -54,7 +52,8 @@ extension BenchConnection {
             }
             do {
                 let accepted = try handshake.validate(head)
-                if accepted.extensions.contains(where: { $0.name == PerMessageDeflate.extensionName }) {
+                if let response = accepted.extensions.first(where: { $0.name == PerMessageDeflate.extensionName }) {
+                    deflate = try ClientDeflate(response: response)
                     loop.figures.deflateAccepted += 1
                 }
                 isUpgraded = true
@@ -76,8 +75,9 @@ extension BenchConnection {
         let isIdle = loop.options.mode == .idle
         try reader.consume(bytes) { frame, piece, endsFrame in
             switch frame.opcode {
-            case 0x0, 0x1,
-                0x2 where !isIdle:
+            case 0x0...0x2 where loop.corpus != nil:
+                if try receiveCorpusEcho(frame, piece, endsFrame: endsFrame, at: now) { completed += 1 }
+            case 0x0...0x2 where !isIdle:
                 if try checkEcho(frame, piece, endsFrame: endsFrame, isFirst: !isInsideMessage, at: now) { completed += 1 }
             case 0xA where isIdle:
                 if try checkEcho(frame, piece, endsFrame: endsFrame, isFirst: true, at: now) { completed += 1 }
@@ -125,6 +125,56 @@ extension BenchConnection {
         loop.recordEcho(at: now, latency: now &- sendTimes[Int(received % UInt64(sendTimes.count))])
         received += 1
         receivedBytes = 0
+        isInsideMessage = false
+        return true
+    }
+
+    /// Corpus runs: queues messages `sent ..< limit` (compressed when deflate was agreed) as one write.
+    func sendCorpus(at now: UInt64) {
+        guard let corpus = loop.corpus else { return }
+        var batch = Data()
+        while sent < limit {
+            let message = corpus.message(sent, connection: id)
+            let payload = deflate?.compressor.compress(message) ?? message
+            loop.figures.plainBytesSent += message.count
+            loop.figures.wireBytesSent += payload.count
+            batch.append(
+                WebSocketFramePattern.maskedFrame(
+                    opcode: WebSocketFramePattern.textOpcode, payload: [UInt8](payload), compressed: deflate != nil))
+            sendTimes[Int(sent % UInt64(depth))] = now
+            sent += 1
+        }
+        socket.write(batch, withTimeout: -1, tag: 0)
+    }
+
+    /// Corpus runs: gathers one piece of an echo; at its last frame inflates it if compressed and checks
+    /// it against the message sent. Returns true when it completes the message.
+    private func receiveCorpusEcho(_ frame: ServerFrame, _ piece: UnsafeRawBufferPointer, endsFrame: Bool, at now: UInt64) throws -> Bool {
+        if !isInsideMessage && receivedMessage.isEmpty {
+            isMessageCompressed = frame.compressed
+            guard frame.opcode == WebSocketFramePattern.textOpcode, !frame.compressed || deflate != nil else {
+                loop.figures.mismatches += 1
+                throw EchoMismatch(frame: received, offset: 0)
+            }
+        }
+        receivedMessage.append(contentsOf: piece)
+        loop.figures.wireBytesReceived += piece.count
+        guard endsFrame && frame.fin else {
+            if endsFrame { isInsideMessage = true }
+            return false
+        }
+        var plain = receivedMessage
+        if isMessageCompressed, let deflate {
+            plain = try deflate.decompressor.decompress(receivedMessage, maxMessageBytes: WebSocketEchoReader.maxLength)
+        }
+        guard received < sent, let corpus = loop.corpus, plain == corpus.message(received, connection: id) else {
+            loop.figures.mismatches += 1
+            throw EchoMismatch(frame: received, offset: 0)
+        }
+        loop.figures.plainBytesReceived += plain.count
+        loop.recordEcho(at: now, latency: now &- sendTimes[Int(received % UInt64(sendTimes.count))], bytes: plain.count)
+        received += 1
+        receivedMessage.removeAll(keepingCapacity: true)
         isInsideMessage = false
         return true
     }

@@ -21,7 +21,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     let socket: TCPSocket
     unowned let loop: LoopState
     private unowned let connector: Connector
-    private let depth: Int
+    let depth: Int
     var isConnecting = false
     /// Connected and not yet disconnected.
     private(set) var isOpen = false
@@ -30,7 +30,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Frames queued for writing, frames echoed and verified, and bytes of frame `received` verified.
     var sent: UInt64 = 0, received: UInt64 = 0, receivedBytes = 0
     /// Frames that may be queued: `received + depth` while the run lasts (idle: heartbeats due).
-    private var limit: UInt64 = 0
+    var limit: UInt64 = 0
     /// When each frame in flight was queued, by sequence number modulo the depth (nanoseconds).
     var sendTimes: [UInt64]
     /// When the next heartbeat is due (idle; nanoseconds on ``MonotonicClock``).
@@ -45,6 +45,11 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     var reader = WebSocketEchoReader()
     var isInsideMessage = false
     var controlPayload: [UInt8] = []
+    /// Corpus runs: the negotiated permessage-deflate (nil: none), the echo being received, and whether
+    /// it is compressed (RSV1 on its first frame).
+    var deflate: ClientDeflate?
+    var receivedMessage = Data()
+    var isMessageCompressed = false
 
     init(id: Int, loop: LoopState, connector: Connector, group: EventLoopGroup) {
         self.id = id
@@ -99,6 +104,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
 
     /// Queues frames `sent ..< limit`, contiguous ones of the ring as one write.
     private func sendDue(at now: UInt64) {
+        if loop.corpus != nil { return sendCorpus(at: now) }
         while sent < limit {
             let (data, frames) =
                 loop.webSocketPattern?.frames(from: sent, count: Int(limit - sent), connection: id)

@@ -8,9 +8,12 @@ extension ClientOptions {
         /// Text messages (ASCII payloads) instead of binary ones.
         var text = false
         /// Offer permessage-deflate (RFC 7692, `permessage-deflate; client_max_window_bits`). The
-        /// heartbeats of idle runs are Pings, never compressed; other modes refuse a server that accepts
-        /// the offer (this client does not compress yet).
+        /// heartbeats of idle runs are Pings, never compressed; with ``corpus`` the messages are compressed
+        /// when the server accepts.
         var deflate = false
+        /// `--corpus chat`: text messages from a corpus of chat-like JSON (``WebSocketCorpus``) instead of
+        /// the pattern's payloads, compressed when permessage-deflate was agreed.
+        var corpus = false
     }
 
     /// The port `socket-bench server websocket` listens on by default: 9200.
@@ -27,8 +30,13 @@ extension ClientOptions {
                                  and checking its Pong; with --server-pid, the server's RSS per connection
           --url ws://H:P/PATH    the server (default ws://127.0.0.1:9200/); wss:// is --tls
           --text                 text messages (printable ASCII) instead of binary
-          --deflate              offer permessage-deflate (client_max_window_bits); idle runs report whether the
-                                 server accepted; other modes fail on a server that accepts (no compression here yet)
+          --corpus chat          echo/pingpong: text messages from 256 chat-like JSON messages of 115-171 bytes
+                                 (framing-bench's permessage-deflate stream) instead of -s bytes; reports the
+                                 payload bytes per message byte each way (sent_ratio, echo_ratio)
+          --deflate              offer permessage-deflate (client_max_window_bits, zlib's defaults otherwise); with
+                                 --corpus chat, messages are compressed when the server accepts (context takeover as
+                                 agreed) and compressed echoes inflated; idle: only the handshake (heartbeats are
+                                 Pings); deflate_accepted counts the connections that got it
         and the LP4 client's options (socket-bench client --help): -c, -s, -D, -d, -w, -H, --loops, --csv,
         --label, --server-pid, --tls, --ca, --cipher, --tls-version, --host, --port.
         Messages are one frame each (FIN set, masked with a per-slot key); the server may fragment its echoes.
@@ -56,6 +64,10 @@ extension ClientOptions {
             switch argument {
             case "--text": settings.text = true
             case "--deflate": settings.deflate = true
+            case "--corpus":
+                let name = try scanner.value(for: argument)
+                guard name == "chat" else { throw ArgumentError("--corpus knows chat, not \(name)") }
+                settings.corpus = true
             case "--url":
                 let text = try scanner.value(for: argument)
                 do { url = try WebSocketURL(text) } catch { throw ArgumentError("--url needs a ws:// or wss:// URL, not \(text)") }
@@ -78,8 +90,11 @@ extension ClientOptions {
         if options.mode == .idle && options.size > 125 {
             throw ArgumentError("idle heartbeats are Pings: -s is at most 125 bytes (RFC 6455 §5.5)")
         }
-        if options.mode != .idle && settings.deflate {
-            throw ArgumentError("--deflate goes with idle only: this client does not compress messages yet")
+        if options.mode != .idle && settings.deflate && !settings.corpus {
+            throw ArgumentError("--deflate goes with idle or --corpus chat (the messages this client compresses)")
+        }
+        if settings.corpus && (options.mode == .idle || options.mode == .bulk) {
+            throw ArgumentError("--corpus goes with echo and pingpong")
         }
         options.webSocket = settings
         return options

@@ -69,11 +69,12 @@ final class WebSocketFramePattern: Sendable {
         return (ring[start * frameSize..<(start + frames) * frameSize], frames)
     }
 
-    /// A masked frame of `opcode` carrying `payload` (a Pong answering a server's Ping, a Close), with a
-    /// fresh random masking key.
-    static func maskedFrame(opcode: UInt8, payload: [UInt8]) -> Data {
+    /// A masked frame of `opcode` carrying `payload` (a Pong answering a server's Ping, a corpus
+    /// message), with a fresh random masking key; RSV1 set when `compressed` (RFC 7692 §6).
+    static func maskedFrame(opcode: UInt8, payload: [UInt8], compressed: Bool = false) -> Data {
         let key = (0..<4).map { _ in UInt8.random(in: 0...255) }
         var bytes = header(opcode: opcode, payloadLength: payload.count, masked: true).dropLast(4) + key
+        if compressed { bytes[bytes.startIndex] |= 0x40 }
         bytes += payload.enumerated().map { index, byte in byte ^ key[index & 3] }
         return Data(bytes)
     }

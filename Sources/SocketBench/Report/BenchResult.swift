@@ -29,6 +29,17 @@ struct BenchResult: Sendable {
     var serverRSSBeforeKilobytes: Int?
     /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
     var deflateAccepted = 0
+    /// Corpus runs: message bytes and the payload bytes that carried them, each way, over the whole run.
+    var compression: Compression?
+
+    /// What permessage-deflate made of a corpus run's messages.
+    struct Compression: Sendable, Equatable {
+        var plainSent: Int, wireSent: Int, plainReceived: Int, wireReceived: Int
+        /// Payload bytes sent per message byte (1 without compression).
+        var sentRatio: Double { plainSent > 0 ? Double(wireSent) / Double(plainSent) : 0 }
+        /// Payload bytes of the echoes per message byte.
+        var echoRatio: Double { plainReceived > 0 ? Double(wireReceived) / Double(plainReceived) : 0 }
+    }
     /// CPU time (user + system) the server used within the measured window, seconds, when a server PID
     /// was given: with a load generator that may be the bottleneck, the server's cost per message.
     var serverCPUSeconds: Double?
@@ -97,7 +108,9 @@ struct BenchResult: Sendable {
             ("deflate_accepted", "\(deflateAccepted)"),
             ("server_rss_per_conn_b", serverRSSBytesPerConnection.map { format($0, 0) } ?? "-1"),
             ("server_cpu_s", serverCPUSeconds.map { format($0, 2) } ?? "-1"),
-            ("server_cpu_us_per_msg", serverCPUMicrosecondsPerMessage.map { format($0, 3) } ?? "-1")
+            ("server_cpu_us_per_msg", serverCPUMicrosecondsPerMessage.map { format($0, 3) } ?? "-1"),
+            ("sent_ratio", compression.map { format($0.sentRatio, 3) } ?? "-1"),
+            ("echo_ratio", compression.map { format($0.echoRatio, 3) } ?? "-1")
         ]
     }
 

@@ -38,6 +38,12 @@ enum ResultWriter {
             lines.append(String(format: "  server RSS per connection %.0f B (end minus before the first connect)", perConnection))
         }
         if options.webSocket?.deflate == true { lines.append("  permessage-deflate accepted on \(result.deflateAccepted) connections") }
+        if let compression = result.compression {
+            lines.append(
+                String(
+                    format: "  payload bytes per message byte: sent %.3f, echoed %.3f (%d message bytes sent)", compression.sentRatio,
+                    compression.echoRatio, compression.plainSent))
+        }
         return lines.joined(separator: "\n")
     }
 
