@@ -20,6 +20,10 @@ final class WebSocketCorpus: Sendable {
 
 /// A connection's permessage-deflate (RFC 7692) once the server accepted the offer: its compressor and
 /// decompressor under the agreement. Used on the connection's loop thread only.
+///
+/// MERGE NOTE: main (48e4258) replaced `WebSocketExtensionOffer` with `WebSocketExtension`; after merging,
+/// ``offer`` is `configuration.offer` and `init(response:)` passes `response` to `accept` as it is (and
+/// `ClientDeflateTests` passes the server's response straight in). Checked on a scratch merge at d719cf7.
 final class ClientDeflate {
     /// What the client offers: `PerMessageDeflate.ClientConfiguration`'s defaults
     /// (`permessage-deflate; client_max_window_bits`).
