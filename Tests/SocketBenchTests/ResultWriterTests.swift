@@ -52,4 +52,13 @@ import Testing
         #expect(ProcessStatus.residentKilobytes(inStatus: "Name:\tkthreadd\n") == nil)
         #expect(ProcessStatus.residentKilobytes(of: getpid()).map { $0 > 0 } == true)
     }
+
+    /// proc(5): utime and stime are fields 14 and 15 of /proc/PID/stat; the command name (field 2) may
+    /// hold spaces and parentheses.
+    @Test func cpuTimeComesFromTheStatLinesFields14And15() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 120 0 0 0 731 269 0 0 20 0 3 0 12345 1000 10"
+        #expect(ProcessStatus.cpuTicks(inStat: stat) == 1_000)
+        #expect(ProcessStatus.cpuTicks(inStat: "4242 (x) S 1 2") == nil)
+        #expect(ProcessStatus.cpuSeconds(of: getpid()).map { $0 >= 0 } == true)
+    }
 }
