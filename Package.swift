@@ -131,7 +131,7 @@ let package = Package(
         .target(name: "FramingBenchmarks", dependencies: ["SocketFraming"]),
         .executableTarget(name: "framing-bench", dependencies: ["FramingBenchmarks"]),
         // LP4 / raw echo servers and load-generating clients on our stack (docs/BENCHMARKS.md).
-        .target(name: "SocketBench", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket"]),
+        .target(name: "SocketBench", dependencies: ["AsyncSocket", "SocketFraming", "FramedSocket", "WebSocket", "FramingBenchmarks"]),
         .executableTarget(name: "socket-bench", dependencies: ["SocketBench", "ChatBench"]),
         // `socket-bench client chat`: load for the chat server (issues 11 §7, 12 §3, 14 §3; docs/BENCHMARKS.md):
         // users logging in, messages at given rates, every delivery verified; stored-and-acknowledged

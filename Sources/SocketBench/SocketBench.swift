@@ -1,6 +1,6 @@
 import Foundation
 
-/// socket-bench's logic (the executable only forwards its arguments here): LP4, raw and UDP echo servers on
+/// socket-bench's logic (the executable only forwards its arguments here): LP4, raw, UDP and WebSocket echo servers on
 /// our own stack, and load-generating clients (ping-pong, pipeline, bulk, idle) that verify every echoed byte.
 /// docs/BENCHMARKS.md has the commands and the figures.
 ///
@@ -11,7 +11,9 @@ public enum SocketBench {
     public static let usage = """
         usage: socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
                socket-bench server udp [--host H] [--port P]
+               socket-bench server websocket [--port P] [--deflate] [--path PATH]   (socket-bench server websocket --help)
                socket-bench client pingpong|pipeline|bulk|idle [options]   (socket-bench client --help)
+               socket-bench client websocket [echo|bulk|idle] [options]   (socket-bench client websocket --help)
                socket-bench client chat [--mode load|crowd|throughput|latency] [options]   (socket-bench client chat --help)
                socket-bench store-size FILE
         """

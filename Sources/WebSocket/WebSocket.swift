@@ -20,7 +20,10 @@ public final class WebSocket: @unchecked Sendable {
     private let delegateStorage = LockedValue(WeakDelegate())
     let callbacks = WebSocketSocketCallbacks()
     /// A client's settings until ``connect(to:)`` (set once, by the client initializer).
-    var pendingConfiguration = ClientConfiguration()
+    var pendingConfiguration: ClientConfiguration {
+        get { client?.configuration ?? ClientConfiguration() }
+        set { clientState().configuration = newValue }
+    }
     /// Loop-confined: the protocol, and the two timers.
     private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
@@ -28,7 +31,27 @@ public final class WebSocket: @unchecked Sendable {
     /// The extensions agreed in the opening handshake (``extensions``).
     let agreedExtensions = LockedValue<[WebSocketExtension]>([])
     /// A client's opening handshake until it is done (nil once open, and on a server's socket).
-    var opening: Opening?
+    var opening: Opening? {
+        get { client?.opening }
+        set { if newValue != nil || client != nil { clientState().opening = newValue } }
+    }
+    /// What only a client holds (its settings, its opening handshake), boxed and nil on a server's
+    /// socket: inline, these were 861 of the 1,136 bytes of every accepted connection's WebSocket
+    /// (docs/BENCHMARKS.md, "WebSocket").
+    private var client: ClientState?
+
+    /// A client's own state (loop-confined once connecting, as ``opening`` was).
+    final class ClientState {
+        var configuration = ClientConfiguration()
+        var opening: Opening?
+    }
+
+    private func clientState() -> ClientState {
+        if let client { return client }
+        let state = ClientState()
+        client = state
+        return state
+    }
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false

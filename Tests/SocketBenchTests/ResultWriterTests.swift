@@ -23,7 +23,11 @@ import Testing
                 "RESULT label=ours/pipe mode=pipeline conns=100 size=64 depth=16 secs=2.000 msgs=1000 msgs_per_s=500 "
                     + "mb_per_s=0.03 p50_us=2.0 p99_us=2.0 p999_us=2.0 errors=1 mismatches=0 alive=99 server_rss_kb=5120 loops=1 "
                     + "duration_s=2.000 warmup_s=2.0 bytes_echoed=68000 lat_mean_us=1.9 max_us=2.0 connected=100 connect_fail=0 "))
-        #expect(line.hasSuffix(" srv_rss_end_kb=5120"))
+        // loadgen's keys, then socket-bench's own: the protocol and the WebSocket figures.
+        #expect(
+            line.hasSuffix(
+                " srv_rss_end_kb=5120 proto=lp4 deflate_accepted=0 server_rss_per_conn_b=-1 server_cpu_s=-1 server_cpu_us_per_msg=-1 sent_ratio=-1 echo_ratio=-1"
+            ))
         #expect(!sample().isClean)
     }
 
@@ -47,5 +51,14 @@ import Testing
         #expect(ProcessStatus.residentKilobytes(inStatus: "Name:\tx\nVmPeak:\t  9 kB\nVmRSS:\t   4321 kB\n") == 4321)
         #expect(ProcessStatus.residentKilobytes(inStatus: "Name:\tkthreadd\n") == nil)
         #expect(ProcessStatus.residentKilobytes(of: getpid()).map { $0 > 0 } == true)
+    }
+
+    /// proc(5): utime and stime are fields 14 and 15 of /proc/PID/stat; the command name (field 2) may
+    /// hold spaces and parentheses.
+    @Test func cpuTimeComesFromTheStatLinesFields14And15() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 120 0 0 0 731 269 0 0 20 0 3 0 12345 1000 10"
+        #expect(ProcessStatus.cpuTicks(inStat: stat) == 1_000)
+        #expect(ProcessStatus.cpuTicks(inStat: "4242 (x) S 1 2") == nil)
+        #expect(ProcessStatus.cpuSeconds(of: getpid()).map { $0 >= 0 } == true)
     }
 }

@@ -13,9 +13,19 @@ enum BenchClient {
     /// connecting and, idle, the grace period).
     static func run(_ options: ClientOptions) -> BenchResult {
         let group = EventLoopGroup(numberOfThreads: options.loops, name: "socket-bench-client")
-        let pattern = FramePattern(payloadSize: options.size)
+        let pattern = FramePattern(payloadSize: options.size, printable: options.webSocket?.text == true)
+        let webSocketPattern = options.webSocket.map { settings in
+            WebSocketFramePattern(
+                payloads: pattern,
+                opcode: options.mode == .idle
+                    ? WebSocketFramePattern.pingOpcode
+                    : settings.text ? WebSocketFramePattern.textOpcode : WebSocketFramePattern.binaryOpcode)
+        }
+        let corpus = options.webSocket?.corpus == true ? WebSocketCorpus() : nil
         let loops = group.loops.enumerated().map { index, loop in
-            LoopState(eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern)
+            LoopState(
+                eventLoop: loop, index: index, loopCount: options.loops, options: options, pattern: pattern,
+                webSocketPattern: webSocketPattern, corpus: corpus)
         }
         let connector = Connector(host: options.host, port: options.port, spreadSources: options.mode == .idle)
         let connections = (0..<options.connections).map { id in
@@ -24,6 +34,7 @@ enum BenchClient {
         for (index, loop) in loops.enumerated() {
             loop.connections = stride(from: index, to: connections.count, by: loops.count).map { connections[$0] }
         }
+        let rssBefore = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
         let (connected, connectFailures) = connector.connectAll(connections)
         // Nothing to measure when no connection got through: report the failures at once.
         let measures = connected > 0
@@ -31,9 +42,13 @@ enum BenchClient {
         let go = MonotonicClock.now()
         let measureStart = go + UInt64(options.warmup * 1e9)
         let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
+        var cpuAtStart: Double?, cpuAtEnd: Double?
         if measures {
             for loop in loops { loop.eventLoop.execute { loop.start(schedule) } }
+            MonotonicClock.sleep(until: schedule.measureStart)
+            cpuAtStart = options.serverPID.flatMap(ProcessStatus.cpuSeconds(of:))
             MonotonicClock.sleep(until: schedule.measureEnd)
+            cpuAtEnd = options.serverPID.flatMap(ProcessStatus.cpuSeconds(of:))
             if options.mode == .idle { MonotonicClock.sleep(until: schedule.measureEnd + UInt64(min(options.heartbeat, 2) * 1e9)) }
         }
 
@@ -50,7 +65,13 @@ enum BenchClient {
             latency: figures.latency, errors: figures.errors + connectFailures, mismatches: figures.mismatches,
             connected: connected, connectFailures: connectFailures, alive: figures.alive,
             heartbeatsSent: figures.heartbeatsSent, heartbeatsEchoed: figures.heartbeatsEchoed,
-            heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss)
+            heartbeatsMissed: figures.heartbeatsMissed, serverRSSKilobytes: rss, serverRSSBeforeKilobytes: rssBefore,
+            deflateAccepted: figures.deflateAccepted,
+            compression: options.webSocket?.corpus == true
+                ? BenchResult.Compression(
+                    plainSent: figures.plainBytesSent, wireSent: figures.wireBytesSent, plainReceived: figures.plainBytesReceived,
+                    wireReceived: figures.wireBytesReceived) : nil,
+            serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of

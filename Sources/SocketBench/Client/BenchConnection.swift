@@ -19,26 +19,37 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Index of the connection in the run: picks its frames' ring slots and its source address.
     let id: Int
     let socket: TCPSocket
-    private unowned let loop: LoopState
+    unowned let loop: LoopState
     private unowned let connector: Connector
-    private let depth: Int
-    private var isConnecting = false
+    let depth: Int
+    var isConnecting = false
     /// Connected and not yet disconnected.
     private(set) var isOpen = false
     /// Failed or missed a heartbeat echo.
     private(set) var hasFailed = false
     /// Frames queued for writing, frames echoed and verified, and bytes of frame `received` verified.
-    private var sent: UInt64 = 0, received: UInt64 = 0, receivedBytes = 0
+    var sent: UInt64 = 0, received: UInt64 = 0, receivedBytes = 0
     /// Frames that may be queued: `received + depth` while the run lasts (idle: heartbeats due).
-    private var limit: UInt64 = 0
+    var limit: UInt64 = 0
     /// When each frame in flight was queued, by sequence number modulo the depth (nanoseconds).
-    private var sendTimes: [UInt64]
+    var sendTimes: [UInt64]
     /// When the next heartbeat is due (idle; nanoseconds on ``MonotonicClock``).
     var nextHeartbeat: UInt64 = 0
     /// The verifying read's consumer, made once.
     private var verifier: ByteConsumer?
     /// Clock reading of the last verified read, nanoseconds.
-    private var lastRead: UInt64 = 0
+    var lastRead: UInt64 = 0
+    /// WebSocket runs: the upgrade is done; the server's frames; whether a data message is partly
+    /// received; the payload of a control frame being read (a Ping to answer, a Close).
+    var isUpgraded = false
+    var reader = WebSocketEchoReader()
+    var isInsideMessage = false
+    var controlPayload: [UInt8] = []
+    /// Corpus runs: the negotiated permessage-deflate (nil: none), the echo being received, and whether
+    /// it is compressed (RSV1 on its first frame).
+    var deflate: ClientDeflate?
+    var receivedMessage = Data()
+    var isMessageCompressed = false
 
     init(id: Int, loop: LoopState, connector: Connector, group: EventLoopGroup) {
         self.id = id
@@ -49,7 +60,7 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop.eventLoop)
         socket.delegate = self
         verifier = { [unowned self] bytes in
-            if try verify(bytes) > 0 { echoesArrived() }
+            if try (self.loop.webSocketPattern == nil ? verify(bytes) : verifyWebSocket(bytes)) > 0 { echoesArrived() }
             return .needMoreData(consumed: bytes.count)
         }
     }
@@ -93,8 +104,11 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
 
     /// Queues frames `sent ..< limit`, contiguous ones of the ring as one write.
     private func sendDue(at now: UInt64) {
+        if loop.corpus != nil { return sendCorpus(at: now) }
         while sent < limit {
-            let (data, frames) = loop.pattern.frames(from: sent, count: Int(limit - sent), connection: id)
+            let (data, frames) =
+                loop.webSocketPattern?.frames(from: sent, count: Int(limit - sent), connection: id)
+                ?? loop.pattern.frames(from: sent, count: Int(limit - sent), connection: id)
             for sequence in sent..<sent + UInt64(frames) { sendTimes[Int(sequence % UInt64(depth))] = now }
             sent += UInt64(frames)
             socket.write(data, withTimeout: -1, tag: 0)
@@ -149,7 +163,8 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
         opened()
     }
 
-    private func opened() {
+    func opened() {
+        if loop.webSocketPattern != nil && !isUpgraded { return upgrade() }
         isConnecting = false
         isOpen = true
         readEchoes()

@@ -6,20 +6,23 @@ import Foundation
     import Darwin
 #endif
 
-/// `socket-bench client pingpong|pipeline|bulk|idle [options]` (``ClientOptions/usage``): runs one
+/// `socket-bench client pingpong|pipeline|bulk|idle [options]` (``ClientOptions/usage``) and `socket-bench
+/// client websocket …` (``ClientOptions/webSocketUsage``): runs one
 /// ``BenchClient`` load, prints the summary on standard error and one RESULT line on standard output,
 /// appends a CSV row with `--csv`, and returns 0 for a clean run, 1 otherwise, 64 for bad arguments.
 enum ClientCommand {
     static func run(arguments: [String]) -> Int32 {
+        let isWebSocket = arguments.first == "websocket"
+        let usage = isWebSocket ? ClientOptions.webSocketUsage : ClientOptions.usage
         if arguments.contains("--help") || arguments.contains("-h") {
-            Output.say(ClientOptions.usage)
+            Output.say(usage)
             return 0
         }
         let options: ClientOptions
         do {
-            options = try ClientOptions.parse(arguments)
+            options = try isWebSocket ? ClientOptions.parseWebSocket(Array(arguments.dropFirst())) : ClientOptions.parse(arguments)
         } catch {
-            Output.complain("\(error)\n\(ClientOptions.usage)")
+            Output.complain("\(error)\n\(usage)")
             return 64
         }
         if let path = options.csvPath, !ResultWriter.canAppend(to: path) {

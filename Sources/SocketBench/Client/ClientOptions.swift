@@ -49,6 +49,8 @@ struct ClientOptions: Equatable, Sendable {
     var cipher: String?
     /// `--tls-version 1.2|1.3`: the highest version offered.
     var tlsVersion: TLSConfiguration.Version?
+    /// A WebSocket run (`socket-bench client websocket`): LP4's frames become WebSocket messages; nil for LP4.
+    var webSocket: WebSocketSettings?
 
     /// The client's TLS settings, or nil without `--tls`.
     var tlsSettings: TLSConfiguration? {

@@ -19,8 +19,10 @@ final class FramePattern: Sendable {
     /// The address of ``ring``'s bytes (they never move: the `Data` owns this allocation).
     private nonisolated(unsafe) let base: UnsafeRawPointer
 
-    /// - Parameter payloadSize: bytes of payload per frame, 0 ... 16 MiB.
-    init(payloadSize: Int) {
+    /// - Parameters:
+    ///   - payloadSize: bytes of payload per frame, 0 ... 16 MiB.
+    ///   - printable: payload bytes in printable ASCII (0x20 ... 0x7E), valid UTF-8 for WebSocket text.
+    init(payloadSize: Int, printable: Bool = false) {
         self.payloadSize = payloadSize
         frameSize = 4 + payloadSize
         var slots = 256
@@ -36,7 +38,8 @@ final class FramePattern: Sendable {
                 state ^= state << 13
                 state ^= state >> 7
                 state ^= state << 17
-                bytes[start + 4 + index] = UInt8(truncatingIfNeeded: state >> 32)
+                let byte = UInt8(truncatingIfNeeded: state >> 32)
+                bytes[start + 4 + index] = printable ? 0x20 + byte % 95 : byte
             }
         }
         base = UnsafeRawPointer(bytes.baseAddress!)

@@ -24,6 +24,11 @@ struct LoopFigures: Sendable {
     var mismatches = 0
     /// Connections open at the end that never failed nor missed a heartbeat echo.
     var alive = 0
+    /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
+    var deflateAccepted = 0
+    /// Corpus runs, over the whole run: message bytes sent and the payload bytes that carried them
+    /// (compressed or not), and the same for the echoes received.
+    var plainBytesSent = 0, wireBytesSent = 0, plainBytesReceived = 0, wireBytesReceived = 0
     /// Idle heartbeats sent, echoed, and missed (the previous echo not back when the next was due, or
     /// the last not back by the end of the grace period). Counted over the whole run.
     var heartbeatsSent = 0, heartbeatsEchoed = 0, heartbeatsMissed = 0
@@ -36,6 +41,11 @@ struct LoopFigures: Sendable {
         errors += other.errors
         mismatches += other.mismatches
         alive += other.alive
+        deflateAccepted += other.deflateAccepted
+        plainBytesSent += other.plainBytesSent
+        wireBytesSent += other.wireBytesSent
+        plainBytesReceived += other.plainBytesReceived
+        wireBytesReceived += other.wireBytesReceived
         heartbeatsSent += other.heartbeatsSent
         heartbeatsEchoed += other.heartbeatsEchoed
         heartbeatsMissed += other.heartbeatsMissed
@@ -51,6 +61,10 @@ final class LoopState: @unchecked Sendable {
     /// The connections' TLS settings (``ClientOptions/tlsSettings``), made once.
     let tlsSettings: TLSConfiguration?
     let pattern: FramePattern
+    /// A WebSocket run's masked frames (carrying ``pattern``'s payloads), or nil for LP4.
+    let webSocketPattern: WebSocketFramePattern?
+    /// A corpus run's messages (`--corpus chat`), or nil.
+    let corpus: WebSocketCorpus?
     /// This loop's connections, in the order of their heartbeats.
     var connections: [BenchConnection] = []
     /// Set when traffic starts.
@@ -64,7 +78,12 @@ final class LoopState: @unchecked Sendable {
     /// Next connection whose heartbeat is due (idle).
     private var heartbeatCursor = 0
 
-    init(eventLoop: EventLoop, index: Int, loopCount: Int, options: ClientOptions, pattern: FramePattern) {
+    init(
+        eventLoop: EventLoop, index: Int, loopCount: Int, options: ClientOptions, pattern: FramePattern,
+        webSocketPattern: WebSocketFramePattern? = nil, corpus: WebSocketCorpus? = nil
+    ) {
+        self.webSocketPattern = webSocketPattern
+        self.corpus = corpus
         self.eventLoop = eventLoop
         self.index = index
         self.loopCount = loopCount
@@ -82,12 +101,13 @@ final class LoopState: @unchecked Sendable {
         if errorsTold <= 3 { Output.complain(text) }
     }
 
-    /// Counts a frame echoed at `now` after `latency` nanoseconds, if `now` is within the measured window.
-    func recordEcho(at now: UInt64, latency: UInt64) {
+    /// Counts a frame echoed at `now` after `latency` nanoseconds, if `now` is within the measured window
+    /// (`bytes`: its size when not the pattern's frame size, a corpus message's).
+    func recordEcho(at now: UInt64, latency: UInt64, bytes: Int? = nil) {
         if options.mode == .idle { figures.heartbeatsEchoed += 1 }
         guard now >= schedule.measureStart && now < schedule.measureEnd else { return }
         figures.messages += 1
-        figures.bytes += UInt64(pattern.frameSize)
+        figures.bytes += UInt64(bytes ?? pattern.frameSize)
         figures.latency.record(latency)
     }
 

@@ -25,6 +25,37 @@ struct BenchResult: Sendable {
     let heartbeatsSent: Int, heartbeatsEchoed: Int, heartbeatsMissed: Int
     /// The server's resident memory at the end, KiB, when a server PID was given and readable.
     let serverRSSKilobytes: Int?
+    /// The server's resident memory before the first connect, KiB, when a server PID was given.
+    var serverRSSBeforeKilobytes: Int?
+    /// WebSocket runs: upgrades whose answer accepted permessage-deflate.
+    var deflateAccepted = 0
+    /// Corpus runs: message bytes and the payload bytes that carried them, each way, over the whole run.
+    var compression: Compression?
+
+    /// What permessage-deflate made of a corpus run's messages.
+    struct Compression: Sendable, Equatable {
+        var plainSent: Int, wireSent: Int, plainReceived: Int, wireReceived: Int
+        /// Payload bytes sent per message byte (1 without compression).
+        var sentRatio: Double { plainSent > 0 ? Double(wireSent) / Double(plainSent) : 0 }
+        /// Payload bytes of the echoes per message byte.
+        var echoRatio: Double { plainReceived > 0 ? Double(wireReceived) / Double(plainReceived) : 0 }
+    }
+    /// CPU time (user + system) the server used within the measured window, seconds, when a server PID
+    /// was given: with a load generator that may be the bottleneck, the server's cost per message.
+    var serverCPUSeconds: Double?
+
+    /// The server's CPU time per message echoed in the measured window, microseconds.
+    var serverCPUMicrosecondsPerMessage: Double? {
+        guard let seconds = serverCPUSeconds, messages > 0 else { return nil }
+        return seconds * 1e6 / Double(messages)
+    }
+
+    /// Idle runs with a server PID: the server's resident memory at the end minus before the first
+    /// connect, over the connections alive, in bytes (as docs/BENCHMARKS.md's idle figures).
+    var serverRSSBytesPerConnection: Double? {
+        guard options.mode == .idle, let rss = serverRSSKilobytes, let before = serverRSSBeforeKilobytes, alive > 0 else { return nil }
+        return Double(rss - before) * 1024 / Double(alive)
+    }
 
     /// Messages per second over the measured window.
     var messagesPerSecond: Double { seconds > 0 ? Double(messages) / seconds : 0 }
@@ -72,7 +103,14 @@ struct BenchResult: Sendable {
             ("hb_sent", "\(heartbeatsSent)"),
             ("hb_ok", "\(heartbeatsEchoed)"),
             ("hb_missed", "\(heartbeatsMissed)"),
-            ("srv_rss_end_kb", rss)
+            ("srv_rss_end_kb", rss),
+            ("proto", options.webSocket == nil ? "lp4" : options.webSocket?.text == true ? "ws-text" : "ws"),
+            ("deflate_accepted", "\(deflateAccepted)"),
+            ("server_rss_per_conn_b", serverRSSBytesPerConnection.map { format($0, 0) } ?? "-1"),
+            ("server_cpu_s", serverCPUSeconds.map { format($0, 2) } ?? "-1"),
+            ("server_cpu_us_per_msg", serverCPUMicrosecondsPerMessage.map { format($0, 3) } ?? "-1"),
+            ("sent_ratio", compression.map { format($0.sentRatio, 3) } ?? "-1"),
+            ("echo_ratio", compression.map { format($0.echoRatio, 3) } ?? "-1")
         ]
     }
 

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Figures about another process, read from Linux's `/proc`.
 public enum ProcessStatus {
@@ -16,5 +21,21 @@ public enum ProcessStatus {
             if fields.count >= 2 { return Int(fields[1]) }
         }
         return nil
+    }
+
+    /// The CPU time process `pid` has used so far, user plus system, in seconds (fields 14 and 15 of
+    /// `/proc/PID/stat`, in clock ticks of `sysconf(_SC_CLK_TCK)`), or nil when unreadable.
+    public static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+        return cpuTicks(inStat: text).map { Double($0) / Double(sysconf(Int32(_SC_CLK_TCK))) }
+    }
+
+    /// utime + stime, in clock ticks, of the text of a `/proc/PID/stat` file: the fields after the
+    /// command name (which may hold spaces and parentheses, so the last `)` ends it), 12th and 13th.
+    public static func cpuTicks(inStat text: String) -> Int? {
+        guard let end = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
     }
 }

@@ -28,6 +28,22 @@ enum ResultWriter {
             lines.append("  heartbeats sent \(result.heartbeatsSent), echoed \(result.heartbeatsEchoed), missed \(result.heartbeatsMissed)")
         }
         if let rss = result.serverRSSKilobytes { lines.append("  server RSS \(rss) KiB at the end") }
+        if let cpu = result.serverCPUSeconds, options.mode != .idle {
+            lines.append(
+                String(
+                    format: "  server CPU %.2f s in the measured window: %.3f µs per message", cpu,
+                    result.serverCPUMicrosecondsPerMessage ?? 0))
+        }
+        if let perConnection = result.serverRSSBytesPerConnection {
+            lines.append(String(format: "  server RSS per connection %.0f B (end minus before the first connect)", perConnection))
+        }
+        if options.webSocket?.deflate == true { lines.append("  permessage-deflate accepted on \(result.deflateAccepted) connections") }
+        if let compression = result.compression {
+            lines.append(
+                String(
+                    format: "  payload bytes per message byte: sent %.3f, echoed %.3f (%d message bytes sent)", compression.sentRatio,
+                    compression.echoRatio, compression.plainSent))
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -14,7 +14,8 @@ import Foundation
 /// `SO_REUSEPORT` (so the kernel spreads connections over them), and waits for them: a way past the
 /// per-process open-file limit. SIGTERM or SIGINT to the parent stops the workers too.
 ///
-/// `socket-bench server udp …` is the UDP echo instead (``UDPServerCommand``).
+/// `socket-bench server udp …` is the UDP echo instead (``UDPServerCommand``), `socket-bench server
+/// websocket …` the WebSocket echo (``WebSocketServerCommand``).
 enum ServerCommand {
     struct Options: Equatable {
         var mode = EchoServer.Mode.lp4
@@ -34,6 +35,7 @@ enum ServerCommand {
     static let usage = """
         usage: socket-bench server lp4|lp4-per-frame|raw|discard [--host H] [--port P] [--loops N] [--reuse-port] [--workers N]
                socket-bench server udp [--host H] [--port P]   (socket-bench server udp --help)
+               socket-bench server websocket [--port P] [--deflate] [--path PATH]   (socket-bench server websocket --help)
           lp4              LP4 echo (4-byte big-endian length + bytes); each read's run of whole frames in one write
           lp4-per-frame    LP4 echo, one callback and one write per frame
           raw              every byte echoed as it arrives
@@ -83,6 +85,7 @@ enum ServerCommand {
 
     static func run(arguments: [String]) -> Int32 {
         if arguments.first == "udp" { return UDPServerCommand.run(arguments: Array(arguments.dropFirst())) }
+        if arguments.first == "websocket" { return WebSocketServerCommand.run(arguments: Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             Output.say(usage)
             return 0

@@ -1,0 +1,50 @@
+import FramingBenchmarks
+import Foundation
+import SocketFraming
+
+/// The messages of a corpus run (`socket-bench client websocket echo --corpus chat`): 256 chat-like JSON
+/// messages of 115–171 bytes (FramingBenchmarks' `PerMessageDeflateBenchmarks.chatMessages`, the
+/// stream `framing-bench permessage-deflate` measures), sent as text. Message `k` of connection `c` is
+/// number `(k + 97c) mod 256`, as ``FramePattern`` picks its slots. Immutable; any thread.
+final class WebSocketCorpus: Sendable {
+    /// The messages, UTF-8 JSON.
+    let messages: [Data]
+
+    init(count: Int = 256) { messages = PerMessageDeflateBenchmarks.chatMessages(count: count) }
+
+    /// Message `sequence` of `connection`.
+    func message(_ sequence: UInt64, connection: Int) -> Data {
+        messages[Int((sequence &+ UInt64(connection) &* 97) % UInt64(messages.count))]
+    }
+}
+
+/// A connection's permessage-deflate (RFC 7692) once the server accepted the offer: its compressor and
+/// decompressor under the agreement. Used on the connection's loop thread only.
+///
+/// MERGE NOTE: main (48e4258) replaced `WebSocketExtensionOffer` with `WebSocketExtension`; after merging,
+/// ``offer`` is `configuration.offer` and `init(response:)` passes `response` to `accept` as it is (and
+/// `ClientDeflateTests` passes the server's response straight in). Checked on a scratch merge at d719cf7.
+final class ClientDeflate {
+    /// What the client offers: `PerMessageDeflate.ClientConfiguration`'s defaults
+    /// (`permessage-deflate; client_max_window_bits`).
+    static let configuration = PerMessageDeflate.ClientConfiguration()
+
+    /// The offer as the handshake's extension.
+    static var offer: WebSocketExtension {
+        let offer = configuration.offer
+        return WebSocketExtension(name: offer.name, parameters: offer.parameters.map { .init(name: $0.name, value: $0.value) })
+    }
+
+    let compressor: PerMessageDeflate.Compressor
+    let decompressor: PerMessageDeflate.Decompressor
+
+    /// The deflate of the server's accepted `response`.
+    /// - Throws: `PerMessageDeflate.NegotiationError` when the response does not fit the offer.
+    init(response: WebSocketExtension) throws {
+        let answer = WebSocketExtensionOffer(
+            name: response.name, parameters: response.parameters.map { .init(name: $0.name, value: $0.value) })
+        let agreement = try Self.configuration.accept(answer)
+        compressor = PerMessageDeflate.Compressor(agreement: agreement, role: .client)
+        decompressor = PerMessageDeflate.Decompressor(agreement: agreement, role: .client)
+    }
+}
