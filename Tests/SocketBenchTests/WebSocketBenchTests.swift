@@ -176,6 +176,22 @@ import TestSupport
         }
     }
 
+    @Test func withDeflateTheServerAcceptsTheOfferAndTheCorpusTravelsCompressed() async throws {
+        let server = WebSocketEchoServer(path: "/echo", deflate: true)
+        let port = try server.start(port: 0)
+        defer { server.stop() }
+        var options = try ClientOptions.parseWebSocket([
+            "echo", "--corpus", "chat", "--deflate", "-c", "2", "--url", "ws://127.0.0.1:\(port)/echo"
+        ])
+        options.duration = 0.3 * slowdown
+        options.warmup = 0
+        let result = await BenchClient.run(options)
+        #expect(result.isClean && result.messages > 0, "\(ResultWriter.resultLine(result))")
+        #expect(result.deflateAccepted == 2)
+        // JSON chat messages compress: fewer bytes than the plain messages both ways.
+        #expect((result.compression?.sentRatio ?? 1) < 1 && (result.compression?.echoRatio ?? 1) < 1, "\(ResultWriter.resultLine(result))")
+    }
+
     @Test func anotherPathIsRefusedWith404AndCountsAsAFailedConnect() async throws {
         let server = WebSocketEchoServer(path: "/echo")
         let port = try server.start(port: 0)
@@ -197,9 +213,7 @@ import TestSupport
             return
         }
         #expect(ClientDeflate.offer.description == "permessage-deflate; client_max_window_bits")
-        let deflate = try ClientDeflate(
-            response: WebSocketExtension(name: response.name, parameters: response.parameters.map { .init(name: $0.name, value: $0.value) })
-        )
+        let deflate = try ClientDeflate(response: response)
         let message = WebSocketCorpus().messages[0]
         let compressed = deflate.compressor.compress(message)
         #expect(compressed.count < message.count)

@@ -20,20 +20,13 @@ final class WebSocketCorpus: Sendable {
 
 /// A connection's permessage-deflate (RFC 7692) once the server accepted the offer: its compressor and
 /// decompressor under the agreement. Used on the connection's loop thread only.
-///
-/// MERGE NOTE: main (48e4258) replaced `WebSocketExtensionOffer` with `WebSocketExtension`; after merging,
-/// ``offer`` is `configuration.offer` and `init(response:)` passes `response` to `accept` as it is (and
-/// `ClientDeflateTests` passes the server's response straight in). Checked on a scratch merge at d719cf7.
 final class ClientDeflate {
     /// What the client offers: `PerMessageDeflate.ClientConfiguration`'s defaults
     /// (`permessage-deflate; client_max_window_bits`).
     static let configuration = PerMessageDeflate.ClientConfiguration()
 
     /// The offer as the handshake's extension.
-    static var offer: WebSocketExtension {
-        let offer = configuration.offer
-        return WebSocketExtension(name: offer.name, parameters: offer.parameters.map { .init(name: $0.name, value: $0.value) })
-    }
+    static var offer: WebSocketExtension { configuration.offer }
 
     let compressor: PerMessageDeflate.Compressor
     let decompressor: PerMessageDeflate.Decompressor
@@ -41,9 +34,7 @@ final class ClientDeflate {
     /// The deflate of the server's accepted `response`.
     /// - Throws: `PerMessageDeflate.NegotiationError` when the response does not fit the offer.
     init(response: WebSocketExtension) throws {
-        let answer = WebSocketExtensionOffer(
-            name: response.name, parameters: response.parameters.map { .init(name: $0.name, value: $0.value) })
-        let agreement = try Self.configuration.accept(answer)
+        let agreement = try Self.configuration.accept(response)
         compressor = PerMessageDeflate.Compressor(agreement: agreement, role: .client)
         decompressor = PerMessageDeflate.Decompressor(agreement: agreement, role: .client)
     }

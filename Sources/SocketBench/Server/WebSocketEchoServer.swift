@@ -34,18 +34,11 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
         group = EventLoopGroup(numberOfThreads: max(1, loops), name: "socket-bench-ws")
     }
 
-    /// Whether this build's ``WebSocketListener`` can negotiate permessage-deflate (false until the
-    /// listener's deflate configuration exists; see ``start(host:port:)``).
-    public static let canDeflate = false
-
     /// Listens on `host`:`port` and returns the port listened on (the kernel's pick when `port` is 0).
     /// - Throws: `SocketError` when the address cannot be bound.
     public func start(host: String = "127.0.0.1", port: UInt16) throws(SocketError) -> UInt16 {
-        let configuration = WebSocketListener.Configuration(host: host, port: port)
-        if deflate && Self.canDeflate {
-            // DEFLATE-HOOK (issue 33 §1): once WebSocketListener.Configuration has permessage-deflate, make `configuration` a var, set it here and set `canDeflate` to true:
-            // configuration.deflate = PerMessageDeflate.ServerConfiguration()
-        }
+        var configuration = WebSocketListener.Configuration(host: host, port: port)
+        if deflate { configuration.deflate = PerMessageDeflate.ServerConfiguration() }
         let listener = WebSocketListener(configuration: configuration, delegate: self, delegateQueue: delegateQueue, group: group)
         try listener.start()
         delegateQueue.sync { self.listener = listener }

@@ -81,7 +81,7 @@ enum WebSocketServerCommand {
         }
         let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
         let deflate =
-            !options.deflate ? "deflate off" : WebSocketEchoServer.canDeflate ? "deflate on" : "deflate not available in this build"
+            options.deflate ? "deflate on" : "deflate off"
         Output.say(
             "socket-bench websocket echo listening on ws://\(options.host):\(port)\(options.path ?? "/") (pid \(getpid()), \(loops), \(deflate))"
         )
