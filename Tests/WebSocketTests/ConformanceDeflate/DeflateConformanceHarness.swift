@@ -74,11 +74,10 @@ enum DeflateConformanceHarness {
         agreement: PerMessageDeflate.Agreement, corpus: DeflateCorpus, size: DeflateMessageSize, count: Int
     ) async throws -> String {
         let (listening, port) = try BlockingLoopbackSocket.listen()
-        defer { close(listening) }
+        defer { listening.close() }
         async let tester = runOnAThread { () throws -> (String, Int) in
-            let socket = try BlockingLoopbackSocket.accept(listening)
-            let offer = try RawDeflateEndpoint.acceptUpgrade(on: socket, response: response)
-            let endpoint = RawDeflateEndpoint(socket: socket, role: .server, agreement: agreement)
+            let (peer, offer) = try RawDeflateEndpoint.accept(listening, response: response)
+            let endpoint = RawDeflateEndpoint(peer: peer, agreement: agreement)
             return (offer, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
         let echo = DeflateConformanceEcho()
@@ -101,9 +100,8 @@ enum DeflateConformanceHarness {
     ) async throws -> String {
         let port = listener.port
         let (response, matched) = try await runOnAThread { () throws -> (String, Int) in
-            let socket = try BlockingLoopbackSocket.connect(to: port)
-            let response = try RawDeflateEndpoint.upgrade(on: socket, port: port, offer: offer)
-            let endpoint = RawDeflateEndpoint(socket: socket, role: .client, agreement: agreement(response))
+            let (peer, response) = try RawDeflateEndpoint.connect(port: port, offer: offer)
+            let endpoint = RawDeflateEndpoint(peer: peer, agreement: agreement(response))
             return (response, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
         #expect(matched == count)
