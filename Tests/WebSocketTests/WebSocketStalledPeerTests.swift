@@ -14,11 +14,11 @@ import WebSocket
     /// asks: the accepted socket and its recorder.
     static func acceptUpgrade(_ pair: LoopbackPair) async throws -> (TCPSocket, RecordingDelegate) {
         guard case .accepted(let server) = try await pair.serverDelegate.events.next(within: TestTiming.hangLimit(.seconds(10)))
-        else { throw RawWebSocketPeerError.disconnected("no accept") }
+        else { throw RawPeerError("no accept") }
         let recorder = pair.serverDelegate
         server.readData(to: Data("\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(10), tag: 1)
         guard case .read(let request, tag: 1) = try await recorder.events.next(within: TestTiming.hangLimit(.seconds(10))) else {
-            throw RawWebSocketPeerError.disconnected("no request")
+            throw RawPeerError("no request")
         }
         let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
         let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
