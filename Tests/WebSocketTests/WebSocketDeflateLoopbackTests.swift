@@ -6,32 +6,12 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// Echoes every message back with its type, noting what each accepted connection agreed.
-final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
-    let events = EventRecorder<String>()
-    private let sockets = LockedValue<[WebSocket]>([])
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        events.record("accepted \(webSocket.extensions.map(\.description))")
-        sockets.withLock { $0.append(webSocket) }
-        webSocket.delegate = self
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: break
-        }
-    }
-}
-
 /// permessage-deflate between our client and our listener over loopback, and the negotiation's refusals.
 @Suite(.offThePool) struct WebSocketDeflateLoopbackTests {
     static let limit = TestTiming.hangLimit(.seconds(20))
 
     static func listener(
-        _ deflate: PerMessageDeflate.ServerConfiguration?, _ delegate: DeflateEchoListenerDelegate
+        _ deflate: PerMessageDeflate.ServerConfiguration?, _ delegate: EchoListenerDelegate
     ) throws -> WebSocketListener {
         var configuration = WebSocketListener.Configuration(port: 0)
         configuration.deflate = deflate
@@ -47,7 +27,7 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
     }
 
     @Test func compressedMessagesBothWaysWithTheServersDefaultsUpToAMegabyte() async throws {
-        let echo = DeflateEchoListenerDelegate()
+        let echo = EchoListenerDelegate()
         let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
@@ -55,7 +35,7 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         let agreed = "permessage-deflate; server_no_context_takeover; client_max_window_bits=12"
         #expect(try await recorder.events.next(within: Self.limit) == "open - [\"permessage-deflate\"]")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted [\"\(agreed)\"]")
+        #expect(try await echo.events.next(within: Self.limit) == "accepted / [\"\(agreed)\"]")
         #expect(client.extensions.map(\.description) == [agreed])
         client.send(text: "grüße")
         #expect(try await recorder.events.next(within: Self.limit) == "text grüße")
@@ -82,7 +62,7 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
         let accepted = try await pair.connect()
         var handler = WebSocketProtocolHandler(role: .server, keepAlive: nil)
         handler.enablePerMessageDeflate(PerMessageDeflate.Agreement(serverNoContextTakeover: true))
-        let echo = DeflateEchoListenerDelegate()
+        let echo = EchoListenerDelegate()
         let webSocket = WebSocket(
             upgraded: accepted, role: .server, handler: handler, delegate: echo, delegateQueue: DispatchQueue(label: "ws"))
         let zeroKey: [UInt8] = [0, 0, 0, 0]
@@ -96,14 +76,14 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
     }
 
     @Test func aServerWithoutDeflateDeclinesTheOfferAndMessagesGoPlain() async throws {
-        let echo = DeflateEchoListenerDelegate()
+        let echo = EchoListenerDelegate()
         let listener = try Self.listener(nil, echo)
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         #expect(try await recorder.events.next(within: Self.limit) == "open - []")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted []")
+        #expect(try await echo.events.next(within: Self.limit) == "accepted / []")
         client.send(text: "plain")
         #expect(try await recorder.events.next(within: Self.limit) == "text plain")
         client.close()
@@ -111,14 +91,14 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
     }
 
     @Test func aClientThatDoesNotOfferGetsNoCompressionFromADeflateServer() async throws {
-        let echo = DeflateEchoListenerDelegate()
+        let echo = EchoListenerDelegate()
         let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(nil, recorder)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         #expect(try await recorder.events.next(within: Self.limit) == "open - []")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted []")
+        #expect(try await echo.events.next(within: Self.limit) == "accepted / []")
         client.send(text: "plain")
         #expect(try await recorder.events.next(within: Self.limit) == "text plain")
         client.close()

@@ -32,7 +32,7 @@ import WebSocket
     /// client's window to 12 bits.
     @Test(arguments: DeflateCorpus.allCases)
     func ourServerEchoesEverySize(_ corpus: DeflateCorpus) async throws {
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         let listener = try DeflateConformanceHarness.listener(PerMessageDeflate.ServerConfiguration(), echo: echo)
         defer { listener.stop() }
         let expected = "permessage-deflate; server_no_context_takeover; client_no_context_takeover; client_max_window_bits=12"

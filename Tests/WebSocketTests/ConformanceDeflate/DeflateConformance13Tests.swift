@@ -34,7 +34,7 @@ import WebSocket
     /// function: the answer is exactly ``DeflateParameterCase/ourResponse``.
     @Test(arguments: DeflateParameterCase.all)
     func ourServerUnderEachParameterSet(_ set: DeflateParameterCase) async throws {
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         let listener = try DeflateConformanceHarness.listener(set.server, echo: echo)
         defer { listener.stop() }
         for (index, size) in DeflateMessageSize.autobahn.enumerated() {
@@ -74,7 +74,7 @@ import WebSocket
 
     @Test(arguments: 8...15)
     func ourServerAtEveryWindowSize(_ bits: Int) async throws {
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         let server = PerMessageDeflate.ServerConfiguration(serverNoContextTakeover: false, clientMaxWindowBits: bits)
         let listener = try DeflateConformanceHarness.listener(server, echo: echo)
         defer { listener.stop() }

@@ -6,42 +6,6 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// The side under test in a conformance case: echoes every message with its type (as Autobahn's tested
-/// peers do), as our listener's app or as our client's delegate, and records the open, the extensions
-/// agreed and, at the close, how it ended and how many messages it echoed.
-final class DeflateConformanceEcho: WebSocketListenerDelegate, WebSocketDelegate {
-    let events = EventRecorder<String>()
-    private let state = LockedValue<(sockets: [WebSocket], echoes: [ObjectIdentifier: Int])>(([], [:]))
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        events.record("accepted \(webSocket.extensions.map(\.description))")
-        state.withLock { $0.sockets.append(webSocket) }
-        webSocket.delegate = self
-    }
-
-    func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) {
-        events.record("open \(extensions.map(\.description))")
-    }
-
-    func webSocket(_ webSocket: WebSocket, didFailToConnectWith error: WebSocketConnectError) {
-        events.record("failed \(error)")
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: return
-        }
-        state.withLock { $0.echoes[ObjectIdentifier(webSocket), default: 0] += 1 }
-    }
-
-    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        let echoed = state.withLock { $0.echoes.removeValue(forKey: ObjectIdentifier(webSocket)) ?? 0 }
-        events.record("closed \(result) after \(echoed) echoes")
-    }
-}
-
 /// Runs one conformance case: the raw tester sends `count` messages of `size` from `corpus`, each after
 /// the previous one's echo (Autobahn's `sendOne`/`onMessage`), checks every echo byte for byte and its
 /// type, then closes with 1000 and expects 1000 back.
@@ -80,7 +44,7 @@ enum DeflateConformanceHarness {
             let endpoint = RawDeflateEndpoint(peer: peer, agreement: agreement)
             return (offer, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         var clientConfiguration = WebSocket.ClientConfiguration()
         clientConfiguration.deflate = configuration
         let client = WebSocket(client: clientConfiguration, delegate: echo, delegateQueue: DispatchQueue(label: "conformance client"))
@@ -95,7 +59,7 @@ enum DeflateConformanceHarness {
     /// A raw client offering `offer` to `listener` (whose app is `echo`) and then testing it. Returns
     /// the listener's answer.
     static func ourServer(
-        _ listener: WebSocketListener, echo: DeflateConformanceEcho, offer: String,
+        _ listener: WebSocketListener, echo: EchoListenerDelegate, offer: String,
         agreement: @escaping @Sendable (String) -> PerMessageDeflate.Agreement, corpus: DeflateCorpus, size: DeflateMessageSize, count: Int
     ) async throws -> String {
         let port = listener.port
@@ -105,13 +69,13 @@ enum DeflateConformanceHarness {
             return (response, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
         #expect(matched == count)
-        #expect(try await echo.events.next(within: limit) == "accepted [\"\(response)\"]")
+        #expect(try await echo.events.next(within: limit) == "accepted /deflate [\"\(response)\"]")
         #expect(try await echo.events.next(within: limit) == "closed 1000 (clean) after \(count) echoes")
         return response
     }
 
     /// A listener on 127.0.0.1 with `deflate`, its app `echo`.
-    static func listener(_ deflate: PerMessageDeflate.ServerConfiguration, echo: DeflateConformanceEcho) throws -> WebSocketListener {
+    static func listener(_ deflate: PerMessageDeflate.ServerConfiguration, echo: EchoListenerDelegate) throws -> WebSocketListener {
         var configuration = WebSocketListener.Configuration(port: 0)
         configuration.deflate = deflate
         let listener = WebSocketListener(configuration: configuration, delegate: echo, delegateQueue: DispatchQueue(label: "conformance"))

@@ -84,7 +84,7 @@ import WebSocket
     }
 
     @Test func thePythonClientAgainstOurListenerUnderEachParameterSet() async throws {
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         let listeners = try DeflateParameterCase.all.map { try DeflateConformanceHarness.listener($0.server, echo: echo) }
         defer { listeners.forEach { $0.stop() } }
         let sizes = DeflateMessageSize.autobahn.map { "[\($0.length), \($0.fragmentSize), \(Self.count($0))]" }.joined(separator: ", ")
@@ -117,7 +117,7 @@ import WebSocket
                 #expect(event == "closed 1000 (clean) after \(Self.echoesPerSet) echoes")
             }
         }
-        #expect(accepted.sorted() == DeflateParameterCase.all.map { "accepted [\"\($0.ourResponse)\"]" }.sorted())
+        #expect(accepted.sorted() == DeflateParameterCase.all.map { "accepted / [\"\($0.ourResponse)\"]" }.sorted())
     }
 
     /// One Autobahn offer as `ClientPerMessageDeflateFactory` keyword arguments (JSON).
