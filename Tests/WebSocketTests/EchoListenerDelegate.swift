@@ -1,20 +1,42 @@
 import AsyncSocket
+import Dispatch
 import Foundation
 import SocketFraming
 import TestSupport
 import WebSocket
 
-/// Echoes every message with its type (as Autobahn's tested peers do), as a listener's app or as a
-/// WebSocket's delegate, and records on ``events``: `accepted TARGET [EXTENSIONS]` for each upgrade
-/// accepted, `open [EXTENSIONS]` when a client opens, `failed ERROR` when it fails to, and
-/// `closed RESULT after N echoes` at each close. Callbacks on the delegate queue it is given.
+/// An echo server as the DocC catalog's "A server, delegate style" writes it, as a listener's app or as
+/// a WebSocket's delegate: echoes every message with its type (as Autobahn's tested peers do), except
+/// a text "close me", which it answers by closing with 1001 "asked".
+///
+/// Records on ``events``: `accepted TARGET [EXTENSIONS]` for each upgrade accepted, `open [EXTENSIONS]`
+/// when a client opens, `failed ERROR` when it fails to, `closing` when it closes as asked, and
+/// `closed RESULT after N echoes` at each close; on ``closes``, each close's result alone. Callbacks on
+/// the delegate queue it is given.
 final class EchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
     let events = EventRecorder<String>()
-    private let state = LockedValue<(sockets: [WebSocket], echoes: [ObjectIdentifier: Int])>(([], [:]))
+    /// Each close's result (`1000 (clean)`), in the order reported.
+    let closes = EventRecorder<String>()
+    private let state = LockedValue<(open: [ObjectIdentifier: WebSocket], echoes: [ObjectIdentifier: Int])>(([:], [:]))
+
+    /// How many accepted connections have not reported their close yet.
+    var openCount: Int { state.withLock { $0.open.count } }
+
+    /// A listener on an ephemeral loopback port with this delegate (delegate queue "echo").
+    func start(
+        group: EventLoopGroup = .shared, _ configure: (inout WebSocketListener.Configuration) -> Void = { _ in }
+    ) throws -> WebSocketListener {
+        var configuration = WebSocketListener.Configuration(port: 0)
+        configure(&configuration)
+        let listener = WebSocketListener(
+            configuration: configuration, delegate: self, delegateQueue: DispatchQueue(label: "echo"), group: group)
+        try listener.start()
+        return listener
+    }
 
     func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
         events.record("accepted \(request.target) \(webSocket.extensions.map(\.description))")
-        state.withLock { $0.sockets.append(webSocket) }
+        state.withLock { $0.open[ObjectIdentifier(webSocket)] = webSocket }
         webSocket.delegate = self
     }
 
@@ -28,6 +50,10 @@ final class EchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
 
     func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
         switch message {
+        case .text("close me"):
+            webSocket.close(code: .goingAway, reason: "asked")
+            events.record("closing")
+            return
         case .text(let text): webSocket.send(text: text)
         case .binary(let data): webSocket.send(data: data)
         default: return
@@ -36,7 +62,11 @@ final class EchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
     }
 
     func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        let echoed = state.withLock { $0.echoes.removeValue(forKey: ObjectIdentifier(webSocket)) ?? 0 }
+        let echoed = state.withLock {
+            $0.open[ObjectIdentifier(webSocket)] = nil
+            return $0.echoes.removeValue(forKey: ObjectIdentifier(webSocket)) ?? 0
+        }
         events.record("closed \(result) after \(echoed) echoes")
+        closes.record("\(result)")
     }
 }

@@ -10,16 +10,6 @@ import WebSocket
 @Suite(.offThePool) struct WebSocketDeflateLoopbackTests {
     static let limit = TestTiming.hangLimit(.seconds(20))
 
-    static func listener(
-        _ deflate: PerMessageDeflate.ServerConfiguration?, _ delegate: EchoListenerDelegate
-    ) throws -> WebSocketListener {
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = deflate
-        let listener = WebSocketListener(configuration: configuration, delegate: delegate, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
-        return listener
-    }
-
     static func client(_ deflate: PerMessageDeflate.ClientConfiguration?, _ recorder: RecordingWebSocketDelegate) -> WebSocket {
         var configuration = WebSocket.ClientConfiguration()
         configuration.deflate = deflate
@@ -28,7 +18,7 @@ import WebSocket
 
     @Test func compressedMessagesBothWaysWithTheServersDefaultsUpToAMegabyte() async throws {
         let echo = EchoListenerDelegate()
-        let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
@@ -77,7 +67,7 @@ import WebSocket
 
     @Test func aServerWithoutDeflateDeclinesTheOfferAndMessagesGoPlain() async throws {
         let echo = EchoListenerDelegate()
-        let listener = try Self.listener(nil, echo)
+        let listener = try echo.start { $0.deflate = nil }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
@@ -92,7 +82,7 @@ import WebSocket
 
     @Test func aClientThatDoesNotOfferGetsNoCompressionFromADeflateServer() async throws {
         let echo = EchoListenerDelegate()
-        let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(nil, recorder)

@@ -16,10 +16,7 @@ import WebSocket
     /// (RSV1 on its first frame only) and 10 MB of binary come back, and the close code is echoed.
     @Test func thePythonClientCompressesAndInflatesThroughOurListener() async throws {
         let echo = EchoListenerDelegate()
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = PerMessageDeflate.ServerConfiguration()
-        let listener = WebSocketListener(configuration: configuration, delegate: echo, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let output = try await runOnAThread { () throws -> Data in
             let client = try ChildProcess(

@@ -34,9 +34,7 @@ final class RefusingListenerDelegate: WebSocketListenerDelegate {
 
     @Test func thePythonClientsMessagesComeBackWholeAndItsCloseCodeIsEchoed() async throws {
         let echo = EchoListenerDelegate()
-        let listener = WebSocketListener(
-            configuration: .init(port: 0), delegate: echo, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
+        let listener = try echo.start()
         defer { listener.stop() }
         let output = try await runOnAThread { () throws -> Data in
             let client = try ChildProcess("/usr/bin/python3", [Self.script, "client", "--url", "ws://127.0.0.1:\(listener.port)/chat"])

@@ -87,7 +87,7 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "silent-peer")
         defer { group.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let peer = try await RawWebSocketPeer(port: listener.port)
@@ -110,7 +110,7 @@ import WebSocket
         defer { group.shutdown() }
         let peerGroup = EventLoopGroup(numberOfThreads: 1, name: "full-queue-peer")  // not the shared loops
         defer { peerGroup.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let peer = try await RawWebSocketPeer(port: listener.port, group: peerGroup)
@@ -118,12 +118,12 @@ import WebSocket
         let message = RawWebSocketPeer.frame(0x82, [UInt8](repeating: 0x62, count: 256 << 10))
         for _ in 0..<64 { peer.write(message) }
         peer.write(RawWebSocketPeer.frame(0x81, Array("close me".utf8)))
-        #expect(try await server.asked.next(within: TestTiming.hangLimit(.seconds(20))) == "closing")
+        #expect(try await server.events.first(within: TestTiming.hangLimit(.seconds(20))) { $0 == "closing" } == "closing")
         await clock.advance(by: .milliseconds(9_999))
         #expect(server.closes.all == [])
         await clock.advance(by: .milliseconds(1))
         #expect(try await server.closes.next(within: TestTiming.hangLimit(.seconds(10))) == "1006 (not clean)")
-        #expect(server.open.withLock { $0.count } == 0)
+        #expect(server.openCount == 0)
     }
 
     /// The same for an async client whose server goes silent once it has the client's Close: `close()`
@@ -167,7 +167,7 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "black-hole-client")
         defer { group.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let proxy = try BlackHoleProxy(to: listener.port)

@@ -35,7 +35,7 @@ import WebSocket
     @Test(arguments: DeflateParameterCase.all)
     func ourServerUnderEachParameterSet(_ set: DeflateParameterCase) async throws {
         let echo = EchoListenerDelegate()
-        let listener = try DeflateConformanceHarness.listener(set.server, echo: echo)
+        let listener = try echo.start { $0.deflate = set.server }
         defer { listener.stop() }
         for (index, size) in DeflateMessageSize.autobahn.enumerated() {
             let response = try await DeflateConformanceHarness.ourServer(
@@ -76,7 +76,7 @@ import WebSocket
     func ourServerAtEveryWindowSize(_ bits: Int) async throws {
         let echo = EchoListenerDelegate()
         let server = PerMessageDeflate.ServerConfiguration(serverNoContextTakeover: false, clientMaxWindowBits: bits)
-        let listener = try DeflateConformanceHarness.listener(server, echo: echo)
+        let listener = try echo.start { $0.deflate = server }
         defer { listener.stop() }
         for noContextTakeover in [false, true] {
             let hint = noContextTakeover ? "client_no_context_takeover; " : ""

@@ -12,7 +12,7 @@ import WebSocket
     @Test func emptyMessagesTinyFramesAPingInsideAndAnUncompressedMessage() async throws {
         let echo = EchoListenerDelegate()
         let server = PerMessageDeflate.ServerConfiguration(serverNoContextTakeover: false)
-        let listener = try DeflateConformanceHarness.listener(server, echo: echo)
+        let listener = try echo.start { $0.deflate = server }
         defer { listener.stop() }
         let port = listener.port
         let log = try await runOnAThread { () throws -> [String] in

@@ -74,12 +74,4 @@ enum DeflateConformanceHarness {
         return response
     }
 
-    /// A listener on 127.0.0.1 with `deflate`, its app `echo`.
-    static func listener(_ deflate: PerMessageDeflate.ServerConfiguration, echo: EchoListenerDelegate) throws -> WebSocketListener {
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = deflate
-        let listener = WebSocketListener(configuration: configuration, delegate: echo, delegateQueue: DispatchQueue(label: "conformance"))
-        try listener.start()
-        return listener
-    }
 }

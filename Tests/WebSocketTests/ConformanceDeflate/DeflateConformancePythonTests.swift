@@ -85,7 +85,7 @@ import WebSocket
 
     @Test func thePythonClientAgainstOurListenerUnderEachParameterSet() async throws {
         let echo = EchoListenerDelegate()
-        let listeners = try DeflateParameterCase.all.map { try DeflateConformanceHarness.listener($0.server, echo: echo) }
+        let listeners = try DeflateParameterCase.all.map { set in try echo.start { $0.deflate = set.server } }
         defer { listeners.forEach { $0.stop() } }
         let sizes = DeflateMessageSize.autobahn.map { "[\($0.length), \($0.fragmentSize), \(Self.count($0))]" }.joined(separator: ", ")
         let cases = zip(DeflateParameterCase.all, listeners).map { set, listener in
