@@ -29,6 +29,18 @@ import WebSocket
         return (server, recorder)
     }
 
+    /// An async client (keep-alive off) on `group`, connected to the plain TCP server of `pair` through
+    /// ``acceptUpgrade(_:)``: the connection, the server's accepted socket and its recorder.
+    static func connect(
+        through pair: LoopbackPair, group: EventLoopGroup
+    ) async throws -> (WebSocketConnection, TCPSocket, RecordingDelegate) {
+        var configuration = WebSocket.ClientConfiguration()
+        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
+        async let connecting = WebSocketConnection.connect(to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
+        let (server, recorder) = try await acceptUpgrade(pair)
+        return (try await connecting, server, recorder)
+    }
+
     /// The async client sends 16 MiB (256 messages of 64 KiB) to a server that reads 64 KiB at a time,
     /// slowly: `send` waits while the write queue is over its high watermark, so the bytes queued stay
     /// within the watermark and a few messages, never the 16 MiB the app tried to send.
@@ -38,12 +50,7 @@ import WebSocket
         defer { group.shutdown() }
         let pair = try LoopbackPair(group: group)
         defer { pair.close() }
-        var configuration = WebSocket.ClientConfiguration()
-        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
-        async let connecting = WebSocketConnection.connect(
-            to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
-        let (server, recorder) = try await Self.acceptUpgrade(pair)
-        let connection = try await connecting
+        let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let socket = connection.webSocket.socket
         #expect(socket.writeHighWatermark == WebSocketConnection.defaultWriteHighWatermark)
         let chunk = Data(repeating: 0x61, count: 64 << 10)
@@ -134,12 +141,7 @@ import WebSocket
         defer { group.shutdown() }
         let pair = try LoopbackPair()
         defer { pair.close() }
-        var configuration = WebSocket.ClientConfiguration()
-        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
-        async let connecting = WebSocketConnection.connect(
-            to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
-        let (server, recorder) = try await Self.acceptUpgrade(pair)
-        let connection = try await connecting
+        let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let closing = Task { await connection.close(code: .normalClosure, reason: "done") }
         // The client's Close arrives (masked: 6 bytes of header and key, then 1000 and "done").
         server.readData(toLength: 12, withTimeout: TestTiming.hangTimeout(10), tag: 3)
