@@ -66,26 +66,23 @@ import WebSocket
     }
 
     @Test func aServerWithoutDeflateDeclinesTheOfferAndMessagesGoPlain() async throws {
-        let echo = EchoListenerDelegate()
-        let listener = try echo.start { $0.deflate = nil }
-        defer { listener.stop() }
-        let recorder = RecordingWebSocketDelegate()
-        let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
-        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
-        #expect(try await recorder.events.next(within: Self.limit) == "open - []")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted / []")
-        client.send(text: "plain")
-        #expect(try await recorder.events.next(within: Self.limit) == "text plain")
-        client.close()
-        #expect(try await recorder.events.next(within: Self.limit) == "closed 1000 (clean)")
+        try await Self.expectNoCompression(server: nil, client: PerMessageDeflate.ClientConfiguration())
     }
 
     @Test func aClientThatDoesNotOfferGetsNoCompressionFromADeflateServer() async throws {
+        try await Self.expectNoCompression(server: PerMessageDeflate.ServerConfiguration(), client: nil)
+    }
+
+    /// Our client with `client` against our echo listener with `server`: the connection opens with no
+    /// extension on either side, and a text goes and comes back plain before a clean close.
+    static func expectNoCompression(
+        server: PerMessageDeflate.ServerConfiguration?, client clientDeflate: PerMessageDeflate.ClientConfiguration?
+    ) async throws {
         let echo = EchoListenerDelegate()
-        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
+        let listener = try echo.start { $0.deflate = server }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
-        let client = Self.client(nil, recorder)
+        let client = Self.client(clientDeflate, recorder)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         #expect(try await recorder.events.next(within: Self.limit) == "open - []")
         #expect(try await echo.events.next(within: Self.limit) == "accepted / []")
