@@ -28,11 +28,8 @@ final class RawWebSocketPeer {
             if case .connected = $0 { return true }
             return false
         }
-        let offer = extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? ""
         write(
-            Array(
-                ("GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(offer)\r\n").utf8))
+            Array(RawHandshake.request(host: "127.0.0.1", path: "/chat", key: "dGhlIHNhbXBsZSBub25jZQ==", extensions: extensions).utf8))
         let head = try await read(until: Array("\r\n\r\n".utf8))
         let text = String(decoding: head, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 101 "), "answer: \(text)")

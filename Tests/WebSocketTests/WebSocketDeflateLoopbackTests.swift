@@ -109,10 +109,7 @@ import WebSocket
         let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
         #expect(lines.contains("Sec-WebSocket-Extensions: permessage-deflate"))
         let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
-        let answer =
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: String(key)))\r\n"
-            + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits=10\r\n\r\n"
+        let answer = RawHandshake.answer(key: String(key), extensions: "permessage-deflate; client_max_window_bits=10")
         server.write(Data(answer.utf8), withTimeout: -1, tag: 2)
         let error = WebSocketClientHandshakeError.unacceptableExtension(.parameterNotOffered(name: "client_max_window_bits"))
         #expect(try await recorder.events.next(within: Self.limit) == "failed \(WebSocketConnectError.handshake(error))")

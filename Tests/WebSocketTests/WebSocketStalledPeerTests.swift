@@ -20,12 +20,8 @@ import WebSocket
         guard case .read(let request, tag: 1) = try await recorder.events.next(within: TestTiming.hangLimit(.seconds(10))) else {
             throw RawPeerError("no request")
         }
-        let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
-        let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
-        let answer =
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: String(key)))\r\n\r\n"
-        server.write(Data(answer.utf8), withTimeout: -1, tag: 2)
+        let key = try #require(RawHandshake.header("Sec-WebSocket-Key", in: String(decoding: request, as: UTF8.self)).first)
+        server.write(Data(RawHandshake.answer(key: String(key)).utf8), withTimeout: -1, tag: 2)
         return (server, recorder)
     }
 

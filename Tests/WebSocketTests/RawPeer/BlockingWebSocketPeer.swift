@@ -46,16 +46,13 @@ final class BlockingWebSocketPeer {
     /// ("" when absent) after checking the status and `Sec-WebSocket-Accept`.
     func upgrade(port: UInt16, path: String = "/", extensions: String? = nil, bytewise: Bool = false) throws -> String {
         let key = WebSocketHandshake.randomKey()
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-        if let extensions { request += "Sec-WebSocket-Extensions: \(extensions)\r\n" }
-        let bytes = Data((request + "\r\n").utf8)
+        let bytes = Data(RawHandshake.request(host: "127.0.0.1:\(port)", path: path, key: key, extensions: extensions).utf8)
         _ = try socket.write(bytes, cuts: bytewise ? Array(1..<bytes.count) : [], before: deadline)
         let head = try socket.readHead(before: deadline)
         guard head.hasPrefix("HTTP/1.1 101 "),
-            Self.header("Sec-WebSocket-Accept", in: head).map(String.init) == [WebSocketHandshake.acceptValue(forKey: key)]
+            RawHandshake.header("Sec-WebSocket-Accept", in: head).map(String.init) == [WebSocketHandshake.acceptValue(forKey: key)]
         else { throw RawPeerError("not an upgrade: \(head)") }
-        return Self.header("Sec-WebSocket-Extensions", in: head).joined(separator: ", ")
+        return RawHandshake.header("Sec-WebSocket-Extensions", in: head).joined(separator: ", ")
     }
 
     /// A connection's server handshake: reads the request and answers 101 with `extensions` as
@@ -65,19 +62,16 @@ final class BlockingWebSocketPeer {
     /// `Sec-WebSocket-Extensions` lines joined by ", ", "" when absent).
     func acceptUpgrade(extensions: String? = nil, gluesAnswer: Bool = false, bytewise: Bool = false) throws -> String {
         let head = try socket.readHead(before: deadline)
-        guard head.hasPrefix("GET "), let key = Self.header("Sec-WebSocket-Key", in: head).first.map(String.init) else {
+        guard head.hasPrefix("GET "), let key = RawHandshake.header("Sec-WebSocket-Key", in: head).first.map(String.init) else {
             throw RawPeerError("not an upgrade request: \(head)")
         }
-        var answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        answer += "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: key))\r\n"
-        if let extensions { answer += "Sec-WebSocket-Extensions: \(extensions)\r\n" }
-        let bytes = Data((answer + "\r\n").utf8)
+        let bytes = Data(RawHandshake.answer(key: key, extensions: extensions).utf8)
         if gluesAnswer {
             heldAnswer = bytes
         } else {
             _ = try socket.write(bytes, cuts: bytewise ? Array(1..<bytes.count) : [], before: deadline)
         }
-        return Self.header("Sec-WebSocket-Extensions", in: head).joined(separator: ", ")
+        return RawHandshake.header("Sec-WebSocket-Extensions", in: head).joined(separator: ", ")
     }
 
     /// The held 101 answer (empty when none), which the caller now writes before anything else.
@@ -114,14 +108,6 @@ final class BlockingWebSocketPeer {
                 if socket.buffer.readableBytes > 0 { throw RawPeerError("stream ended inside a frame") }
                 return nil
             }
-        }
-    }
-
-    /// The values of every `name` header line in `head` (case-insensitive name, value trimmed).
-    static func header(_ name: String, in head: String) -> [Substring] {
-        head.split(separator: "\r\n").compactMap { line in
-            guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name.lowercased() else { return nil }
-            return line[line.index(after: colon)...].drop { $0 == " " }
         }
     }
 }
