@@ -6,27 +6,30 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// A hostile client: a plain TCP socket that does the opening handshake, then writes whatever bytes a
-/// test gives it (frames masked by ``frame(_:_:key:)``, or not frames at all) and reads the server's.
+/// A hostile client on the library's own ``TCPSocket`` (its writes queue, so it can write more than the
+/// server reads): does the opening handshake, then writes whatever bytes a test gives it (frames built by
+/// ``frame(_:_:key:)``, or not frames at all) and reads the server's frames with SocketFraming's decoder
+/// in the client's role. For a blocking peer on a plain socket, see ``BlockingWebSocketPeer``.
 final class RawWebSocketPeer {
     let socket: TCPSocket
     let recorder = RecordingDelegate()
     private var nextTag = 100
+    /// The server's bytes read and not yet decoded.
+    private var buffer = FrameBuffer()
+    private var decoder: WebSocketFrameDecoder
 
     /// Connects to `port` on 127.0.0.1 and upgrades (`extensions`: a `Sec-WebSocket-Extensions` offer).
     /// Returns with the server's 101 answer read.
     init(port: UInt16, extensions: String? = nil, group: EventLoopGroup = .shared) async throws {
         socket = TCPSocket(delegate: recorder, delegateQueue: nil, group: group)
+        decoder = WebSocketFrameDecoder(role: .client, allowedReservedBits: extensions == nil ? [] : .rsv1)
         try socket.connect(toHost: "127.0.0.1", onPort: port, withTimeout: TestTiming.hangTimeout(10))
         _ = try await recorder.events.first(within: TestTiming.hangLimit(.seconds(10))) {
             if case .connected = $0 { return true }
             return false
         }
-        let offer = extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? ""
         write(
-            Array(
-                ("GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(offer)\r\n").utf8))
+            Array(RawHandshake.request(host: "127.0.0.1", path: "/chat", key: "dGhlIHNhbXBsZSBub25jZQ==", extensions: extensions).utf8))
         let head = try await read(until: Array("\r\n\r\n".utf8))
         let text = String(decoding: head, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 101 "), "answer: \(text)")
@@ -35,13 +38,6 @@ final class RawWebSocketPeer {
     func write(_ bytes: [UInt8]) {
         nextTag += 1
         socket.write(Data(bytes), withTimeout: -1, tag: nextTag)
-    }
-
-    /// The next `count` bytes from the server.
-    func read(_ count: Int) async throws -> [UInt8] {
-        nextTag += 1
-        socket.readData(toLength: UInt(count), withTimeout: TestTiming.hangTimeout(10), tag: nextTag)
-        return try await result(of: nextTag)
     }
 
     func read(until separator: [UInt8]) async throws -> [UInt8] {
@@ -58,21 +54,22 @@ final class RawWebSocketPeer {
             default: return false
             }
         }
-        guard case .read(let data, _) = event else { throw RawWebSocketPeerError.disconnected("\(event)") }
+        guard case .read(let data, _) = event else { throw RawPeerError("disconnected: \(event)") }
         return Array(data)
     }
 
-    /// The server's next frame (unmasked, as a server's must be): its first byte and payload.
+    /// The server's next frame: its first byte (FIN, RSV, opcode) and payload.
+    /// - Throws: when the server's bytes break a frame rule for a client to receive (a masked frame
+    ///   among them), or it disconnects first.
     func readFrame() async throws -> (first: UInt8, payload: [UInt8]) {
-        let head = try await read(2)
-        #expect(head[1] & 0x80 == 0, "a server frame is never masked")
-        var length = Int(head[1] & 0x7F)
-        if length == 126 {
-            length = try await read(2).reduce(0) { $0 << 8 | Int($1) }
-        } else if length == 127 {
-            length = try await read(8).reduce(0) { $0 << 8 | Int($1) }
+        while true {
+            if let frame = try decoder.decode(&buffer) {
+                return ((frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | frame.opcode.rawValue, Array(frame.payload))
+            }
+            nextTag += 1
+            socket.readData(withTimeout: TestTiming.hangTimeout(10), tag: nextTag)
+            buffer.append(Data(try await result(of: nextTag)))
         }
-        return (head[0], length == 0 ? [] : try await read(length))
     }
 
     /// The server's Close frame as "CODE reason" ("none" without a body), then TCP's end.
@@ -94,66 +91,15 @@ final class RawWebSocketPeer {
 
     func close() { socket.disconnect() }
 
-    /// A client frame: `first` (FIN, RSV, opcode), the length in its minimal encoding, masked with `key`.
+    /// A client frame: `first` (FIN, RSV, opcode), the length in its minimal encoding, masked with `key`
+    /// (``FuzzFrame``'s encoding: any opcode, bits and length, rules or not).
     static func frame(_ first: UInt8, _ payload: [UInt8], key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]) -> [UInt8] {
-        let length: [UInt8]
-        switch payload.count {
-        case 0...125: length = [0x80 | UInt8(payload.count)]
-        case 126...0xFFFF: length = [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        default: length = [0x80 | 127] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: payload.count >> ($0 * 8)) }
-        }
-        return [first] + length + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+        let frame = FuzzFrame(fin: first & 0x80 != 0, rsv: first >> 4 & 7, opcode: first & 0x0F, payload: Data(payload))
+        return Array(frame.encoded(maskingKey: WebSocketMaskingKey(key[0], key[1], key[2], key[3])).bytes)
     }
 
     /// A Close frame's payload: `code` big-endian, then `reason`'s bytes.
     static func closePayload(_ code: UInt16, _ reason: [UInt8] = []) -> [UInt8] {
-        [UInt8(code >> 8), UInt8(code & 0xFF)] + reason
-    }
-}
-
-enum RawWebSocketPeerError: Error {
-    case disconnected(String)
-}
-
-/// An echo server as the DocC catalog's "A server, delegate style" writes it, recording each close.
-final class RecordingEchoServer: WebSocketListenerDelegate, WebSocketDelegate {
-    let closes = EventRecorder<String>()
-    /// "closing" once the delegate has called `close` for a "close me".
-    let asked = EventRecorder<String>()
-    let open = LockedValue<[ObjectIdentifier: WebSocket]>([:])
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        open.withLock { $0[ObjectIdentifier(webSocket)] = webSocket }
-        webSocket.delegate = self
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text("close me"):
-            webSocket.close(code: .goingAway, reason: "asked")
-            asked.record("closing")
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: break
-        }
-    }
-
-    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        _ = open.withLock { $0.removeValue(forKey: ObjectIdentifier(webSocket)) }
-        closes.record("\(result)")
-    }
-
-    /// A listener on an ephemeral loopback port with this delegate.
-    func start(
-        group: EventLoopGroup = .shared, _ configure: (inout WebSocketListener.Configuration) -> Void = { _ in }
-    ) throws
-        -> WebSocketListener
-    {
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configure(&configuration)
-        let listener = WebSocketListener(
-            configuration: configuration, delegate: self, delegateQueue: DispatchQueue(label: "echo"), group: group)
-        try listener.start()
-        return listener
+        Array(FuzzFrame.closePayload(code)) + reason
     }
 }

@@ -6,39 +6,9 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// Echoes every message back with its type, noting what each accepted connection agreed.
-final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
-    let events = EventRecorder<String>()
-    private let sockets = LockedValue<[WebSocket]>([])
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        events.record("accepted \(webSocket.extensions.map(\.description))")
-        sockets.withLock { $0.append(webSocket) }
-        webSocket.delegate = self
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: break
-        }
-    }
-}
-
 /// permessage-deflate between our client and our listener over loopback, and the negotiation's refusals.
 @Suite(.offThePool) struct WebSocketDeflateLoopbackTests {
     static let limit = TestTiming.hangLimit(.seconds(20))
-
-    static func listener(
-        _ deflate: PerMessageDeflate.ServerConfiguration?, _ delegate: DeflateEchoListenerDelegate
-    ) throws -> WebSocketListener {
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = deflate
-        let listener = WebSocketListener(configuration: configuration, delegate: delegate, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
-        return listener
-    }
 
     static func client(_ deflate: PerMessageDeflate.ClientConfiguration?, _ recorder: RecordingWebSocketDelegate) -> WebSocket {
         var configuration = WebSocket.ClientConfiguration()
@@ -47,15 +17,15 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
     }
 
     @Test func compressedMessagesBothWaysWithTheServersDefaultsUpToAMegabyte() async throws {
-        let echo = DeflateEchoListenerDelegate()
-        let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
+        let echo = EchoListenerDelegate()
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
         let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         let agreed = "permessage-deflate; server_no_context_takeover; client_max_window_bits=12"
         #expect(try await recorder.events.next(within: Self.limit) == "open - [\"permessage-deflate\"]")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted [\"\(agreed)\"]")
+        #expect(try await echo.events.next(within: Self.limit) == "accepted / [\"\(agreed)\"]")
         #expect(client.extensions.map(\.description) == [agreed])
         client.send(text: "grüße")
         #expect(try await recorder.events.next(within: Self.limit) == "text grüße")
@@ -82,7 +52,7 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
         let accepted = try await pair.connect()
         var handler = WebSocketProtocolHandler(role: .server, keepAlive: nil)
         handler.enablePerMessageDeflate(PerMessageDeflate.Agreement(serverNoContextTakeover: true))
-        let echo = DeflateEchoListenerDelegate()
+        let echo = EchoListenerDelegate()
         let webSocket = WebSocket(
             upgraded: accepted, role: .server, handler: handler, delegate: echo, delegateQueue: DispatchQueue(label: "ws"))
         let zeroKey: [UInt8] = [0, 0, 0, 0]
@@ -96,29 +66,26 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
     }
 
     @Test func aServerWithoutDeflateDeclinesTheOfferAndMessagesGoPlain() async throws {
-        let echo = DeflateEchoListenerDelegate()
-        let listener = try Self.listener(nil, echo)
-        defer { listener.stop() }
-        let recorder = RecordingWebSocketDelegate()
-        let client = Self.client(PerMessageDeflate.ClientConfiguration(), recorder)
-        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
-        #expect(try await recorder.events.next(within: Self.limit) == "open - []")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted []")
-        client.send(text: "plain")
-        #expect(try await recorder.events.next(within: Self.limit) == "text plain")
-        client.close()
-        #expect(try await recorder.events.next(within: Self.limit) == "closed 1000 (clean)")
+        try await Self.expectNoCompression(server: nil, client: PerMessageDeflate.ClientConfiguration())
     }
 
     @Test func aClientThatDoesNotOfferGetsNoCompressionFromADeflateServer() async throws {
-        let echo = DeflateEchoListenerDelegate()
-        let listener = try Self.listener(PerMessageDeflate.ServerConfiguration(), echo)
+        try await Self.expectNoCompression(server: PerMessageDeflate.ServerConfiguration(), client: nil)
+    }
+
+    /// Our client with `client` against our echo listener with `server`: the connection opens with no
+    /// extension on either side, and a text goes and comes back plain before a clean close.
+    static func expectNoCompression(
+        server: PerMessageDeflate.ServerConfiguration?, client clientDeflate: PerMessageDeflate.ClientConfiguration?
+    ) async throws {
+        let echo = EchoListenerDelegate()
+        let listener = try echo.start { $0.deflate = server }
         defer { listener.stop() }
         let recorder = RecordingWebSocketDelegate()
-        let client = Self.client(nil, recorder)
+        let client = Self.client(clientDeflate, recorder)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         #expect(try await recorder.events.next(within: Self.limit) == "open - []")
-        #expect(try await echo.events.next(within: Self.limit) == "accepted []")
+        #expect(try await echo.events.next(within: Self.limit) == "accepted / []")
         client.send(text: "plain")
         #expect(try await recorder.events.next(within: Self.limit) == "text plain")
         client.close()
@@ -142,10 +109,7 @@ final class DeflateEchoListenerDelegate: WebSocketListenerDelegate, WebSocketDel
         let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
         #expect(lines.contains("Sec-WebSocket-Extensions: permessage-deflate"))
         let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
-        let answer =
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: String(key)))\r\n"
-            + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits=10\r\n\r\n"
+        let answer = RawHandshake.answer(key: String(key), extensions: "permessage-deflate; client_max_window_bits=10")
         server.write(Data(answer.utf8), withTimeout: -1, tag: 2)
         let error = WebSocketClientHandshakeError.unacceptableExtension(.parameterNotOffered(name: "client_max_window_bits"))
         #expect(try await recorder.events.next(within: Self.limit) == "failed \(WebSocketConnectError.handshake(error))")

@@ -35,6 +35,18 @@ final class RecordingWebSocketDelegate: WebSocketDelegate {
     }
 }
 
+extension WebSocket {
+    /// A server WebSocket on `accepted` (its upgrade taken as done), keep-alive off, its delegate
+    /// `delegate` on `queue`.
+    static func server(
+        upgraded accepted: TCPSocket, delegate: WebSocketDelegate, queue: DispatchQueue = DispatchQueue(label: "ws")
+    ) -> WebSocket {
+        WebSocket(
+            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil), delegate: delegate,
+            delegateQueue: queue)
+    }
+}
+
 /// A server ``WebSocket`` over a real loopback connection, its peer a plain TCP socket writing the
 /// RFC's bytes.
 @Suite(.offThePool) struct WebSocketLoopbackTests {
@@ -53,9 +65,7 @@ final class RecordingWebSocketDelegate: WebSocketDelegate {
         defer { pair.close() }
         let accepted = try await pair.connect()
         let recorder = RecordingWebSocketDelegate()
-        let webSocket = WebSocket(
-            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil),
-            delegate: recorder, delegateQueue: DispatchQueue(label: "ws"))
+        let webSocket = WebSocket.server(upgraded: accepted, delegate: recorder)
         // RFC 6455 §5.7: a masked "Hello", then a masked Ping "Hello" split inside its masking key.
         pair.client.write(
             Data([0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58, 0x89, 0x85, 0x37, 0xFA]), withTimeout: -1, tag: 1)
@@ -75,9 +85,7 @@ final class RecordingWebSocketDelegate: WebSocketDelegate {
         defer { pair.close() }
         let accepted = try await pair.connect()
         let recorder = RecordingWebSocketDelegate()
-        let webSocket = WebSocket(
-            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil),
-            delegate: recorder, delegateQueue: DispatchQueue(label: "ws"))
+        let webSocket = WebSocket.server(upgraded: accepted, delegate: recorder)
         pair.client.write(Data([0x81, 0x02, 0x68, 0x69]), withTimeout: -1, tag: 1)
         let reason = WebSocketProtocolError.unmaskedFrame.description
         #expect(

@@ -42,7 +42,7 @@ import WebSocket
         // Loops of their own: 1,000 sockets on the shared ones would hold up other tests' events.
         let loops = EventLoopGroup(numberOfThreads: 2, name: "five-hundred")
         defer { loops.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: loops)
         defer { listener.stop() }
         let count = 500
@@ -67,7 +67,7 @@ import WebSocket
         var serverResults: [String: Int] = [:]
         for _ in 0..<count { serverResults[try await server.closes.next(within: TestTiming.hangLimit(.seconds(30))), default: 0] += 1 }
         #expect(serverResults == ["1000 (clean)": count / 2, "1001 (clean)": count / 2])
-        #expect(server.open.withLock { $0.count } == 0)
+        #expect(server.openCount == 0)
         // Both ends have reported; their descriptors are closed right after (the server's once its
         // Close is written, a client's when the server's TCP close arrives): a bounded wait for them.
         var left = Self.socketsOnPort(listener.port)
@@ -84,7 +84,7 @@ import WebSocket
     @Test(TestTiming.timeLimit(minutes: 3)) func twoHundredClientsThatDropTCPWithoutACloseLeaveNoDescriptor() async throws {
         let loops = EventLoopGroup(numberOfThreads: 2, name: "two-hundred-drops")
         defer { loops.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: loops) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let count = 200

@@ -15,11 +15,8 @@ import WebSocket
     /// style), our listener agrees with its defaults; the text, the 256 byte values, the fragmented text
     /// (RSV1 on its first frame only) and 10 MB of binary come back, and the close code is echoed.
     @Test func thePythonClientCompressesAndInflatesThroughOurListener() async throws {
-        let echo = DeflateEchoListenerDelegate()
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = PerMessageDeflate.ServerConfiguration()
-        let listener = WebSocketListener(configuration: configuration, delegate: echo, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
+        let echo = EchoListenerDelegate()
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let output = try await runOnAThread { () throws -> Data in
             let client = try ChildProcess(
@@ -34,7 +31,7 @@ import WebSocket
         #expect(result.error == nil)
         #expect(result.ok && result.echoes == 4 && result.extensions == ["permessage-deflate"] && result.close_code == 4000)
         let accepted = try await echo.events.next(within: TestTiming.hangLimit(.seconds(10)))
-        #expect(accepted.hasPrefix("accepted [\"permessage-deflate; server_no_context_takeover"))
+        #expect(accepted.hasPrefix("accepted /chat [\"permessage-deflate; server_no_context_takeover"))
     }
 
     /// Our client offers deflate to Python's server (`--deflate`): messages both ways compressed, a

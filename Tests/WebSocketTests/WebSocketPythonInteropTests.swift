@@ -6,30 +6,6 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// Echoes every message back with its type; records the ends.
-final class EchoListenerDelegate: WebSocketListenerDelegate, WebSocketDelegate {
-    let events = EventRecorder<String>()
-    private let sockets = LockedValue<[WebSocket]>([])
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        events.record("accepted \(request.target)")
-        sockets.withLock { $0.append(webSocket) }
-        webSocket.delegate = self
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: break
-        }
-    }
-
-    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        events.record("closed \(result)")
-    }
-}
-
 /// Refuses every upgrade with 403, noting its Origin.
 final class RefusingListenerDelegate: WebSocketListenerDelegate {
     let origins = LockedValue<[String?]>([])
@@ -58,9 +34,7 @@ final class RefusingListenerDelegate: WebSocketListenerDelegate {
 
     @Test func thePythonClientsMessagesComeBackWholeAndItsCloseCodeIsEchoed() async throws {
         let echo = EchoListenerDelegate()
-        let listener = WebSocketListener(
-            configuration: .init(port: 0), delegate: echo, delegateQueue: DispatchQueue(label: "listener"))
-        try listener.start()
+        let listener = try echo.start()
         defer { listener.stop() }
         let output = try await runOnAThread { () throws -> Data in
             let client = try ChildProcess("/usr/bin/python3", [Self.script, "client", "--url", "ws://127.0.0.1:\(listener.port)/chat"])
@@ -73,8 +47,8 @@ final class RefusingListenerDelegate: WebSocketListenerDelegate {
         let result = try JSONDecoder().decode(PeerResult.self, from: output)
         #expect(result.error == nil)
         #expect(result.ok && result.echoes == 4 && result.extensions.isEmpty && result.close_code == 4000)
-        #expect(try await echo.events.next(within: TestTiming.hangLimit(.seconds(10))) == "accepted /chat")
-        #expect(try await echo.events.next(within: TestTiming.hangLimit(.seconds(10))) == "closed 4000 \"bye\" (clean)")
+        #expect(try await echo.events.next(within: TestTiming.hangLimit(.seconds(10))) == "accepted /chat []")
+        #expect(try await echo.events.next(within: TestTiming.hangLimit(.seconds(10))) == "closed 4000 \"bye\" (clean) after 4 echoes")
     }
 
     @Test func ourClientAgainstThePythonServerMessagesBothWaysAndTheCloseHandshake() async throws {

@@ -23,19 +23,13 @@ final class SendRecordingDelegate: WebSocketDelegate {
 /// Tags and timeouts on a ``WebSocket``'s sends, over a loopback connection whose client end is a
 /// plain TCP socket.
 @Suite(.offThePool) struct WebSocketSendTagTests {
-    static func serverWebSocket(_ accepted: TCPSocket, _ delegate: SendRecordingDelegate, queue: DispatchQueue) -> WebSocket {
-        WebSocket(
-            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil),
-            delegate: delegate, delegateQueue: queue)
-    }
-
     /// Every send's tag comes back once its frame is with the kernel, in the order sent, text and
     /// binary, small and 1 MiB; the peer gets every frame.
     @Test func sendTagsComeBackInTheOrderSent() async throws {
         let pair = try LoopbackPair()
         defer { pair.close() }
         let recorder = SendRecordingDelegate()
-        let webSocket = Self.serverWebSocket(try await pair.connect(), recorder, queue: DispatchQueue(label: "ws"))
+        let webSocket = WebSocket.server(upgraded: try await pair.connect(), delegate: recorder)
         var expectedBytes = 0
         for index in 1...100 {
             let tag = 1_000 - index  // not the socket's write numbers
@@ -62,7 +56,7 @@ final class SendRecordingDelegate: WebSocketDelegate {
         let pair = try LoopbackPair()
         defer { pair.close() }
         let recorder = SendRecordingDelegate()
-        let webSocket = Self.serverWebSocket(try await pair.connect(), recorder, queue: DispatchQueue(label: "ws"))
+        let webSocket = WebSocket.server(upgraded: try await pair.connect(), delegate: recorder)
         webSocket.send(text: "a", tag: 1)
         webSocket.close()
         webSocket.send(text: "b", tag: 2)
@@ -86,7 +80,7 @@ final class SendRecordingDelegate: WebSocketDelegate {
         defer { pair.close() }
         let recorder = SendRecordingDelegate()
         let queue = DispatchQueue(label: "ws")
-        let webSocket = Self.serverWebSocket(try await pair.connect(), recorder, queue: queue)
+        let webSocket = WebSocket.server(upgraded: try await pair.connect(), delegate: recorder, queue: queue)
         // The app's tags, not the socket's write numbers (1, 2, 3), come back.
         webSocket.send(data: Data(count: 10), tag: 10)
         webSocket.send(data: Data(count: 32 << 20), withTimeout: 1, tag: 20)

@@ -37,7 +37,7 @@ import WebSocket
     }
 
     @Test func framesWrittenOneByteAtATimeAreEchoedWhole() async throws {
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start()
         defer { listener.stop() }
         let peer = try await Peer(port: listener.port)
@@ -49,7 +49,7 @@ import WebSocket
     }
 
     @Test func framesGluedIntoOneWriteAreEchoedInOrder() async throws {
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start()
         defer { listener.stop() }
         let peer = try await Peer(port: listener.port)
@@ -59,7 +59,7 @@ import WebSocket
     }
 
     @Test func aCompressedMessageArrivingOneByteAtATimeIsInflatedWhole() async throws {
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let peer = try await Peer(port: listener.port, extensions: "permessage-deflate")
@@ -118,7 +118,7 @@ import WebSocket
         }
 
     @Test(arguments: badFrames) func aBadFrameFailsOnlyItsConnection(_ bad: BadFrame) async throws {
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start()
         defer { listener.stop() }
         let bystander = try await Peer(port: listener.port)
@@ -140,7 +140,7 @@ import WebSocket
     /// Close codes a peer may send (§7.4.1, §7.4.2): echoed in the server's Close, reported clean.
     @Test(arguments: [1000, 1001, 1003, 1011, 1014, 3000, 4999] as [UInt16])
     func aValidCloseCodeIsEchoedAndReported(_ code: UInt16) async throws {
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start()
         defer { listener.stop() }
         let peer = try await Peer(port: listener.port)

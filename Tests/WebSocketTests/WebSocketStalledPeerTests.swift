@@ -14,19 +14,27 @@ import WebSocket
     /// asks: the accepted socket and its recorder.
     static func acceptUpgrade(_ pair: LoopbackPair) async throws -> (TCPSocket, RecordingDelegate) {
         guard case .accepted(let server) = try await pair.serverDelegate.events.next(within: TestTiming.hangLimit(.seconds(10)))
-        else { throw RawWebSocketPeerError.disconnected("no accept") }
+        else { throw RawPeerError("no accept") }
         let recorder = pair.serverDelegate
         server.readData(to: Data("\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(10), tag: 1)
         guard case .read(let request, tag: 1) = try await recorder.events.next(within: TestTiming.hangLimit(.seconds(10))) else {
-            throw RawWebSocketPeerError.disconnected("no request")
+            throw RawPeerError("no request")
         }
-        let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
-        let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
-        let answer =
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: String(key)))\r\n\r\n"
-        server.write(Data(answer.utf8), withTimeout: -1, tag: 2)
+        let key = try #require(RawHandshake.header("Sec-WebSocket-Key", in: String(decoding: request, as: UTF8.self)).first)
+        server.write(Data(RawHandshake.answer(key: String(key)).utf8), withTimeout: -1, tag: 2)
         return (server, recorder)
+    }
+
+    /// An async client (keep-alive off) on `group`, connected to the plain TCP server of `pair` through
+    /// ``acceptUpgrade(_:)``: the connection, the server's accepted socket and its recorder.
+    static func connect(
+        through pair: LoopbackPair, group: EventLoopGroup
+    ) async throws -> (WebSocketConnection, TCPSocket, RecordingDelegate) {
+        var configuration = WebSocket.ClientConfiguration()
+        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
+        async let connecting = WebSocketConnection.connect(to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
+        let (server, recorder) = try await acceptUpgrade(pair)
+        return (try await connecting, server, recorder)
     }
 
     /// The async client sends 16 MiB (256 messages of 64 KiB) to a server that reads 64 KiB at a time,
@@ -38,12 +46,7 @@ import WebSocket
         defer { group.shutdown() }
         let pair = try LoopbackPair(group: group)
         defer { pair.close() }
-        var configuration = WebSocket.ClientConfiguration()
-        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
-        async let connecting = WebSocketConnection.connect(
-            to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
-        let (server, recorder) = try await Self.acceptUpgrade(pair)
-        let connection = try await connecting
+        let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let socket = connection.webSocket.socket
         #expect(socket.writeHighWatermark == WebSocketConnection.defaultWriteHighWatermark)
         let chunk = Data(repeating: 0x61, count: 64 << 10)
@@ -87,7 +90,7 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "silent-peer")
         defer { group.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let peer = try await RawWebSocketPeer(port: listener.port)
@@ -110,7 +113,7 @@ import WebSocket
         defer { group.shutdown() }
         let peerGroup = EventLoopGroup(numberOfThreads: 1, name: "full-queue-peer")  // not the shared loops
         defer { peerGroup.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start(group: group) { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let peer = try await RawWebSocketPeer(port: listener.port, group: peerGroup)
@@ -118,12 +121,12 @@ import WebSocket
         let message = RawWebSocketPeer.frame(0x82, [UInt8](repeating: 0x62, count: 256 << 10))
         for _ in 0..<64 { peer.write(message) }
         peer.write(RawWebSocketPeer.frame(0x81, Array("close me".utf8)))
-        #expect(try await server.asked.next(within: TestTiming.hangLimit(.seconds(20))) == "closing")
+        #expect(try await server.events.first(within: TestTiming.hangLimit(.seconds(20))) { $0 == "closing" } == "closing")
         await clock.advance(by: .milliseconds(9_999))
         #expect(server.closes.all == [])
         await clock.advance(by: .milliseconds(1))
         #expect(try await server.closes.next(within: TestTiming.hangLimit(.seconds(10))) == "1006 (not clean)")
-        #expect(server.open.withLock { $0.count } == 0)
+        #expect(server.openCount == 0)
     }
 
     /// The same for an async client whose server goes silent once it has the client's Close: `close()`
@@ -134,12 +137,7 @@ import WebSocket
         defer { group.shutdown() }
         let pair = try LoopbackPair()
         defer { pair.close() }
-        var configuration = WebSocket.ClientConfiguration()
-        configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
-        async let connecting = WebSocketConnection.connect(
-            to: "ws://127.0.0.1:\(pair.port)/", configuration: configuration, group: group)
-        let (server, recorder) = try await Self.acceptUpgrade(pair)
-        let connection = try await connecting
+        let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let closing = Task { await connection.close(code: .normalClosure, reason: "done") }
         // The client's Close arrives (masked: 6 bytes of header and key, then 1000 and "done").
         server.readData(toLength: 12, withTimeout: TestTiming.hangTimeout(10), tag: 3)
@@ -167,7 +165,7 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "black-hole-client")
         defer { group.shutdown() }
-        let server = RecordingEchoServer()
+        let server = EchoListenerDelegate()
         let listener = try server.start { $0.connection = WebSocketProtocolHandler(role: .server, keepAlive: nil) }
         defer { listener.stop() }
         let proxy = try BlackHoleProxy(to: listener.port)

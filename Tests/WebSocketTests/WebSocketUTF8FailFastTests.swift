@@ -86,9 +86,7 @@ import WebSocket
         defer { pair.close() }
         let accepted = try await pair.connect()
         let recorder = RecordingWebSocketDelegate()
-        let webSocket = WebSocket(
-            upgraded: accepted, role: .server, handler: WebSocketProtocolHandler(role: .server, keepAlive: nil),
-            delegate: recorder, delegateQueue: DispatchQueue(label: "ws"))
+        let webSocket = WebSocket.server(upgraded: accepted, delegate: recorder)
         // A text frame announcing 1000 bytes; only "ok" and F5 (never UTF-8) are sent.
         pair.client.write(
             Data(WebSocketUTF8FailFastTests.maskedFrame(0x81, length: 1000, [0x6F, 0x6B, 0xF5])), withTimeout: -1, tag: 1)

@@ -33,31 +33,32 @@ import TestSupport
         await check({ ConformanceGroup.arrivalSelection }, against: .client, gluesAnswer: true)
     }
 
-    /// The harness's permessage-deflate side, for groups 12 and 13 once our connections negotiate it: a
-    /// fuzzing server compresses (context takeover, a message in 100-byte fragments) and a fuzzing
-    /// client inflates, after the offer and the answer crossed.
+    /// The raw peers' permessage-deflate side (``RawDeflateEndpoint``, which the deflate conformance
+    /// suite plays groups 12 and 13 with), end to end between two of them: a raw server compresses
+    /// (context takeover, a message in 100-byte fragments) and a raw client inflates, after the offer and
+    /// the answer crossed.
     @Test func theDeflateHarnessRoundTrips() async throws {
         let parameters = "permessage-deflate; client_no_context_takeover"
-        let negotiation = ConformanceNegotiation.permessageDeflate(
-            offer: parameters, answer: parameters, agreement: PerMessageDeflate.Agreement(clientNoContextTakeover: true))
-        let (listening, port) = try RawSocket.listen()
-        let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
+        let agreement = PerMessageDeflate.Agreement(clientNoContextTakeover: true)
+        let (listening, port) = try BlockingLoopbackSocket.listen()
         let text = Data(repeating: "compress me, ", count: 3_000)
-        async let sent = runOnAThread { () throws -> Bool in
-            let server = try FuzzPeer.server(accepting: listening, negotiation: negotiation, deadline: deadline)
-            return try server.send(message: .text(text), fragmentSize: 100)
-                && server.send(message: .binary(Data([1, 2, 3])), fragmentSize: nil)
-                && server.send(message: .text(text), fragmentSize: nil)
+        async let offered = runOnAThread { () throws -> String in
+            let (peer, offer) = try RawDeflateEndpoint.accept(listening, response: parameters)
+            let server = RawDeflateEndpoint(peer: peer, agreement: agreement)
+            try server.send(.text, text, fragmentSize: 100)
+            try server.send(.binary, Data([1, 2, 3]), fragmentSize: 0)
+            try server.send(.text, text, fragmentSize: 0)
+            return offer
         }
-        let received = try await runOnAThread { () throws -> [FuzzReply] in
-            let client = try FuzzPeer.client(port: port, negotiation: negotiation, deadline: deadline)
-            var session = FuzzSession(peer: client)
-            try session.readReplies(upTo: 3)
-            #expect(session.compressedReplies == 3 && session.problems.isEmpty, "\(session.problems)")
-            return session.replies
+        let (answer, received) = try await runOnAThread { () throws -> (String, [String]) in
+            let (peer, answer) = try RawDeflateEndpoint.connect(port: port, offer: parameters)
+            let client = RawDeflateEndpoint(peer: peer, agreement: agreement)
+            let messages = try (0..<3).map { _ in try client.receive() }
+            return (answer, messages.map { "\($0.opcode) \($0.payload == text ? "text" : "\(Array($0.payload))")" })
         }
-        #expect(try await sent)
-        #expect(received == [.text(text), .binary(Data([1, 2, 3])), .text(text)])
+        #expect(try await offered == parameters)
+        #expect(answer == parameters)
+        #expect(received == ["text text", "binary [1, 2, 3]", "text text"])
     }
 
     /// The table's ids are Autobahn's, each once, and every case of Autobahn's groups is there.

@@ -32,8 +32,8 @@ import WebSocket
     /// client's window to 12 bits.
     @Test(arguments: DeflateCorpus.allCases)
     func ourServerEchoesEverySize(_ corpus: DeflateCorpus) async throws {
-        let echo = DeflateConformanceEcho()
-        let listener = try DeflateConformanceHarness.listener(PerMessageDeflate.ServerConfiguration(), echo: echo)
+        let echo = EchoListenerDelegate()
+        let listener = try echo.start { $0.deflate = PerMessageDeflate.ServerConfiguration() }
         defer { listener.stop() }
         let expected = "permessage-deflate; server_no_context_takeover; client_no_context_takeover; client_max_window_bits=12"
         let agreement = PerMessageDeflate.Agreement(serverNoContextTakeover: true, clientNoContextTakeover: true, clientMaxWindowBits: 12)

@@ -34,8 +34,8 @@ import WebSocket
     /// function: the answer is exactly ``DeflateParameterCase/ourResponse``.
     @Test(arguments: DeflateParameterCase.all)
     func ourServerUnderEachParameterSet(_ set: DeflateParameterCase) async throws {
-        let echo = DeflateConformanceEcho()
-        let listener = try DeflateConformanceHarness.listener(set.server, echo: echo)
+        let echo = EchoListenerDelegate()
+        let listener = try echo.start { $0.deflate = set.server }
         defer { listener.stop() }
         for (index, size) in DeflateMessageSize.autobahn.enumerated() {
             let response = try await DeflateConformanceHarness.ourServer(
@@ -74,9 +74,9 @@ import WebSocket
 
     @Test(arguments: 8...15)
     func ourServerAtEveryWindowSize(_ bits: Int) async throws {
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         let server = PerMessageDeflate.ServerConfiguration(serverNoContextTakeover: false, clientMaxWindowBits: bits)
-        let listener = try DeflateConformanceHarness.listener(server, echo: echo)
+        let listener = try echo.start { $0.deflate = server }
         defer { listener.stop() }
         for noContextTakeover in [false, true] {
             let hint = noContextTakeover ? "client_no_context_takeover; " : ""

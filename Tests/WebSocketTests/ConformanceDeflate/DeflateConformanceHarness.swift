@@ -6,42 +6,6 @@ import Testing
 import TestSupport
 import WebSocket
 
-/// The side under test in a conformance case: echoes every message with its type (as Autobahn's tested
-/// peers do), as our listener's app or as our client's delegate, and records the open, the extensions
-/// agreed and, at the close, how it ended and how many messages it echoed.
-final class DeflateConformanceEcho: WebSocketListenerDelegate, WebSocketDelegate {
-    let events = EventRecorder<String>()
-    private let state = LockedValue<(sockets: [WebSocket], echoes: [ObjectIdentifier: Int])>(([], [:]))
-
-    func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        events.record("accepted \(webSocket.extensions.map(\.description))")
-        state.withLock { $0.sockets.append(webSocket) }
-        webSocket.delegate = self
-    }
-
-    func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) {
-        events.record("open \(extensions.map(\.description))")
-    }
-
-    func webSocket(_ webSocket: WebSocket, didFailToConnectWith error: WebSocketConnectError) {
-        events.record("failed \(error)")
-    }
-
-    func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
-        switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        default: return
-        }
-        state.withLock { $0.echoes[ObjectIdentifier(webSocket), default: 0] += 1 }
-    }
-
-    func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        let echoed = state.withLock { $0.echoes.removeValue(forKey: ObjectIdentifier(webSocket)) ?? 0 }
-        events.record("closed \(result) after \(echoed) echoes")
-    }
-}
-
 /// Runs one conformance case: the raw tester sends `count` messages of `size` from `corpus`, each after
 /// the previous one's echo (Autobahn's `sendOne`/`onMessage`), checks every echo byte for byte and its
 /// type, then closes with 1000 and expects 1000 back.
@@ -74,14 +38,13 @@ enum DeflateConformanceHarness {
         agreement: PerMessageDeflate.Agreement, corpus: DeflateCorpus, size: DeflateMessageSize, count: Int
     ) async throws -> String {
         let (listening, port) = try BlockingLoopbackSocket.listen()
-        defer { close(listening) }
+        defer { listening.close() }
         async let tester = runOnAThread { () throws -> (String, Int) in
-            let socket = try BlockingLoopbackSocket.accept(listening)
-            let offer = try RawDeflateEndpoint.acceptUpgrade(on: socket, response: response)
-            let endpoint = RawDeflateEndpoint(socket: socket, role: .server, agreement: agreement)
+            let (peer, offer) = try RawDeflateEndpoint.accept(listening, response: response)
+            let endpoint = RawDeflateEndpoint(peer: peer, agreement: agreement)
             return (offer, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
-        let echo = DeflateConformanceEcho()
+        let echo = EchoListenerDelegate()
         var clientConfiguration = WebSocket.ClientConfiguration()
         clientConfiguration.deflate = configuration
         let client = WebSocket(client: clientConfiguration, delegate: echo, delegateQueue: DispatchQueue(label: "conformance client"))
@@ -96,28 +59,19 @@ enum DeflateConformanceHarness {
     /// A raw client offering `offer` to `listener` (whose app is `echo`) and then testing it. Returns
     /// the listener's answer.
     static func ourServer(
-        _ listener: WebSocketListener, echo: DeflateConformanceEcho, offer: String,
+        _ listener: WebSocketListener, echo: EchoListenerDelegate, offer: String,
         agreement: @escaping @Sendable (String) -> PerMessageDeflate.Agreement, corpus: DeflateCorpus, size: DeflateMessageSize, count: Int
     ) async throws -> String {
         let port = listener.port
         let (response, matched) = try await runOnAThread { () throws -> (String, Int) in
-            let socket = try BlockingLoopbackSocket.connect(to: port)
-            let response = try RawDeflateEndpoint.upgrade(on: socket, port: port, offer: offer)
-            let endpoint = RawDeflateEndpoint(socket: socket, role: .client, agreement: agreement(response))
+            let (peer, response) = try RawDeflateEndpoint.connect(port: port, offer: offer)
+            let endpoint = RawDeflateEndpoint(peer: peer, agreement: agreement(response))
             return (response, try exchange(endpoint, corpus: corpus, size: size, count: count))
         }
         #expect(matched == count)
-        #expect(try await echo.events.next(within: limit) == "accepted [\"\(response)\"]")
+        #expect(try await echo.events.next(within: limit) == "accepted /deflate [\"\(response)\"]")
         #expect(try await echo.events.next(within: limit) == "closed 1000 (clean) after \(count) echoes")
         return response
     }
 
-    /// A listener on 127.0.0.1 with `deflate`, its app `echo`.
-    static func listener(_ deflate: PerMessageDeflate.ServerConfiguration, echo: DeflateConformanceEcho) throws -> WebSocketListener {
-        var configuration = WebSocketListener.Configuration(port: 0)
-        configuration.deflate = deflate
-        let listener = WebSocketListener(configuration: configuration, delegate: echo, delegateQueue: DispatchQueue(label: "conformance"))
-        try listener.start()
-        return listener
-    }
 }

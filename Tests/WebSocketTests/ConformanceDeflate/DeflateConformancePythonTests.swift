@@ -84,8 +84,8 @@ import WebSocket
     }
 
     @Test func thePythonClientAgainstOurListenerUnderEachParameterSet() async throws {
-        let echo = DeflateConformanceEcho()
-        let listeners = try DeflateParameterCase.all.map { try DeflateConformanceHarness.listener($0.server, echo: echo) }
+        let echo = EchoListenerDelegate()
+        let listeners = try DeflateParameterCase.all.map { set in try echo.start { $0.deflate = set.server } }
         defer { listeners.forEach { $0.stop() } }
         let sizes = DeflateMessageSize.autobahn.map { "[\($0.length), \($0.fragmentSize), \(Self.count($0))]" }.joined(separator: ", ")
         let cases = zip(DeflateParameterCase.all, listeners).map { set, listener in
@@ -117,7 +117,7 @@ import WebSocket
                 #expect(event == "closed 1000 (clean) after \(Self.echoesPerSet) echoes")
             }
         }
-        #expect(accepted.sorted() == DeflateParameterCase.all.map { "accepted [\"\($0.ourResponse)\"]" }.sorted())
+        #expect(accepted.sorted() == DeflateParameterCase.all.map { "accepted / [\"\($0.ourResponse)\"]" }.sorted())
     }
 
     /// One Autobahn offer as `ClientPerMessageDeflateFactory` keyword arguments (JSON).

@@ -17,8 +17,6 @@ struct ConformanceCase: Sendable, CustomStringConvertible {
     var steps: [FuzzStep]
     /// What the testee must send back and how the connection must end.
     let expected: ConformanceExpectation
-    /// The extension the fuzzer negotiates in the opening handshake (groups 12 and 13).
-    var negotiation: ConformanceNegotiation = .none
     /// Other replies accepted instead of the expectation's (Autobahn's "non-strict" and "informational"
     /// outcomes), each with why.
     var nonStrict: [(replies: [FuzzReply], why: String)] = []
@@ -67,10 +65,6 @@ enum FuzzStep: Sendable {
     /// As ``sync``, but the testee must have failed the connection by now: its Close must come, not the
     /// Pong (Autobahn's strict outcome of the "fail fast" cases 6.4.x).
     case expectFailure
-    /// Sends a text or binary message as an endpoint's send would: compressed when permessage-deflate
-    /// was negotiated (RSV1 on its first frame), in frames of at most `fragmentSize` payload bytes (nil:
-    /// one frame; Autobahn's `autoFragmentSize`). Autobahn's 12.x and 13.x cases are made of these.
-    case message(FuzzReply, fragmentSize: Int?)
     /// Waits for the testee's next reply (a message or a Pong) before the next step: Autobahn's 9.7 and
     /// 9.8 send each message after the previous echo.
     case awaitReply
@@ -136,18 +130,4 @@ enum ConformanceExpectation: Sendable {
 
     /// Fails with `code` before any reply.
     static func fails(_ code: UInt16) -> Self { .fails(code: code, after: []) }
-}
-
-/// An extension the fuzzer negotiates: the shape permessage-deflate's cases (Autobahn 12.x, 13.x) need.
-/// No case uses one yet: deflate is not wired into our connections on main (see
-/// docs/WEBSOCKET-CONFORMANCE.md); `WebSocketConformanceTests.theDeflateHarnessRoundTrips` checks the
-/// harness's side.
-enum ConformanceNegotiation: Sendable, Equatable {
-    /// No `Sec-WebSocket-Extensions`.
-    case none
-    /// permessage-deflate (RFC 7692): the fuzzing client offers `offer` and the testee server must answer
-    /// exactly `answer`; the fuzzing server answers a testee client's offer with `answer`. Both ends then
-    /// work by `agreement`: the fuzzer compresses its ``FuzzStep/message(_:fragmentSize:)`` steps and
-    /// inflates the testee's messages with RSV1.
-    case permessageDeflate(offer: String, answer: String, agreement: PerMessageDeflate.Agreement)
 }

@@ -30,8 +30,7 @@ enum ConformanceRunner {
                 for (index, conformanceCase) in cases.enumerated() {
                     let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
                     do {
-                        let peer = try FuzzPeer.client(
-                            port: port, negotiation: conformanceCase.negotiation, bytewise: bytewiseHandshake, deadline: deadline)
+                        let peer = try BlockingWebSocketPeer.fuzzingClient(port: port, bytewise: bytewiseHandshake, deadline: deadline)
                         defer { peer.socket.close() }
                         let testee = try server.connection(index, before: deadline)
                         problems[index] = try play(conformanceCase, on: peer, testee: testee)
@@ -40,16 +39,15 @@ enum ConformanceRunner {
                     }
                 }
             case .client:
-                let (listening, port) = try RawSocket.listen()
+                let (listening, port) = try BlockingLoopbackSocket.listen()
                 let queue = DispatchQueue(label: "conformance-client")
                 for (index, conformanceCase) in cases.enumerated() {
                     let deadline = ContinuousClock.now + TestTiming.hangLimit(.seconds(10))
                     let testee = EchoClientTestee(queue: queue)
                     do {
                         try testee.webSocket.connect(to: "ws://127.0.0.1:\(port)/")
-                        let peer = try FuzzPeer.server(
-                            accepting: listening, negotiation: conformanceCase.negotiation, gluesAnswer: gluesAnswer,
-                            bytewise: bytewiseHandshake, deadline: deadline)
+                        let peer = try BlockingWebSocketPeer.fuzzingServer(
+                            accepting: listening, gluesAnswer: gluesAnswer, bytewise: bytewiseHandshake, deadline: deadline)
                         defer { peer.socket.close() }
                         problems[index] = try play(conformanceCase, on: peer, testee: testee.connection)
                     } catch {
@@ -66,7 +64,8 @@ enum ConformanceRunner {
 
     /// Plays one case on `peer` and checks the testee's answers, its Close, the end of TCP and what the
     /// testee reported.
-    private static func play(_ conformanceCase: ConformanceCase, on peer: FuzzPeer, testee: EchoConnection) throws -> [String] {
+    private static func play(_ conformanceCase: ConformanceCase, on peer: BlockingWebSocketPeer, testee: EchoConnection) throws -> [String]
+    {
         var session = FuzzSession(peer: peer)
         try session.perform(conformanceCase.steps)
         let expectedReplies: [FuzzReply]

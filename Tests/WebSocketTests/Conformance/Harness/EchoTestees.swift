@@ -31,14 +31,14 @@ final class EchoConnection: WebSocketDelegate {
 
     /// How the connection ended, waiting (this thread blocks: never call it on the cooperative pool) until
     /// `deadline`; nil if it did not end in time or never opened.
-    func closeResult(before deadline: ContinuousClock.Instant) -> Result<WebSocketCloseResult, RawSocket.Failure> {
+    func closeResult(before deadline: ContinuousClock.Instant) -> Result<WebSocketCloseResult, RawPeerError> {
         let left = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
         guard ended.wait(timeout: .now() + .milliseconds(Int(left))) == .success else {
-            return .failure(RawSocket.Failure(description: "the testee did not report its close in time"))
+            return .failure(RawPeerError("the testee did not report its close in time"))
         }
         ended.signal()  // later calls see it too
         if let result = result.withLock({ $0 }) { return .success(result) }
-        return .failure(RawSocket.Failure(description: "the testee failed to connect: \(failure.withLock { $0 }.map { "\($0)" } ?? "?")"))
+        return .failure(RawPeerError("the testee failed to connect: \(failure.withLock { $0 }.map { "\($0)" } ?? "?")"))
     }
 }
 
@@ -75,7 +75,7 @@ final class EchoServerTestee: WebSocketListenerDelegate {
             if let found = connections.withLock({ $0.count > index ? $0[index].1 : nil }) { return found }
             let left = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
             guard accepted.wait(timeout: .now() + .milliseconds(Int(left))) == .success else {
-                throw RawSocket.Failure(description: "the testee server accepted no connection \(index + 1)")
+                throw RawPeerError("the testee server accepted no connection \(index + 1)")
             }
         }
     }

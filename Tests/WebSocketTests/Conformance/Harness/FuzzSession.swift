@@ -3,18 +3,14 @@ import SocketFraming
 
 /// The fuzzer's side of one case while it runs: what it has received so far.
 struct FuzzSession {
-    let peer: FuzzPeer
+    let peer: BlockingWebSocketPeer
     var replies: [FuzzReply] = []
     var close: WebSocketFrame?
     var ended = false
     var problems: [String] = []
     private var syncs = 0
-    /// A compressed message being received: whether it is text, and its payload so far.
-    private var compressed: (isText: Bool, payload: Data)?
-    /// How many of the replies arrived compressed (permessage-deflate).
-    private(set) var compressedReplies = 0
 
-    init(peer: FuzzPeer) { self.peer = peer }
+    init(peer: BlockingWebSocketPeer) { self.peer = peer }
 
     /// Performs `steps` until they are done or the testee has closed.
     mutating func perform(_ steps: [FuzzStep]) throws {
@@ -22,7 +18,6 @@ struct FuzzSession {
             switch step {
             case .send(let frames, let arrival): guard try peer.send(frames, arrival) else { return }
             case .awaitReply: guard try receive() else { return }
-            case .message(let message, let fragmentSize): guard try peer.send(message: message, fragmentSize: fragmentSize) else { return }
             case .sync, .expectFailure:
                 syncs += 1
                 let payload = Data("sync \(syncs)".utf8)
@@ -67,17 +62,6 @@ struct FuzzSession {
 
     /// Keeps `frame`; false when it is the Close.
     private mutating func take(_ frame: WebSocketFrame) throws -> Bool {
-        if frame.rsv1 || (frame.opcode == .continuation && compressed != nil) {
-            var message = compressed ?? (frame.opcode == .text, Data())
-            message.payload.append(frame.payload)
-            compressed = frame.fin ? nil : message
-            if frame.fin {
-                let inflated = try peer.inflate(message.payload)
-                compressedReplies += 1
-                replies.append(message.isText ? .text(inflated) : .binary(inflated))
-            }
-            return true
-        }
         switch frame.opcode {
         case .close:
             close = frame
