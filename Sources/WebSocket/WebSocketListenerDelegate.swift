@@ -13,6 +13,12 @@ public protocol WebSocketListenerDelegate: AnyObject, Sendable {
     /// An ordinary HTTP request (not an upgrade) arrived on `socket`: the app answers it (a page, say)
     /// and closes the socket or reads the next request. Default: `426 Upgrade Required` and close.
     func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket)
+    /// The app answered ``WebSocketUpgradeDecision/takeOver`` for `request`: `socket` is the app's, with
+    /// nothing written to it and the bytes after the request head still buffered in it (a client's first
+    /// frames, say). The app answers the upgrade itself (`101` from `request`'s
+    /// `WebSocketUpgradeRequest/accept(subprotocol:extensions:extraHeaders:)`, or an error) and sets the
+    /// socket's delegate. Default: the socket is closed.
+    func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest)
 }
 
 extension WebSocketListenerDelegate {
@@ -23,6 +29,10 @@ extension WebSocketListenerDelegate {
     public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
         socket.write(Data(HTTPResponse.upgradeRequired.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
+    }
+
+    public func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        socket.disconnect()
     }
 }
 
@@ -40,4 +50,10 @@ public enum WebSocketUpgradeDecision: Sendable, Equatable {
     case accept(subprotocol: String? = nil, headers: HTTPHeaders = HTTPHeaders())
     /// Refuse with `statusCode` (403 for a foreign `Origin`, say) and a plain-text `text`.
     case refuse(statusCode: Int, text: String)
+    /// The app takes the connection as it is, before anything is answered
+    /// (``WebSocketListenerDelegate/listener(_:didTakeOver:request:)``): for a protocol stack that drives
+    /// RFC 6455 on the socket itself (LongLink's sessions over WebSocket, say). The listener's
+    /// ``WebSocketListener/Configuration/connection`` and ``WebSocketListener/Configuration/deflate`` do
+    /// not apply to it. The async listener (``WebSocketConnectionListener``) closes such a connection.
+    case takeOver
 }
