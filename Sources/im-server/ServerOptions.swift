@@ -257,7 +257,8 @@ public struct ServerOptions: Equatable, Sendable {
                 let origin = try parser.value(for: option)
                 guard WebOrigins.isValid(origin) else {
                     throw UsageError(
-                        description: "\(option): an origin (http://HOST:PORT or https://HOST[:PORT]), not \(origin)\n\(ServerOptions.usage)")
+                        description: "\(option): an origin (http://HOST:PORT or https://HOST[:PORT]), not \(origin)\n\(ServerOptions.usage)"
+                    )
                 }
                 webAllowedOrigins.append(origin)
             case "--tls-cert": tlsCertificate = try parser.value(for: option)

@@ -14,7 +14,9 @@ import WebSocket
 /// the same router, with the `Origin` check; on loopback.
 @Suite(.offThePool) struct ChatOverWebSocketTests {
     /// A chat server and its web port (allowing `allowedOrigins` besides its own), on free loopback ports.
-    static func start(group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits, allowedOrigins: [String] = [])
+    static func start(
+        group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits, allowedOrigins: [String] = []
+    )
         throws -> (ChatFixture, ChatWebServer)
     {
         let chat = try ChatFixture(group: group, limits: limits)
@@ -26,7 +28,8 @@ import WebSocket
     static func chatURL(_ web: ChatWebServer) -> String { "ws://127.0.0.1:\(web.port)/chat" }
 
     func delivery(_ from: String, _ text: String, _ conversation: String, _ sequence: UInt64) -> ChatMessageV2 {
-        .delivery(from: from, text: text, isDirect: true, conversation: conversation, sequence: sequence, time: Date(timeIntervalSince1970: 0))
+        .delivery(
+            from: from, text: text, isDirect: true, conversation: conversation, sequence: sequence, time: Date(timeIntervalSince1970: 0))
     }
 
     func accepted(_ name: String, online: [String] = []) -> (ChatMessageV2?) -> Bool {
@@ -114,8 +117,13 @@ import WebSocket
             if let origin { configuration.headers.append(name: "Origin", value: origin) }
             let socket = try await WebSocketConnection.connect(to: Self.chatURL(web), configuration: configuration, group: chat.group)
             let name = "user\(index)"
-            try await socket.send(.binary(try ChatCodec(version: .v2).encode(.v2(.login(
-                name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "ab", count: 16), positions: [:])))))
+            try await socket.send(
+                .binary(
+                    try ChatCodec(version: .v2).encode(
+                        .v2(
+                            .login(
+                                name: name, password: nil, resumeToken: nil, clientInstance: String(repeating: "ab", count: 16),
+                                positions: [:])))))
             let answer = try #require(try await Self.nextFrame(socket))
             guard case .v2(.loginAccepted(name, _, _, _, false)) = answer else {
                 Issue.record("\(origin ?? "no origin"): \(answer)")

@@ -16,7 +16,9 @@ extension ChatServer {
     /// ``start()``) the upgrade is answered `503 Service Unavailable` and closed instead. Any thread.
     public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
         guard isAccepting else {
-            socket.write(Data(HTTPResponse.plainText(statusCode: 503, text: "the chat server is not accepting connections").bytes), withTimeout: -1, tag: 0)
+            socket.write(
+                Data(HTTPResponse.plainText(statusCode: 503, text: "the chat server is not accepting connections").bytes), withTimeout: -1,
+                tag: 0)
             socket.disconnectAfterWriting()
             return
         }
