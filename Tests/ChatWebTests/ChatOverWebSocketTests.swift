@@ -192,6 +192,27 @@ import WebSocket
             ])
     }
 
+    @Test func aTextMessageEndsTheSessionWithItsErrorAndClose1003AndABrokenFrameWith1008() async throws {
+        let (chat, web) = try Self.start()
+        defer { web.stop() }
+        let text = try await WebSocketConnection.connect(to: Self.chatURL(web), group: chat.group)
+        try await text.send(.text("{\"login\":\"ann\"}"))
+        // The farewell (before any message of a version, in version 1's form, as over TCP), then Close.
+        #expect(
+            try await Self.nextFrame(text) == .error(code: .protocolError, detail: "a text message (LongLink frames are binary messages)"))
+        #expect(try await Self.nextFrame(text) == nil)
+        #expect(await text.closeResult.code == .unsupportedData)
+        let broken = try await WebSocketConnection.connect(to: Self.chatURL(web), group: chat.group)
+        var frame = try ChatCodec(version: .v2).encode(.v2(.heartbeat))
+        frame.append(0)  // a byte after the frame
+        try await broken.send(.binary(frame))
+        #expect(
+            try await Self.nextFrame(broken)
+                == .error(code: .protocolError, detail: "a binary message of 10 bytes holding a frame of 9 bytes and more"))
+        #expect(try await Self.nextFrame(broken) == nil)
+        #expect(await broken.closeResult.code == .policyViolation)
+    }
+
     @Test func thePageIsServedWithItsTypeAndTheSecurityFields() async throws {
         let (chat, web) = try Self.start()
         defer { withExtendedLifetime(chat) {} }
