@@ -11,8 +11,8 @@ import TestSupport
 import WebSocket
 
 /// The chat over WebSocket at the web port's `/chat` (issue 34 §1): the same sessions as over TCP, in
-/// the same router, with the `Origin` check; on loopback.
-@Suite(.offThePool) struct ChatOverWebSocketTests {
+/// the same router, with the `Origin` check; on loopback. A frame that never comes fails the test at its time limit.
+@Suite(.offThePool, TestTiming.timeLimit(minutes: 1)) struct ChatOverWebSocketTests {
     /// A chat server and its web port (allowing `allowedOrigins` besides its own), on free loopback ports.
     static func start(
         group: EventLoopGroup? = nil, limits: ChatServer.Limits = ChatFixture.testLimits, allowedOrigins: [String] = []
