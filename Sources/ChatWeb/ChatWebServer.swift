@@ -87,7 +87,8 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
     public var origins: WebOrigins { WebOrigins(host: host, port: port, extra: allowedOrigins) }
 
     /// The one place an upgrade to WebSocket is decided: at ``chatPath``, with a chat server, from an
-    /// allowed `Origin` or none (``WebOrigins``): taken over, to become a chat session; from another
+    /// allowed `Origin` or none (``WebOrigins``): `.accept()`, the connection taken over from the
+    /// listener to become a chat session (``listener(_:shouldTakeOver:)``); from another
     /// origin: `403 Forbidden` (cross-site WebSocket hijacking, ``WebOrigins``); another path (or no
     /// chat server): `404 Not Found`.
     public func upgradeDecision(for request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
@@ -96,11 +97,17 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
         guard origins.allows(request.origin) else {
             return .refuse(statusCode: 403, text: "the origin \(request.origin ?? "") may not open the chat")
         }
-        return .takeOver
+        return .accept()
     }
 
     // MARK: WebSocketListenerDelegate, on the server's queue
 
+    /// Every upgrade ``upgradeDecision(for:)`` accepts becomes a chat session: taken over.
+    public func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool {
+        upgradeDecision(for: request) == .accept()
+    }
+
+    /// Asked for the upgrades not taken over: their refusal.
     public func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
         upgradeDecision(for: request)
     }

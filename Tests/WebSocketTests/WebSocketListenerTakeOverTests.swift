@@ -13,8 +13,11 @@ private final class TakingOverDelegate: WebSocketListenerDelegate, @unchecked Se
     /// The sockets taken (the listener keeps none).
     var sockets: [TCPSocket] = []
 
+    func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool { true }
+
     func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
-        .takeOver
+        taken.record("asked to accept")  // never: taken over first
+        return .accept()
     }
 
     func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
@@ -30,7 +33,7 @@ private final class TakingOverDelegate: WebSocketListenerDelegate, @unchecked Se
     }
 }
 
-/// ``WebSocketUpgradeDecision/takeOver``: the app gets the socket with nothing answered and the bytes
+/// `listener(_:shouldTakeOver:)`: the app gets the socket with nothing answered and the bytes
 /// after the request head still to be read.
 @Suite(.offThePool) struct WebSocketListenerTakeOverTests {
     @Test func aTakenOverSocketHasNothingWrittenAndKeepsTheBytesAfterTheHead() async throws {

@@ -65,8 +65,8 @@ extension LongLinkServer {
     }
 
     /// Makes a session of a connection whose upgrade request another server read and checked (a web
-    /// port that serves pages and takes the upgrades at one path over, say: `WebSocketListener`'s
-    /// `WebSocketUpgradeDecision.takeOver`): answers `101 Switching Protocols` for `request` (no
+    /// port that serves pages and takes the upgrades at one path over, say: a `WebSocketListener`
+    /// delegate's `listener(_:shouldTakeOver:)`): answers `101 Switching Protocols` for `request` (no
     /// subprotocol, no extension: each LongLink frame one binary message, <doc:LongLinkOverWebSocket>),
     /// then the connection is a session like those of ``Configuration/webSocket``'s port, with the same
     /// limits, deadlines (counted from now) and ``Configuration/maxConnections`` (beyond it: the
