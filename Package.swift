@@ -108,9 +108,11 @@ let package = Package(
                 "ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketFraming", "SocketLog", "CSQLite", "CSodium",
                 "CICUShims", "NATSClient", "Metrics"
             ]),
-        // im-server's web port: one route table over WebSocket's listener (/metrics, /healthz; later
-        // the web client and /chat).
-        .target(name: "ChatWeb", dependencies: ["ChatServer", "WebSocket", "Metrics", "AsyncSocket", "SocketFraming"]),
+        // im-server's web port: one route table over WebSocket's listener (the web client's files from
+        // Web/, /metrics, /healthz) and the chat over WebSocket at /chat.
+        .target(
+            name: "ChatWeb", dependencies: ["ChatServer", "WebSocket", "Metrics", "AsyncSocket", "SocketFraming"],
+            resources: [.copy("Web")]),
         // The chat client: connection, outbox and positions on SQLite, commands, the lines it shows,
         // discovery of a server. No NATS, ICU or libsodium.
         .target(name: "ChatClient", dependencies: ["ChatProtocol", "ChatSQLite", "LongLink", "AsyncSocket", "SocketLog"]),

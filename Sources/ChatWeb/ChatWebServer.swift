@@ -6,29 +6,51 @@ import Metrics
 import SocketFraming
 import WebSocket
 
-/// `im-server --web-port`: one HTTP port, served through WebSocket's ``WebSocketListener``, with the
-/// operator's endpoints (`GET /metrics`, `GET /healthz`) in a route table (``WebRoutes``); the web
-/// client and the chat over WebSocket at `/chat` come later, on the same port.
+/// `im-server --web-port`: one HTTP port, served through WebSocket's ``WebSocketListener``: the web
+/// client's files (``StaticFiles``), the operator's endpoints (`GET /metrics`, `GET /healthz`) in a
+/// route table (``WebRoutes``), and the chat over WebSocket at ``chatPath`` (docs/PROTOCOL.md
+/// "WebSocket"): each upgrade there whose `Origin` is allowed (``origins``) becomes a session of the
+/// chat server's own (``ChatServer/adoptWebSocket(_:request:)``), the same kind as a TCP client's.
 ///
 /// Each ordinary request is answered and its connection closed (`Connection: close`). Every answer
-/// of the route table carries `X-Content-Type-Options: nosniff`. Upgrades are decided in one place,
-/// ``upgradeDecision(for:)``: refused for now. Delegate calls run on a queue of its own.
+/// of the route table carries ``WebRoutes/securityHeaders``. Upgrades are decided in one place,
+/// ``upgradeDecision(for:)``. Delegate calls run on a queue of its own.
 public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable {
-    /// The routes: `/metrics` and `/healthz` (``operatorRoutes(metrics:isHealthy:)``), then what the app adds.
+    /// The request target of the chat over WebSocket.
+    public static let chatPath = "/chat"
+    /// The routes: the web client's files, `/metrics` and `/healthz` (``operatorRoutes(metrics:isHealthy:)``),
+    /// then what the app adds.
     public let routes: WebRoutes
+    /// The chat server upgrades at ``chatPath`` join; nil: none are accepted (`404`).
+    public let chat: ChatServer?
+    private let allowedOrigins: [String]
+    private let host: String
     private let queue = DispatchQueue(label: "IMChat.ChatWebServer")
     private var listener: WebSocketListener?
 
     /// A web server for `chat` on `host`:`port` (0: a free one), not listening yet: call ``start()``.
-    public convenience init(chat: ChatServer, host: String = "127.0.0.1", port: UInt16, group: EventLoopGroup = .shared) {
-        self.init(
-            routes: ChatWebServer.operatorRoutes(metrics: chat.metrics.registry, isHealthy: { chat.isHealthy }),
-            host: host, port: port, group: group)
+    /// It serves `files` (default: the bundled web client, ``StaticFiles/bundled``) and accepts the
+    /// chat at ``chatPath`` from its own origin and from `allowedOrigins` (``WebOrigins``: `im-server
+    /// --web-allow-origin`).
+    public convenience init(
+        chat: ChatServer, host: String = "127.0.0.1", port: UInt16, allowedOrigins: [String] = [],
+        files: StaticFiles = .bundled, group: EventLoopGroup = .shared
+    ) {
+        var routes = ChatWebServer.operatorRoutes(metrics: chat.metrics.registry, isHealthy: { chat.isHealthy })
+        files.add(to: &routes)
+        self.init(routes: routes, chat: chat, host: host, port: port, allowedOrigins: allowedOrigins, group: group)
     }
 
-    /// A web server answering with `routes` on `host`:`port` (0: a free one), not listening yet.
-    public init(routes: WebRoutes, host: String = "127.0.0.1", port: UInt16, group: EventLoopGroup = .shared) {
+    /// A web server answering with `routes` on `host`:`port` (0: a free one), not listening yet; with
+    /// `chat`, upgrades at ``chatPath`` from an allowed origin become its sessions.
+    public init(
+        routes: WebRoutes, chat: ChatServer? = nil, host: String = "127.0.0.1", port: UInt16, allowedOrigins: [String] = [],
+        group: EventLoopGroup = .shared
+    ) {
         self.routes = routes
+        self.chat = chat
+        self.host = host
+        self.allowedOrigins = allowedOrigins
         listener = nil
         listener = WebSocketListener(
             configuration: WebSocketListener.Configuration(host: host, port: port), delegate: self, delegateQueue: queue,
@@ -60,22 +82,43 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
     /// The port listened on (the kernel's choice for port 0), once started.
     public var port: UInt16 { listener?.port ?? 0 }
 
-    /// The one place an upgrade to WebSocket is decided. Today every upgrade is refused: `404` (the
-    /// chat at `/chat` is not served yet). The chat over WebSocket is accepted here, for `/chat`
-    /// (with its `Origin` check), and its sessions are made in
-    /// ``listener(_:didAccept:request:)``.
+    /// The origins allowed to open the chat: this server's own (its interface and port, once started)
+    /// and the allowed ones given.
+    public var origins: WebOrigins { WebOrigins(host: host, port: port, extra: allowedOrigins) }
+
+    /// The one place an upgrade to WebSocket is decided: at ``chatPath``, with a chat server, from an
+    /// allowed `Origin` or none (``WebOrigins``): `.accept()`, the connection taken over from the
+    /// listener to become a chat session (``listener(_:shouldTakeOver:)``); from another
+    /// origin: `403 Forbidden` (cross-site WebSocket hijacking, ``WebOrigins``); another path (or no
+    /// chat server): `404 Not Found`.
     public func upgradeDecision(for request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
-        .refuse(statusCode: 404, text: "no WebSocket at \(WebRoutes.path(of: request.target))")
+        let path = WebRoutes.path(of: request.target)
+        guard path == Self.chatPath, chat != nil else { return .refuse(statusCode: 404, text: "no WebSocket at \(path)") }
+        guard origins.allows(request.origin) else {
+            return .refuse(statusCode: 403, text: "the origin \(request.origin ?? "") may not open the chat")
+        }
+        return .accept()
     }
 
     // MARK: WebSocketListenerDelegate, on the server's queue
 
+    /// Every upgrade ``upgradeDecision(for:)`` accepts becomes a chat session: taken over.
+    public func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool {
+        upgradeDecision(for: request) == .accept()
+    }
+
+    /// Asked for the upgrades not taken over: their refusal.
     public func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
         upgradeDecision(for: request)
     }
 
+    public func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        guard let chat else { return socket.disconnect() }
+        chat.adoptWebSocket(socket, request: request)
+    }
+
     public func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
-        webSocket.close()  // nothing is accepted yet (upgradeDecision(for:))
+        webSocket.close()  // never: every upgrade accepted is taken over (upgradeDecision(for:))
     }
 
     public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {

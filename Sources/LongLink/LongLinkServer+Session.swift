@@ -63,6 +63,10 @@ extension LongLinkServer {
             set { contextStorage.withLock { $0 = newValue } }
         }
 
+        /// Whether a WebSocket carries the session (each frame one binary message: ``Configuration/webSocket``'s
+        /// port or ``LongLinkServer/adoptWebSocket(_:request:)``); false over TCP (or TLS). Any thread.
+        public var isWebSocket: Bool { webSocket != nil }
+
         /// `#id address`, for logs.
         public var description: String { "#\(id) \(remoteAddress?.description ?? "?")" }
 

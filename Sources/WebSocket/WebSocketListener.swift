@@ -7,7 +7,8 @@ import SocketLog
 /// Accepts WebSocket connections on a TCP port (RFC 6455 §4.2): reads each connection's HTTP/1.1
 /// request head (at most ``Configuration/maxHeadBytes`` bytes within ``Configuration/handshakeTimeout``),
 /// checks the upgrade, asks the app (``WebSocketListenerDelegate``), answers `101 Switching Protocols`
-/// or the error (400, 403, 426, 431, 505), and hands the app a ``WebSocket``. Requests that are not
+/// or the error (400, 403, 426, 431, 505), and hands the app a ``WebSocket`` (or, when the app takes
+/// the connection over, its socket as it is: ``WebSocketListenerDelegate/listener(_:shouldTakeOver:)``). Requests that are not
 /// upgrades go to the app as they are, so one port can serve a page and the socket.
 ///
 /// Delegate calls arrive on `delegateQueue`; ``start()`` and ``stop()`` may be called from any thread.
@@ -97,6 +98,9 @@ public final class WebSocketListener: @unchecked Sendable {
         case .upgrade(let request):
             delegateQueue.async { [self] in
                 guard let delegate else { return socket.disconnect() }
+                if delegate.listener(self, shouldTakeOver: request) {
+                    return delegate.listener(self, didTakeOver: socket, request: request)
+                }
                 switch delegate.listener(self, shouldAccept: request) {
                 case .refuse(let statusCode, let text):
                     refuse(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))

@@ -13,6 +13,19 @@ public protocol WebSocketListenerDelegate: AnyObject, Sendable {
     /// An ordinary HTTP request (not an upgrade) arrived on `socket`: the app answers it (a page, say)
     /// and closes the socket or reads the next request. Default: `426 Upgrade Required` and close.
     func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket)
+    /// Whether the app takes the connection of `request` (it passed RFC 6455 §4.2.1's checks) as it is,
+    /// before anything is answered: for a protocol stack that drives RFC 6455 on the socket itself
+    /// (LongLink's sessions over WebSocket, say). Asked before
+    /// ``listener(_:shouldAccept:)``, which is not asked then; the listener's
+    /// ``WebSocketListener/Configuration/connection`` and ``WebSocketListener/Configuration/deflate`` do
+    /// not apply to it. Default: false.
+    func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool
+    /// The app took `request`'s connection over (``listener(_:shouldTakeOver:)``): `socket` is the app's, with
+    /// nothing written to it and the bytes after the request head still buffered in it (a client's first
+    /// frames, say). The app answers the upgrade itself (`101` from `request`'s
+    /// `WebSocketUpgradeRequest/accept(subprotocol:extensions:extraHeaders:)`, or an error) and sets the
+    /// socket's delegate. Default: the socket is closed.
+    func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest)
 }
 
 extension WebSocketListenerDelegate {
@@ -23,6 +36,12 @@ extension WebSocketListenerDelegate {
     public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
         socket.write(Data(HTTPResponse.upgradeRequired.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
+    }
+
+    public func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool { false }
+
+    public func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        socket.disconnect()
     }
 }
 

@@ -3,6 +3,7 @@ import ChatCommandLine
 import ChatProtocol
 import ChatSQLite
 import ChatServer
+import ChatWeb
 import Foundation
 import LongLink
 import SocketLog
@@ -78,6 +79,9 @@ public struct ServerOptions: Equatable, Sendable {
     public var webPort: UInt16?
     /// `--web-host H`: the interface of the web port. Default 127.0.0.1.
     public var webHost = "127.0.0.1"
+    /// `--web-allow-origin ORIGIN` (repeatable): origins besides the web port's own whose pages may open
+    /// the chat at `/chat` (``WebOrigins``), as given. Default none.
+    public var webAllowedOrigins: [String] = []
 
     /// The TLS server settings of ``tls``, or nil.
     public var tlsConfiguration: TLSConfiguration? {
@@ -103,7 +107,7 @@ public struct ServerOptions: Equatable, Sendable {
         + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
         + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]\n"
-        + "                 [--web-port P [--web-host H]]"
+        + "                 [--web-port P [--web-host H] [--web-allow-origin ORIGIN]...]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -141,10 +145,16 @@ public struct ServerOptions: Equatable, Sendable {
                                  messages, users and presence live in NATS, not in --store
           --node-id ID           this node's name in the cluster: letters, digits, _ and -, unique among
                                  the nodes (default node-PID)
-          --web-port P           serve HTTP on TCP port P (default: off; 0 for any free port): GET /metrics
-                                 (Prometheus text format 0.0.4, docs/METRICS.md) and GET /healthz (200 ok
-                                 while accepting and, in a cluster, connected to NATS; 503 otherwise)
+          --web-port P           serve HTTP on TCP port P (default: off; 0 for any free port): the web
+                                 client at /, the chat over WebSocket at /chat (docs/PROTOCOL.md
+                                 "WebSocket"), GET /metrics (Prometheus text format 0.0.4,
+                                 docs/METRICS.md) and GET /healthz (200 ok while accepting and, in a
+                                 cluster, connected to NATS; 503 otherwise)
           --web-host H           interface of the web port (default 127.0.0.1)
+          --web-allow-origin O   let pages of origin O (http://HOST:PORT or https://HOST[:PORT]) open the
+                                 chat at /chat too; repeatable. Default: only the web port's own origin
+                                 (http://H:P, and localhost beside a loopback H) and clients sending no
+                                 Origin; a browser upgrade from any other origin is refused 403
           --name NAME            server name in LAN discovery answers (default chat)
           --no-discovery         do not answer LAN discovery (default: answer)
           --discovery-group G    multicast group (default 239.255.77.77)
@@ -243,6 +253,14 @@ public struct ServerOptions: Equatable, Sendable {
             case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
             case "--web-port": webPort = try parser.port(for: option)
             case "--web-host": webHost = try parser.value(for: option)
+            case "--web-allow-origin":
+                let origin = try parser.value(for: option)
+                guard WebOrigins.isValid(origin) else {
+                    throw UsageError(
+                        description: "\(option): an origin (http://HOST:PORT or https://HOST[:PORT]), not \(origin)\n\(ServerOptions.usage)"
+                    )
+                }
+                webAllowedOrigins.append(origin)
             case "--tls-cert": tlsCertificate = try parser.value(for: option)
             case "--tls-key": tlsKey = try parser.value(for: option)
             default: throw parser.unknown(option)

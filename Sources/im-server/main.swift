@@ -90,8 +90,10 @@ let security = options.tls.map { " with TLS (\($0.certificateChain))" } ?? ""
 logger.notice(
     "im-server listening on \(server.localAddress?.description ?? "\(options.host):\(server.port)")\(security) (messages kept \(storeDescription))"
 )
-/// The web port (`--web-port`): /metrics and /healthz; kept for as long as the process runs.
-let web = options.webPort.map { ChatWebServer(chat: server, host: options.webHost, port: $0) }
+/// The web port (`--web-port`): the web client, /chat, /metrics and /healthz; kept for as long as the process runs.
+let web = options.webPort.map {
+    ChatWebServer(chat: server, host: options.webHost, port: $0, allowedOrigins: options.webAllowedOrigins)
+}
 if let web {
     do {
         try web.start()
@@ -101,7 +103,7 @@ if let web {
         exit(1)
     }
     let host = options.webHost.contains(":") ? "[\(options.webHost)]" : options.webHost
-    logger.notice("im-server web port on http://\(host):\(web.port)/ (metrics at /metrics, health at /healthz)")
+    logger.notice("im-server web port on http://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
 }
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")

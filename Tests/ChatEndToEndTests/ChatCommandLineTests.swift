@@ -113,8 +113,21 @@ import TestSupport
         #expect(web.webPort == 9090 && web.webHost == "127.0.0.1")
         let everywhere = try ServerOptions(arguments: ["--web-port", "0", "--web-host", "::"])
         #expect(everywhere.webPort == 0 && everywhere.webHost == "::")
-        #expect(ServerOptions.usage.contains("[--web-port P [--web-host H]]"))
+        #expect(ServerOptions.usage.contains("[--web-port P [--web-host H] [--web-allow-origin ORIGIN]...]"))
         #expect(ServerOptions.help.contains("  --web-port P ") && ServerOptions.help.contains("  --web-host H "))
+        #expect(ServerOptions.help.contains("  --web-allow-origin O "))
+        #expect(defaults.webAllowedOrigins == [])
+        let origins = try ServerOptions(arguments: [
+            "--web-port", "0", "--web-allow-origin", "https://chat.example", "--web-allow-origin", "http://10.0.0.5:8080"
+        ])
+        #expect(origins.webAllowedOrigins == ["https://chat.example", "http://10.0.0.5:8080"])
+        #expect(
+            throws: UsageError(
+                description:
+                    "--web-allow-origin: an origin (http://HOST:PORT or https://HOST[:PORT]), not chat.example\n\(ServerOptions.usage)")
+        ) {
+            try ServerOptions(arguments: ["--web-allow-origin", "chat.example"])
+        }
     }
 
     @Test func helpListsEachLimitWithItsDefault() {

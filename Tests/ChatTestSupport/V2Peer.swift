@@ -10,10 +10,15 @@ public final class V2Peer: Sendable {
     public let received = EventRecorder<ChatMessage>()
     public let link: LongLinkClient<ChatCodec>
 
-    public init(port: UInt16, group: EventLoopGroup) {
+    public convenience init(port: UInt16, group: EventLoopGroup) {
+        self.init(endpoint: Endpoint(host: "127.0.0.1", port: port), group: group)
+    }
+
+    /// A peer of the server at `endpoint`: TCP, or a WebSocket URL (`ws://127.0.0.1:P/chat`).
+    public init(endpoint: Endpoint, group: EventLoopGroup) {
         let received = self.received
         link = LongLinkClient(
-            codec: ChatCodec(version: .v2), configuration: .init(host: "127.0.0.1", port: port),
+            codec: ChatCodec(version: .v2), configuration: .init(endpoints: [endpoint]),
             group: group, eventQueue: nil
         ) { event in
             if case .received(let message) = event { received.record(V2Peer.timeless(message)) }

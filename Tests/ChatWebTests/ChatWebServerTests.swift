@@ -12,7 +12,7 @@ import TestSupport
 @Suite(.offThePool) struct ChatWebServerTests {
     static let healthy =
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\nConnection: close\r\n"
-        + "X-Content-Type-Options: nosniff\r\n\r\nok\n"
+        + "\(securityFields)\r\nok\n"
 
     /// A chat server and its web port, both on free loopback ports.
     static func start() throws -> (ChatFixture, ChatWebServer) {
@@ -31,30 +31,30 @@ import TestSupport
         #expect(
             answer
                 == "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 12\r\n"
-                + "Connection: close\r\nX-Content-Type-Options: nosniff\r\n\r\nunavailable\n")
+                + "Connection: close\r\n\(securityFields)\r\nunavailable\n")
     }
 
-    @Test func otherPathsAre404OtherMethods405AndUpgradesAreRefusedForNow() async throws {
+    @Test func otherPathsAre404OtherMethods405AndUpgradesElsewhereThanChat404() async throws {
         let (chat, web) = try Self.start()
         defer { withExtendedLifetime(chat) {} }
         defer { web.stop() }
         #expect(
-            try await get("/index.html", port: web.port)
-                == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 23\r\n"
-                + "Connection: close\r\nX-Content-Type-Options: nosniff\r\n\r\nnothing at /index.html\n")
+            try await get("/nothing.html", port: web.port)
+                == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 25\r\n"
+                + "Connection: close\r\n\(securityFields)\r\nnothing at /nothing.html\n")
         let post = try await httpExchange(port: web.port, "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
         #expect(
             post
                 == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 32\r\n"
-                + "Connection: close\r\nAllow: GET\r\nX-Content-Type-Options: nosniff\r\n\r\nPOST is not allowed on /metrics\n")
+                + "Connection: close\r\nAllow: GET\r\n\(securityFields)\r\nPOST is not allowed on /metrics\n")
         let upgrade =
-            "GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "GET /chat/x HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         let refused = try await httpExchange(port: web.port, upgrade)
         #expect(
             refused
-                == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 22\r\n"
-                + "Connection: close\r\n\r\nno WebSocket at /chat\n")
+                == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 24\r\n"
+                + "Connection: close\r\n\r\nno WebSocket at /chat/x\n")
     }
 
     /// `/metrics` after ann and bob (live only) logged in and ann sent bob 3 direct messages, each
@@ -80,7 +80,7 @@ import TestSupport
         #expect(
             answer.hasPrefix(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: "))
-        #expect(answer.contains("\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\n\r\n# HELP chat_connections "))
+        #expect(answer.contains("\r\nConnection: close\r\n\(securityFields)\r\n# HELP chat_connections "))
         let lines = Set(body(of: answer).split(separator: "\n").map(String.init))
         for line in [
             "chat_connections{transport=\"tcp\"} 2", "chat_connections_opened_total{transport=\"tcp\"} 2",
@@ -128,7 +128,7 @@ import TestSupport
         let listening = logText(try await server.lines.next())
         #expect(listening.hasPrefix("im-server listening on 127.0.0.1:"))
         let web = logText(try await server.lines.next())
-        let prefix = "im-server web port on http://127.0.0.1:", suffix = "/ (metrics at /metrics, health at /healthz)"
+        let prefix = "im-server web port on http://127.0.0.1:", suffix = "/ (chat at /chat, metrics at /metrics, health at /healthz)"
         #expect(web.hasPrefix(prefix) && web.hasSuffix(suffix), "\(web)")
         let port = try #require(UInt16(web.dropFirst(prefix.count).dropLast(suffix.count)))
         #expect(try await get("/healthz", port: port) == Self.healthy)

@@ -26,3 +26,9 @@ func body(of answer: String) -> String {
     guard let range = answer.range(of: "\r\n\r\n") else { return "" }
     return String(answer[range.upperBound...])
 }
+
+/// The fields every answer of the web port's route table ends with (WebRoutes.securityHeaders), as sent.
+let securityFields =
+    "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nContent-Security-Policy: default-src 'self'; "
+    + "script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; "
+    + "frame-ancestors 'none'\r\n"

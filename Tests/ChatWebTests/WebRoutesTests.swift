@@ -17,20 +17,20 @@ import Testing
         #expect(
             Self.text(Self.routes.respond(to: HTTPRequestHead(method: "GET", target: "/hello?x=1")))
                 == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 10\r\nConnection: close\r\n"
-                + "X-Content-Type-Options: nosniff\r\n\r\nhello GET\n")
+                + "\(securityFields)\r\nhello GET\n")
     }
 
     @Test func anotherMethodIs405WithTheAllowedOnes() {
         #expect(
             Self.text(Self.routes.respond(to: HTTPRequestHead(method: "DELETE", target: "/hello")))
                 == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 32\r\n"
-                + "Connection: close\r\nAllow: GET, POST\r\nX-Content-Type-Options: nosniff\r\n\r\nDELETE is not allowed on /hello\n")
+                + "Connection: close\r\nAllow: GET, POST\r\n\(securityFields)\r\nDELETE is not allowed on /hello\n")
     }
 
     @Test func anUnknownPathIs404() {
         #expect(
             Self.text(Self.routes.respond(to: HTTPRequestHead(method: "GET", target: "/hello/")))
                 == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 19\r\n"
-                + "Connection: close\r\nX-Content-Type-Options: nosniff\r\n\r\nnothing at /hello/\n")
+                + "Connection: close\r\n\(securityFields)\r\nnothing at /hello/\n")
     }
 }

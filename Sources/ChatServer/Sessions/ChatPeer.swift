@@ -34,7 +34,11 @@ public protocol ChatPeer: AnyObject, Sendable {
     var transport: ChatTransport { get }
 }
 
-extension LongLinkServer<ChatCodec>.Session: ChatPeer {}
+extension LongLinkServer<ChatCodec>.Session: ChatPeer {
+    /// ``ChatTransport/websocket`` for a session over WebSocket (``ChatServer/adoptWebSocket(_:request:)``),
+    /// else ``ChatTransport/tcp``.
+    public var transport: ChatTransport { isWebSocket ? .websocket : .tcp }
+}
 
 extension ChatPeer {
     /// LongLink's sessions (and any peer that does not say otherwise) are TCP.

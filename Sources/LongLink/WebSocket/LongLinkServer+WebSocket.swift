@@ -60,12 +60,39 @@ extension LongLinkServer {
             if let path = options.path, request.target != path {
                 return Self.answer(socket, .plainText(statusCode: 404, text: "no LongLink at \(request.target)"))
             }
-            // No subprotocol, no extension: the frames go as they are.
-            socket.write(Data(request.accept().bytes), withTimeout: -1, tag: 0)
-            let channel = LinkWebSocketChannel(
-                socket: socket, role: .server, maxMessageBytes: codec.makeDecoder().maximumFrameLength, controlTag: 0)
-            accepted(socket, webSocket: channel)
+            acceptUpgrade(socket, request)
         }
+    }
+
+    /// Makes a session of a connection whose upgrade request another server read and checked (a web
+    /// port that serves pages and takes the upgrades at one path over, say: a `WebSocketListener`
+    /// delegate's `listener(_:shouldTakeOver:)`): answers `101 Switching Protocols` for `request` (no
+    /// subprotocol, no extension: each LongLink frame one binary message, <doc:LongLinkOverWebSocket>),
+    /// then the connection is a session like those of ``Configuration/webSocket``'s port, with the same
+    /// limits, deadlines (counted from now) and ``Configuration/maxConnections`` (beyond it: the
+    /// farewell, then a Close frame with 1013).
+    ///
+    /// `socket` must be connected, with nothing written to it yet and the bytes after the request head
+    /// still unread in it (they are read as the first frames); TLS, if any, is already started on it by
+    /// that server (this server's ``Configuration/tls`` is not applied). The session takes over the
+    /// socket's delegate. Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        // On the socket's loop: a disconnect before the session has its delegate went to the old one
+        // (nothing to do then); one after it reaches the session.
+        let adopt: @Sendable () -> Void = { [self] in
+            guard socket.isConnected else { return }
+            acceptUpgrade(socket, request)
+        }
+        if socket.eventLoop.inEventLoop { adopt() } else { socket.eventLoop.execute(adopt) }
+    }
+
+    /// `101` for `request` on `socket` and a session over it (on the socket's loop).
+    private func acceptUpgrade(_ socket: TCPSocket, _ request: WebSocketUpgradeRequest) {
+        // No subprotocol, no extension: the frames go as they are.
+        socket.write(Data(request.accept().bytes), withTimeout: -1, tag: 0)
+        let channel = LinkWebSocketChannel(
+            socket: socket, role: .server, maxMessageBytes: codec.makeDecoder().maximumFrameLength, controlTag: 0)
+        accepted(socket, webSocket: channel)
     }
 
     private static func answer(_ socket: TCPSocket, _ response: HTTPResponse) {

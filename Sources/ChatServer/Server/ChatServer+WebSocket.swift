@@ -1,0 +1,31 @@
+import AsyncSocket
+import ChatProtocol
+import Foundation
+import LongLink
+import SocketFraming
+
+extension ChatServer {
+    /// Makes a chat session of a WebSocket upgrade another server read and checked (the web port's
+    /// `/chat`, with its `Origin` check: ChatWeb's `ChatWebServer`), in this server's one router: the
+    /// same kind of session as a TCP client's, with the same limits, rate limits and deadlines (the
+    /// login deadline counted from now), counted in the connection metrics with `transport="websocket"`.
+    /// Each binary message carries one chat protocol frame (docs/PROTOCOL.md "WebSocket").
+    ///
+    /// `socket` must have nothing written to it yet and the bytes after the request head unread in it.
+    /// Once the server has stopped accepting (``stop()``, ``shutDown(timeout:completion:)``, or before
+    /// ``start()``) the upgrade is answered `503 Service Unavailable` and closed instead. Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        guard isAccepting else {
+            socket.write(
+                Data(HTTPResponse.plainText(statusCode: 503, text: "the chat server is not accepting connections").bytes), withTimeout: -1,
+                tag: 0)
+            socket.disconnectAfterWriting()
+            return
+        }
+        link.adoptWebSocket(socket, request: request)
+    }
+
+    /// Whether the server accepts connections now: from a successful ``start()`` until ``stop()`` or
+    /// ``shutDown(timeout:completion:)``. Any thread.
+    public var isAccepting: Bool { accepting.load(ordering: .relaxed) }
+}
