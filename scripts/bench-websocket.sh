@@ -18,7 +18,7 @@
 #   deflate   permessage-deflate throughput on a JSON chat corpus (`--corpus chat`: 256 messages of 115-171
 #             bytes, 100 connections x 16 in flight), with the payload bytes per message byte each way:
 #             ours and Python with deflate offered (rows "+deflate"; "deflate accepted" says whether the
-#             server took it: ours not until WebSocketListener negotiates it), and ours without (row "ours")
+#             server took it), and ours without (row "ours")
 #   idle      IDLE_N (10,000) connections, a 16-byte Ping (LP4: frame) every 5 s for DUR_IDLE s; the server's
 #             RSS per connection (end minus before the first connect); with and without permessage-deflate
 #             offered (rows "+deflate": ours --deflate, Python compression="deflate")
