@@ -1,18 +1,12 @@
 import AsyncSocket
 import Foundation
 import SocketFraming
+import WebSocket
 
 /// The server closed a WebSocket run's connection (a Close frame), with its code if it gave one.
 struct ServerClosed: Error, CustomStringConvertible {
     let code: UInt16?
     var description: String { "the server sent Close\(code.map { " (code \($0))" } ?? "")" }
-}
-
-/// What an upgrade's consuming read found, handed from its consumer to its completion (loop thread).
-private final class UpgradeSlot: @unchecked Sendable {
-    var parser = HTTPResponseHeadParser()
-    var head: HTTPResponseHead?
-    var error: HTTPParseError?
 }
 
 /// A WebSocket run's side of a connection (`socket-bench client websocket`): the opening handshake
@@ -26,29 +20,16 @@ extension BenchConnection {
         let offers = loop.options.webSocket?.deflate == true ? [ClientDeflate.offer] : []
         let handshake = WebSocketClientHandshake(url: url, extensions: offers)
         socket.write(Data(handshake.request.bytes), withTimeout: -1, tag: 0)
-        let slot = UpgradeSlot()
         let maxBytes = HTTPResponseHeadParser.defaultMaxHeadBytes
-        socket.read(
-            .consuming(
-                { bytes in
-                    do throws(HTTPParseError) {
-                        let (head, consumed) = try FrameBuffer.borrowing(bytes) { buffer throws(HTTPParseError) in
-                            try slot.parser.parse(&buffer)
-                        }
-                        guard let head else { return .needMoreData(consumed: consumed) }
-                        slot.head = head
-                        return .complete(consumed: consumed)
-                    } catch {
-                        slot.error = error
-                        return .complete(consumed: 0)
-                    }
-                }, maxLength: maxBytes + 1),
-            timeout: Connector.timeout, tag: 0
-        ) { [unowned self] result in
-            guard case .success = result else { return }  // the disconnect reports it
-            guard let head = slot.head else {
-                loop.reportError("connection \(id): bad upgrade answer: \(slot.error.map { "\($0)" } ?? "head too large")")
+        socket.readHTTPHead(with: HTTPResponseHeadParser(maxHeadBytes: maxBytes), maxBytes: maxBytes, timeout: Connector.timeout) {
+            [unowned self] result in
+            let head: HTTPResponseHead
+            switch result {
+            case nil: return  // the disconnect reports it
+            case .failure(let error)?:
+                loop.reportError("connection \(id): bad upgrade answer: \(error)")
                 return socket.disconnect()
+            case .success(let answer)?: head = answer
             }
             do {
                 let accepted = try handshake.validate(head)
