@@ -4,7 +4,8 @@ import Foundation
 import SocketFraming
 
 /// A WebSocket connection (RFC 6455) in the compatibility layer's style: a ``delegate`` called on a
-/// ``delegateQueue``, sends that may be called from any thread. Made from a TCP (or TLS) connection
+/// ``delegateQueue`` (or on the socket's event loop thread when it is `nil`, as `TCPSocket`'s), sends
+/// that may be called from any thread. Made from a TCP (or TLS) connection
 /// whose upgrade is done; bytes go kernel ⇄ (TLS) ⇄ this connection's frames through the socket's one
 /// read machine (a consuming read: frames are decoded in place from the socket's buffer).
 ///
@@ -15,8 +16,11 @@ public final class WebSocket: @unchecked Sendable {
     public let role: WebSocketRole
     /// The TCP connection underneath.
     public let socket: TCPSocket
-    /// Where ``delegate`` is called: a serial queue.
-    public let delegateQueue: DispatchQueue
+    /// Where ``delegate`` is called: a serial queue, or `nil` for the socket's event loop thread
+    /// (`TCPSocket`'s convention). On the loop, calls come inline as frames are decoded, and what the
+    /// delegate sends from within them goes out in the same `sendmsg(2)` as the rest of that read's
+    /// answers, with no thread hop; such a delegate must not block.
+    public let delegateQueue: DispatchQueue?
     private let delegateStorage = LockedValue(WeakDelegate())
     let callbacks = WebSocketSocketCallbacks()
     /// A client's settings until ``connect(to:)`` (set once, by the client initializer).
@@ -75,7 +79,7 @@ public final class WebSocket: @unchecked Sendable {
     /// `startsReading` is false (then ``startReading()`` does).
     package init(
         upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
-        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue, startsReading: Bool = true
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool = true
     ) {
         self.socket = socket
         self.role = role
@@ -249,7 +253,13 @@ public final class WebSocket: @unchecked Sendable {
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
                 socket.write(bytes, withTimeout: sending.timeout, tag: sending.writeTag)
-            case .message(let message): tellDelegate { $0.webSocket(self, didReceive: message) }
+            case .message(let message):
+                // On the loop: called inline, with no closure to allocate per message.
+                guard delegateQueue != nil else {
+                    delegate?.webSocket(self, didReceive: message)
+                    continue
+                }
+                tellDelegate { $0.webSocket(self, didReceive: message) }
             case .pong(let payload): tellDelegate { $0.webSocket(self, didReceivePong: payload) }
             case .closeTransport(let afterWriting):
                 if afterWriting { socket.disconnectAfterWriting() } else { socket.disconnect() }
@@ -275,7 +285,13 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
+    /// Calls the delegate on ``delegateQueue``, or at once when it is `nil` (the caller is on the loop).
     func tellDelegate(_ call: @escaping @Sendable (any WebSocketDelegate) -> Void) {
+        guard let delegateQueue else {
+            socket.eventLoop.assertInEventLoop()
+            if let delegate { call(delegate) }
+            return
+        }
         delegateQueue.async { [self] in
             guard let delegate else { return }
             call(delegate)
