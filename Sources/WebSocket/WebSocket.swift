@@ -161,11 +161,33 @@ public final class WebSocket: @unchecked Sendable {
             return
         }
         do throws(WebSocketProtocolHandler.SendError) {
+            // A server's frame with no timeout: header and payload straight into the socket's writes.
+            if timeout < 0, let frame = try handler.plainDataFrame(message) {
+                return write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+            }
             let outputs = try handler.send(message)
             run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
         } catch {
             tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
         }
+    }
+
+    /// Payloads up to this many bytes are copied into the socket's staging buffer with their header
+    /// (one `sendmsg(2)` buffer, no allocation per frame); larger ones are written as the `Data` they are.
+    static let copiedPayloadLimit = 4096
+
+    /// Writes an unmasked data frame of `opcode` as its header (built on the stack) and `payload`, with no
+    /// timeout, under the send's write tag (`sending`) or the connection's own, 0. Loop thread only.
+    private func write(_ opcode: WebSocketOpcode, _ payload: Data, sending: (writeTag: Int, tag: Int)?) {
+        let writeTag = sending?.writeTag ?? 0
+        let writes = payload.isEmpty ? 1 : 2
+        if let sending { for _ in 0..<writes { pendingSends.queued(writeTag, tag: sending.tag) } }
+        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+            socket.write(copying: header, withTimeout: -1, tag: writeTag)
+        }
+        guard !payload.isEmpty else { return }
+        guard payload.count <= Self.copiedPayloadLimit else { return socket.write(payload, withTimeout: -1, tag: writeTag) }
+        payload.withUnsafeBytes { socket.write(copying: $0, withTimeout: -1, tag: writeTag) }
     }
 
     /// A TCP write is done: a send's last one is reported with the app's tag.
