@@ -57,10 +57,11 @@ extension WebSocket {
         var failure: WebSocketConnectError?
     }
 
-    /// A client WebSocket, not connected yet: call ``connect(to:)``.
+    /// A client WebSocket, not connected yet: call ``connect(to:)``. Its delegate is called on
+    /// `delegateQueue`, or on the socket's event loop thread when it is `nil` (``delegateQueue``).
     public convenience init(
         client configuration: ClientConfiguration = ClientConfiguration(), delegate: any WebSocketDelegate,
-        delegateQueue: DispatchQueue, group: EventLoopGroup = .shared
+        delegateQueue: DispatchQueue?, group: EventLoopGroup = .shared
     ) {
         let socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group)
         self.init(

@@ -4,7 +4,8 @@ import Foundation
 import SocketFraming
 
 /// A WebSocket connection (RFC 6455) in the compatibility layer's style: a ``delegate`` called on a
-/// ``delegateQueue``, sends that may be called from any thread. Made from a TCP (or TLS) connection
+/// ``delegateQueue`` (or on the socket's event loop thread when it is `nil`, as `TCPSocket`'s), sends
+/// that may be called from any thread. Made from a TCP (or TLS) connection
 /// whose upgrade is done; bytes go kernel ⇄ (TLS) ⇄ this connection's frames through the socket's one
 /// read machine (a consuming read: frames are decoded in place from the socket's buffer).
 ///
@@ -15,8 +16,11 @@ public final class WebSocket: @unchecked Sendable {
     public let role: WebSocketRole
     /// The TCP connection underneath.
     public let socket: TCPSocket
-    /// Where ``delegate`` is called: a serial queue.
-    public let delegateQueue: DispatchQueue
+    /// Where ``delegate`` is called: a serial queue, or `nil` for the socket's event loop thread
+    /// (`TCPSocket`'s convention). On the loop, calls come inline as frames are decoded, and what the
+    /// delegate sends from within them goes out in the same `sendmsg(2)` as the rest of that read's
+    /// answers, with no thread hop; such a delegate must not block.
+    public let delegateQueue: DispatchQueue?
     private let delegateStorage = LockedValue(WeakDelegate())
     let callbacks = WebSocketSocketCallbacks()
     /// A client's settings until ``connect(to:)`` (set once, by the client initializer).
@@ -75,7 +79,7 @@ public final class WebSocket: @unchecked Sendable {
     /// `startsReading` is false (then ``startReading()`` does).
     package init(
         upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
-        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue, startsReading: Bool = true
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool = true
     ) {
         self.socket = socket
         self.role = role
@@ -157,11 +161,33 @@ public final class WebSocket: @unchecked Sendable {
             return
         }
         do throws(WebSocketProtocolHandler.SendError) {
+            // A server's frame with no timeout: header and payload straight into the socket's writes.
+            if timeout < 0, let frame = try handler.plainDataFrame(message) {
+                return write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+            }
             let outputs = try handler.send(message)
             run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
         } catch {
             tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
         }
+    }
+
+    /// Payloads up to this many bytes are copied into the socket's staging buffer with their header
+    /// (one `sendmsg(2)` buffer, no allocation per frame); larger ones are written as the `Data` they are.
+    static let copiedPayloadLimit = 4096
+
+    /// Writes an unmasked data frame of `opcode` as its header (built on the stack) and `payload`, with no
+    /// timeout, under the send's write tag (`sending`) or the connection's own, 0. Loop thread only.
+    private func write(_ opcode: WebSocketOpcode, _ payload: Data, sending: (writeTag: Int, tag: Int)?) {
+        let writeTag = sending?.writeTag ?? 0
+        let writes = payload.isEmpty ? 1 : 2
+        if let sending { for _ in 0..<writes { pendingSends.queued(writeTag, tag: sending.tag) } }
+        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+            socket.write(copying: header, withTimeout: -1, tag: writeTag)
+        }
+        guard !payload.isEmpty else { return }
+        guard payload.count <= Self.copiedPayloadLimit else { return socket.write(payload, withTimeout: -1, tag: writeTag) }
+        payload.withUnsafeBytes { socket.write(copying: $0, withTimeout: -1, tag: writeTag) }
     }
 
     /// A TCP write is done: a send's last one is reported with the app's tag.
@@ -249,7 +275,13 @@ public final class WebSocket: @unchecked Sendable {
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
                 socket.write(bytes, withTimeout: sending.timeout, tag: sending.writeTag)
-            case .message(let message): tellDelegate { $0.webSocket(self, didReceive: message) }
+            case .message(let message):
+                // On the loop: called inline, with no closure to allocate per message.
+                guard delegateQueue != nil else {
+                    delegate?.webSocket(self, didReceive: message)
+                    continue
+                }
+                tellDelegate { $0.webSocket(self, didReceive: message) }
             case .pong(let payload): tellDelegate { $0.webSocket(self, didReceivePong: payload) }
             case .closeTransport(let afterWriting):
                 if afterWriting { socket.disconnectAfterWriting() } else { socket.disconnect() }
@@ -275,7 +307,13 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
+    /// Calls the delegate on ``delegateQueue``, or at once when it is `nil` (the caller is on the loop).
     func tellDelegate(_ call: @escaping @Sendable (any WebSocketDelegate) -> Void) {
+        guard let delegateQueue else {
+            socket.eventLoop.assertInEventLoop()
+            if let delegate { call(delegate) }
+            return
+        }
         delegateQueue.async { [self] in
             guard let delegate else { return }
             call(delegate)

@@ -1,7 +1,8 @@
 import Foundation
 import SocketFraming
 
-/// What a ``WebSocket`` tells its app, on the socket's `delegateQueue`, in the order things happened.
+/// What a ``WebSocket`` tells its app, on the socket's `delegateQueue` (or inline on its event loop
+/// thread when that is `nil`), in the order things happened.
 /// Every method has an empty default.
 public protocol WebSocketDelegate: AnyObject, Sendable {
     /// A client's opening handshake is done (``WebSocket/connect(to:)``): the server chose `subprotocol`

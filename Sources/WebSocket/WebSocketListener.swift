@@ -11,7 +11,8 @@ import SocketLog
 /// the connection over, its socket as it is: ``WebSocketListenerDelegate/listener(_:shouldTakeOver:)``). Requests that are not
 /// upgrades go to the app as they are, so one port can serve a page and the socket.
 ///
-/// Delegate calls arrive on `delegateQueue`; ``start()`` and ``stop()`` may be called from any thread.
+/// Delegate calls arrive on `delegateQueue`, or on the accepted socket's event loop thread when it is
+/// `nil` (`TCPSocket`'s convention); ``start()`` and ``stop()`` may be called from any thread.
 public final class WebSocketListener: @unchecked Sendable {
     /// Where and how it listens.
     public struct Configuration: Sendable {
@@ -39,15 +40,19 @@ public final class WebSocketListener: @unchecked Sendable {
 
     /// Where and how it listens, as given.
     public let configuration: Configuration
-    /// Where the delegate is called, and the accepted ``WebSocket``s' delegates by default.
-    public let delegateQueue: DispatchQueue
+    /// Where the delegate is called, and the accepted ``WebSocket``s' delegates by default: a serial
+    /// queue, or `nil` for the event loop thread of the connection concerned (each accepted socket's
+    /// loop; then every call is inline on that loop and must not block, and a ``WebSocket``'s
+    /// delegate is called on its loop too, with no thread hop per message: ``WebSocket/delegateQueue``).
+    public let delegateQueue: DispatchQueue?
     private weak var delegate: (any WebSocketListenerDelegate)?
     private let listener: TCPSocket
     private let callbacks = ListenerCallbacks()
 
-    /// A listener that is not listening yet; call ``start()``.
+    /// A listener that is not listening yet; call ``start()``. `delegateQueue` `nil` calls the delegate
+    /// (and the accepted ``WebSocket``s' delegates) on each connection's event loop thread.
     public init(
-        configuration: Configuration, delegate: any WebSocketListenerDelegate, delegateQueue: DispatchQueue,
+        configuration: Configuration, delegate: any WebSocketListenerDelegate, delegateQueue: DispatchQueue?,
         group: EventLoopGroup = .shared
     ) {
         self.configuration = configuration
@@ -94,9 +99,9 @@ public final class WebSocketListener: @unchecked Sendable {
         switch WebSocketServerHandshake.validate(head) {
         case .refused(let refusal): refuse(socket, refusal.response)
         case .notUpgrade(let request):
-            delegateQueue.async { [self] in delegate?.listener(self, didReceive: request, on: socket) }
+            onDelegateQueue { [self] in delegate?.listener(self, didReceive: request, on: socket) }
         case .upgrade(let request):
-            delegateQueue.async { [self] in
+            onDelegateQueue { [self] in
                 guard let delegate else { return socket.disconnect() }
                 if delegate.listener(self, shouldTakeOver: request) {
                     return delegate.listener(self, didTakeOver: socket, request: request)
@@ -118,6 +123,12 @@ public final class WebSocketListener: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` on ``delegateQueue``, or at once (on the accepted socket's loop) when it is `nil`.
+    private func onDelegateQueue(_ body: @escaping @Sendable () -> Void) {
+        guard let delegateQueue else { return body() }
+        delegateQueue.async(execute: body)
     }
 
     private func refuse(_ socket: TCPSocket, _ response: HTTPResponse) {

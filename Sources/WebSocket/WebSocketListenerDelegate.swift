@@ -2,7 +2,8 @@ import AsyncSocket
 import Foundation
 import SocketFraming
 
-/// What a ``WebSocketListener`` asks and tells its app, on the listener's `delegateQueue`.
+/// What a ``WebSocketListener`` asks and tells its app, on the listener's `delegateQueue` (or on the
+/// connection's event loop thread when it is `nil`).
 public protocol WebSocketListenerDelegate: AnyObject, Sendable {
     /// An upgrade request passed RFC 6455 §4.2.1's checks: accept it (with a subprotocol the client
     /// offered, if any) or refuse it (its `Origin`, say: 403). Default: accept, no subprotocol.

@@ -165,6 +165,21 @@ public struct WebSocketProtocolHandler: Sendable {
         }
     }
 
+    /// A text or binary `message` a server without permessage-deflate may write as it is: the frame's
+    /// opcode and payload (the header from `WebSocketFrameEncoder.withUnmaskedHeader`), after the check
+    /// ``send(_:)`` makes; nil when the message needs ``send(_:)`` (a client masks, deflate compresses,
+    /// control frames). Changes nothing: sending a data frame moves no state.
+    /// - Throws: ``SendError/closing`` once closing has begun.
+    package func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
+        guard decoder.role == .server, deflate == nil else { return nil }
+        guard handshake.canSend else { throw .closing }
+        switch message {
+        case .text(let text): return (.text, Data(text.utf8))
+        case .binary(let data): return (.binary, data)
+        case .ping, .pong, .close: return nil
+        }
+    }
+
     /// Sends a Ping with `payload` (at most 125 bytes).
     public mutating func sendPing(_ payload: Data) throws(SendError) -> [Output] {
         guard handshake.canSend else { throw .closing }

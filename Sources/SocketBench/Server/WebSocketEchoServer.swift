@@ -10,19 +10,18 @@ import WebSocket
 /// others get `404 Not Found`) and sends every message back as it came, text as text and binary as
 /// binary. Pings are answered and the closing handshake echoes the peer's code by the library itself.
 ///
-/// Delegate calls arrive on one serial queue, ``delegateQueue``; ``start(port:)`` and ``stop()`` may be
-/// called from any thread.
+/// Delegate calls arrive on the connections' event loop threads (the listener's `delegateQueue` is
+/// `nil`: no thread hop per message, each echo goes out with the read that brought it); the set of
+/// open connections is kept under a lock. ``start(port:)`` and ``stop()`` may be called from any thread.
 public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDelegate, @unchecked Sendable {
     /// The only path (request target without its query) upgraded, or nil for any.
     public let path: String?
     /// Whether permessage-deflate (RFC 7692) is offered to clients that ask for it.
     public let deflate: Bool
-    /// Where every delegate call of the listener and its connections arrives.
-    public let delegateQueue = DispatchQueue(label: "socket-bench.websocket")
     private let group: EventLoopGroup
-    private var listener: WebSocketListener?
-    /// The open connections (the listener keeps no reference), confined to ``delegateQueue``.
-    private var connections: [ObjectIdentifier: WebSocket] = [:]
+    private let listener = LockedValue<WebSocketListener?>(nil)
+    /// The open connections (the listener keeps no reference).
+    private let connections = LockedValue<[ObjectIdentifier: WebSocket]>([:])
 
     /// - Parameters:
     ///   - path: upgrade only requests for this path (`/chat`), nil for any.
@@ -39,24 +38,22 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
     public func start(host: String = "127.0.0.1", port: UInt16) throws(SocketError) -> UInt16 {
         var configuration = WebSocketListener.Configuration(host: host, port: port)
         if deflate { configuration.deflate = PerMessageDeflate.ServerConfiguration() }
-        let listener = WebSocketListener(configuration: configuration, delegate: self, delegateQueue: delegateQueue, group: group)
+        let listener = WebSocketListener(configuration: configuration, delegate: self, delegateQueue: nil, group: group)
         try listener.start()
-        delegateQueue.sync { self.listener = listener }
+        self.listener.withLock { $0 = listener }
         return listener.port
     }
 
     /// Stops listening and closes every open connection with 1001 (going away).
     public func stop() {
-        delegateQueue.sync {
-            listener?.stop()
-            for webSocket in connections.values { webSocket.close(code: .goingAway) }
-        }
+        listener.withLock { $0 }?.stop()
+        for webSocket in connections.withLock({ Array($0.values) }) { webSocket.close(code: .goingAway) }
     }
 
-    /// The number of open connections (any thread; waits for the delegate queue).
-    public var connectionCount: Int { delegateQueue.sync { connections.count } }
+    /// The number of open connections (any thread).
+    public var connectionCount: Int { connections.withLock { $0.count } }
 
-    // MARK: WebSocketListenerDelegate (delegateQueue)
+    // MARK: WebSocketListenerDelegate (the connection's loop)
 
     public func listener(_ listener: WebSocketListener, shouldAccept request: WebSocketUpgradeRequest) -> WebSocketUpgradeDecision {
         guard let path else { return .accept() }
@@ -66,10 +63,10 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
 
     public func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
         webSocket.delegate = self
-        connections[ObjectIdentifier(webSocket)] = webSocket
+        connections.withLock { $0[ObjectIdentifier(webSocket)] = webSocket }
     }
 
-    // MARK: WebSocketDelegate (delegateQueue)
+    // MARK: WebSocketDelegate (the connection's loop)
 
     public func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
         switch message {
@@ -80,6 +77,6 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
     }
 
     public func webSocket(_ webSocket: WebSocket, didCloseWith result: WebSocketCloseResult) {
-        connections[ObjectIdentifier(webSocket)] = nil
+        connections.withLock { $0[ObjectIdentifier(webSocket)] = nil }
     }
 }

@@ -60,6 +60,27 @@ public struct WebSocketFrameEncoder: Sendable {
         return out
     }
 
+    /// Calls `body` with the header of an unmasked final frame (a server's, RFC 6455 §5.2) of `opcode`
+    /// with no reserved bits, carrying `payloadLength` bytes: 2 to 10 bytes on the stack, for a socket
+    /// that writes the header and the payload as they are, with no frame `Data` in between.
+    package static func withUnmaskedHeader<R>(
+        opcode: WebSocketOpcode, payloadLength: Int, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { header in
+            header[0] = 0x80 | opcode.rawValue
+            let extended = WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: payloadLength)
+            switch extended {
+            case 0: header[1] = UInt8(payloadLength)
+            case 2: header[1] = 126
+            default: header[1] = 127
+            }
+            // The extended length in network byte order (big-endian), in the fewest bytes (§5.2).
+            let wide = UInt64(payloadLength)
+            for index in 0..<extended { header[2 + index] = UInt8(truncatingIfNeeded: wide >> (8 * UInt64(extended - 1 - index))) }
+            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: header[..<(2 + extended)])))
+        }
+    }
+
     /// The header of `frame`, masked with `maskingKey` if given: 2 to 14 bytes.
     static func header(for frame: WebSocketFrame, maskingKey: WebSocketMaskingKey?) -> [UInt8] {
         var header: [UInt8] = []
