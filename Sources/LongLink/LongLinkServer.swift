@@ -309,10 +309,7 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         }
     }
 
-    /// Stops listening and closes every session (reason ``CloseReason/byServer``). Off the event
-    /// loops, it returns once the listening sockets are closed, as GCDAsyncSocket's `disconnect` does:
-    /// a server started on the same port right after binds it. (On a loop thread it cannot wait for its
-    /// own loop; the port is free once that loop has run its next tasks.)
+    /// Stops listening and closes every session (reason ``CloseReason/byServer``).
     public func stop() {
         listener.disconnect()
         webSocketListener?.disconnect()
@@ -321,12 +318,6 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         // accepted by the listener that was still open.
         listener.eventLoop.execute { [self] in
             for session in sessions { session.close() }
-        }
-        // Regression: ChatScaleTests restarted a server on its port right after stop() and, about one
-        // full run in three under load, bind failed with "Address already in use": the listening
-        // socket's close was still queued on its loop.
-        for loop in [listener.eventLoop, webSocketListener?.eventLoop].compactMap({ $0 }) where !loop.inEventLoop {
-            loop.runAndWait {}
         }
     }
 
