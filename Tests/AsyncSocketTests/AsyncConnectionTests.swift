@@ -73,12 +73,13 @@ struct ConnectedPair {
     let client: TCPConnection
     let server: TCPConnection
 
-    static func open(allowRemoteHalfClosure: Bool = false) async throws -> ConnectedPair {
+    static func open(allowRemoteHalfClosure: Bool = false, group: EventLoopGroup = .shared) async throws -> ConnectedPair {
         let options = TCPConnection.Options(allowRemoteHalfClosure: allowRemoteHalfClosure)
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0, options: .init(connectionOptions: options))
+        let listener = try await TCPListener.bind(
+            host: "127.0.0.1", port: 0, options: .init(connectionOptions: options), group: group)
         let client = try await TCPConnection.connect(
             toHost: "127.0.0.1", port: listener.port, timeout: .seconds(5),
-            options: options)
+            options: options, group: group)
         let server = try await nextConnection(listener)
         guard let server else { throw WaitTimedOut(description: "the listener ended without a connection") }
         return ConnectedPair(listener: listener, client: client, server: server)
