@@ -10,7 +10,7 @@ import WebSocket
 /// drives the browser over the DevTools pipe and prints what the page found.
 ///
 /// Set `WEBSOCKET_CHROMIUM_SCREENSHOT=/path/page.png` to keep the page's screenshot.
-@Suite(.offThePool) struct WebSocketChromiumTests {
+@Suite(.cpuBound) struct WebSocketChromiumTests {
     static let pagePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Interop/websocket_interop.html").path
 

@@ -8,7 +8,7 @@ import WebSocket
 /// Many connections opening and closing at once against one listener: every one echoed and ended as
 /// asked, and afterwards no descriptor of this process is a TCP socket on the listener's port but the
 /// listener's own.
-@Suite(.offThePool) struct WebSocketManyConnectionsTests {
+@Suite(.cpuBound) struct WebSocketManyConnectionsTests {
     /// The inodes of this process's open sockets.
     static func openSocketInodes() -> Set<String> {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

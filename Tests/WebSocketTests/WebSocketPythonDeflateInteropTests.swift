@@ -8,7 +8,7 @@ import WebSocket
 
 /// permessage-deflate against a peer nobody here wrote: Python `websockets` (Debian python3-websockets,
 /// `Tests/Interop/ws_peer.py --deflate`), as client and as server, compression on in both directions.
-@Suite(.offThePool) struct WebSocketPythonDeflateInteropTests {
+@Suite(.cpuBound) struct WebSocketPythonDeflateInteropTests {
     typealias Base = WebSocketPythonInteropTests
 
     /// Python's client offers deflate (its default: `server_max_window_bits=12; client_max_window_bits=12`

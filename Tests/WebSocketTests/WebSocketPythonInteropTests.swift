@@ -20,7 +20,7 @@ final class RefusingListenerDelegate: WebSocketListenerDelegate {
 
 /// Our listener and WebSocket against a client nobody here wrote: the Python `websockets` library
 /// (Debian python3-websockets, `Tests/Interop/ws_peer.py`).
-@Suite(.offThePool) struct WebSocketPythonInteropTests {
+@Suite(.cpuBound) struct WebSocketPythonInteropTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Interop/ws_peer.py").path
 

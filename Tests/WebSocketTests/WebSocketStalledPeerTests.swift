@@ -9,7 +9,7 @@ import WebSocket
 /// Peers that stop: one that stops reading while we send (the async `send` must wait, memory must stay
 /// bounded), and one that goes silent during the closing handshake (the close timeout must end it
 /// with 1006, RFC 6455 §7.1.1, §7.1.5), each over loopback.
-@Suite(.offThePool) struct WebSocketStalledPeerTests {
+@Suite(.cpuBound) struct WebSocketStalledPeerTests {
     /// A plain TCP server that answers one client's upgrade with 101 and then does only what the test
     /// asks: the accepted socket and its recorder.
     static func acceptUpgrade(_ pair: LoopbackPair) async throws -> (TCPSocket, RecordingDelegate) {

@@ -8,7 +8,7 @@ import TestSupport
 ///
 /// Each test runs one group's cases one after the other on a thread of its own (the fuzzer blocks), each
 /// case on a new connection; a case's problems are recorded with its id.
-@Suite(.offThePool) struct WebSocketConformanceTests {
+@Suite(.cpuBound) struct WebSocketConformanceTests {
     @Test(arguments: ConformanceGroup.allCases)
     func ourServer(_ group: ConformanceGroup) async {
         await check({ group.cases }, against: .server)

@@ -9,7 +9,7 @@ import WebSocket
 /// text as binary, 12.4 HTML text, 12.5 PDF-like binary), with the default offer. Both directions: our
 /// client against a raw server, a raw client against our listener. Message counts are scaled down from
 /// Autobahn's 1000 (``DeflateMessageSize/count(budget:cap:)``; docs/WEBSOCKET-CONFORMANCE.md).
-@Suite(.offThePool) struct DeflateConformance12Tests {
+@Suite(.cpuBound) struct DeflateConformance12Tests {
     /// 48 KiB of payload per case, at most 64 messages.
     static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 48 * 1024, cap: 64) }
 

@@ -8,7 +8,7 @@ import WebSocket
 /// group 12 under seven offer/accept parameter sets (``DeflateParameterCase``), both directions against
 /// raw SocketFraming peers whose decompressors hold exactly the agreed windows. Then our own sweep of
 /// the window bits 8–15 with and without `client_no_context_takeover`. Counts scaled down from 1000.
-@Suite(.offThePool) struct DeflateConformance13Tests {
+@Suite(.cpuBound) struct DeflateConformance13Tests {
     /// 24 KiB of payload per case, at most 32 messages.
     static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 24 * 1024, cap: 32) }
 
