@@ -45,7 +45,7 @@ import WebSocket
         let server = EchoListenerDelegate()
         let listener = try server.start(group: loops)
         defer { listener.stop() }
-        let count = 500
+        let count = 200
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<count {
                 group.addTask {

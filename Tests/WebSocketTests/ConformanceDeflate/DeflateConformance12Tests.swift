@@ -11,7 +11,7 @@ import WebSocket
 /// Autobahn's 1000 (``DeflateMessageSize/count(budget:cap:)``; docs/WEBSOCKET-CONFORMANCE.md).
 @Suite(.cpuBound) struct DeflateConformance12Tests {
     /// 48 KiB of payload per case, at most 64 messages.
-    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 48 * 1024, cap: 64) }
+    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 16 * 1024, cap: 64) }
 
     /// Our client with its default configuration (`permessage-deflate; client_max_window_bits`) against a
     /// raw server answering as Autobahn's `accept_deflate` does, `permessage-deflate`: context takeover

@@ -10,7 +10,7 @@ import WebSocket
 /// the window bits 8–15 with and without `client_no_context_takeover`. Counts scaled down from 1000.
 @Suite(.cpuBound) struct DeflateConformance13Tests {
     /// 24 KiB of payload per case, at most 32 messages.
-    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 24 * 1024, cap: 32) }
+    static func count(_ size: DeflateMessageSize) -> Int { size.count(budget: 8 * 1024, cap: 32) }
 
     /// The offer's parameters, `server_max_window_bits=15` left out (our client never sends 15).
     static func parameters(_ offer: String) -> Set<Substring> {
