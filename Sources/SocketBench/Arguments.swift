@@ -42,3 +42,24 @@ public struct ArgumentScanner {
         return value
     }
 }
+
+/// What a subcommand's arguments come to: options to run with, or the exit status to stop with.
+enum ParsedArguments<Options> {
+    case run(Options)
+    case exit(Int32)
+
+    /// `--help` or `-h` anywhere prints `usage` (exit 0); arguments `parse` refuses print its error and
+    /// `usage` on standard error (exit 64, as `sysexits.h`'s `EX_USAGE`); otherwise the options.
+    static func parse(_ arguments: [String], usage: String, _ parse: ([String]) throws -> Options) -> ParsedArguments {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            Output.say(usage)
+            return .exit(0)
+        }
+        do {
+            return .run(try parse(arguments))
+        } catch {
+            Output.complain("\(error)\n\(usage)")
+            return .exit(64)
+        }
+    }
+}

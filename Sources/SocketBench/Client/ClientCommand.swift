@@ -14,16 +14,12 @@ enum ClientCommand {
     static func run(arguments: [String]) -> Int32 {
         let isWebSocket = arguments.first == "websocket"
         let usage = isWebSocket ? ClientOptions.webSocketUsage : ClientOptions.usage
-        if arguments.contains("--help") || arguments.contains("-h") {
-            Output.say(usage)
-            return 0
-        }
         let options: ClientOptions
-        do {
-            options = try isWebSocket ? ClientOptions.parseWebSocket(Array(arguments.dropFirst())) : ClientOptions.parse(arguments)
-        } catch {
-            Output.complain("\(error)\n\(usage)")
-            return 64
+        switch ParsedArguments.parse(
+            arguments, usage: usage, { isWebSocket ? try ClientOptions.parseWebSocket(Array($0.dropFirst())) : try ClientOptions.parse($0) }
+        ) {
+        case .run(let parsed): options = parsed
+        case .exit(let status): return status
         }
         if let path = options.csvPath, !ResultWriter.canAppend(to: path) {
             Output.complain("cannot write the CSV file \(path)")

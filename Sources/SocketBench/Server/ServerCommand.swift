@@ -86,16 +86,10 @@ enum ServerCommand {
     static func run(arguments: [String]) -> Int32 {
         if arguments.first == "udp" { return UDPServerCommand.run(arguments: Array(arguments.dropFirst())) }
         if arguments.first == "websocket" { return WebSocketServerCommand.run(arguments: Array(arguments.dropFirst())) }
-        if arguments.contains("--help") || arguments.contains("-h") {
-            Output.say(usage)
-            return 0
-        }
         let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            Output.complain("\(error)\n\(usage)")
-            return 64
+        switch ParsedArguments.parse(arguments, usage: usage, parse) {
+        case .run(let parsed): options = parsed
+        case .exit(let status): return status
         }
         ResourceLimits.raiseOpenFileLimit()
         if options.workers > 0 {

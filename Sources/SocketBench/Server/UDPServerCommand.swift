@@ -41,16 +41,10 @@ enum UDPServerCommand {
     /// Runs the server with the arguments after `server udp`; returns only on an error (64 for bad
     /// arguments, 1 when it cannot bind).
     static func run(arguments: [String]) -> Int32 {
-        if arguments.contains("--help") || arguments.contains("-h") {
-            Output.say(usage)
-            return 0
-        }
         let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            Output.complain("\(error)\n\(usage)")
-            return 64
+        switch ParsedArguments.parse(arguments, usage: usage, parse) {
+        case .run(let parsed): options = parsed
+        case .exit(let status): return status
         }
         let server = UDPEchoServer()
         let port: UInt16

@@ -29,7 +29,7 @@ enum WebSocketServerCommand {
           --port P      port (default 9200; 0 = any free port, printed)
           --deflate     negotiate permessage-deflate (RFC 7692) with clients that offer it, with the library's
                         defaults (server_no_context_takeover; client window at most 12 bits); without it the
-                        extension is never accepted. The listening line says whether this build can.
+                        extension is never accepted.
           --path PATH   upgrade only requests for PATH (query ignored); other paths get 404 Not Found
           --loops N     event-loop threads (default 1)
         """
@@ -58,16 +58,10 @@ enum WebSocketServerCommand {
     /// Runs the server with the arguments after `server websocket`; returns only on an error (64: bad
     /// arguments, 1: cannot listen).
     static func run(arguments: [String]) -> Int32 {
-        if arguments.contains("--help") || arguments.contains("-h") {
-            Output.say(usage)
-            return 0
-        }
         let options: Options
-        do {
-            options = try parse(arguments)
-        } catch {
-            Output.complain("\(error)\n\(usage)")
-            return 64
+        switch ParsedArguments.parse(arguments, usage: usage, parse) {
+        case .run(let parsed): options = parsed
+        case .exit(let status): return status
         }
         signal(SIGPIPE, SIG_IGN)
         ResourceLimits.raiseOpenFileLimit()
@@ -80,8 +74,7 @@ enum WebSocketServerCommand {
             return 1
         }
         let loops = options.loops == 1 ? "1 loop" : "\(options.loops) loops"
-        let deflate =
-            options.deflate ? "deflate on" : "deflate off"
+        let deflate = options.deflate ? "deflate on" : "deflate off"
         Output.say(
             "socket-bench websocket echo listening on ws://\(options.host):\(port)\(options.path ?? "/") (pid \(getpid()), \(loops), \(deflate))"
         )
