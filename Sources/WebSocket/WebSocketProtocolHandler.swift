@@ -115,12 +115,14 @@ public struct WebSocketProtocolHandler: Sendable {
                     try partialText.check(buffer, decoder: decoder, assembler: assembler, deflate: deflate)
                     break
                 }
+                // The bytes of this frame checked as UTF-8 before it had all arrived are not checked again.
+                let checkedText = partialText.checkedText
                 partialText = WebSocketPartialTextCheck()
                 if var codec = deflate {
                     frame = try codec.inflate(frame, maxMessageSize: assembler.maxMessageSize)
                     deflate = codec
                 }
-                if let message = try assembler.append(frame) { handle(message, into: &outputs) }
+                if let message = try assembler.append(frame, checkedText: checkedText) { handle(message, into: &outputs) }
             } catch {
                 outputs += handshake.fail(code: error.closeCode, reason: Self.reason(error)).flatMap(output)
             }
