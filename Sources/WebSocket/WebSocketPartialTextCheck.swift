@@ -10,13 +10,18 @@ import SocketFraming
 ///     a server reads:  | 81 8A 00 00 00 00 CE BA F8 …     |
 ///     checked:                             CE BA F8         F8 cannot be UTF-8: 1007 at once
 ///
-/// The state belongs to the frame at the front of the buffer: ``WebSocketProtocolHandler`` starts a new
-/// check each time that frame has been decoded whole. Compressed frames (permessage-deflate) wait for
+/// The state belongs to the frame at the front of the buffer: when that frame has been decoded whole,
+/// ``WebSocketProtocolHandler`` hands ``checkedText`` to the assembler (which checks only the bytes after
+/// those) and starts a new check. Compressed frames (permessage-deflate) wait for
 /// their end: their raw bytes are not text (they are checked as each frame is inflated).
 struct WebSocketPartialTextCheck: Sendable {
     /// The validator after the frame's first `checked` payload bytes, and how many bytes of the message
     /// came before the frame; nil until a text frame has been looked at.
     private var state: (validator: UTF8Validator, messageOffset: Int, checked: Int)?
+
+    /// The validator and how many payload bytes of the front frame it has checked, for the assembler to
+    /// go on from when that frame has been decoded whole; nil when none were checked.
+    var checkedText: (validator: UTF8Validator, count: Int)? { state.map { ($0.validator, $0.checked) } }
 
     /// Checks the newly arrived bytes of the partial frame at the front of `buffer`, if it is text.
     /// - Throws: `WebSocketProtocolError.invalidUTF8` (offset from the message's start) for the first

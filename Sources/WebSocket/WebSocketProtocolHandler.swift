@@ -115,12 +115,14 @@ public struct WebSocketProtocolHandler: Sendable {
                     try partialText.check(buffer, decoder: decoder, assembler: assembler, deflate: deflate)
                     break
                 }
+                // The bytes of this frame checked as UTF-8 before it had all arrived are not checked again.
+                let checkedText = partialText.checkedText
                 partialText = WebSocketPartialTextCheck()
                 if var codec = deflate {
                     frame = try codec.inflate(frame, maxMessageSize: assembler.maxMessageSize)
                     deflate = codec
                 }
-                if let message = try assembler.append(frame) { outputs += handle(message) }
+                if let message = try assembler.append(frame, checkedText: checkedText) { handle(message, into: &outputs) }
             } catch {
                 outputs += handshake.fail(code: error.closeCode, reason: Self.reason(error)).flatMap(output)
             }
@@ -137,18 +139,18 @@ public struct WebSocketProtocolHandler: Sendable {
     /// The most bytes one frame may occupy on the wire (a consuming read's limit).
     public var maximumFrameLength: Int { decoder.maximumFrameLength }
 
-    private mutating func handle(_ message: WebSocketMessage) -> [Output] {
+    /// Appends what `message` calls for to `outputs` (no array of its own per message).
+    private mutating func handle(_ message: WebSocketMessage, into outputs: inout [Output]) {
         switch message {
         case .text, .binary:
-            return handshake.deliversMessages ? [.message(message)] : []
+            if handshake.deliversMessages { outputs.append(.message(message)) }
         case .ping(let payload):
-            guard handshake.deliversMessages else { return [] }
-            return frame(.pong, payload)
+            if handshake.deliversMessages { outputs += frame(.pong, payload) }
         case .pong(let payload):
-            let timers = keepAlive?.receivedPong(payload).compactMap(Self.timer) ?? []
-            return [.pong(payload)] + timers
+            outputs.append(.pong(payload))
+            outputs += keepAlive?.receivedPong(payload).compactMap(Self.timer) ?? []
         case .close(let payload):
-            return handshake.receivedClose(code: payload.code, reason: payload.reason).flatMap(output)
+            outputs += handshake.receivedClose(code: payload.code, reason: payload.reason).flatMap(output)
         }
     }
 

@@ -113,19 +113,12 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     }
 
     /// Starts the closing handshake (RFC 6455 §7.1.2) with `code`, or with ``failure``'s code and
-    /// description once there is one: a Close frame after what was sent; TCP closes once the peer
-    /// answers (a server closes it then; a client waits for the server to), or after the close timeout
-    /// (10 s). Nothing once closing has begun.
+    /// description once there is one (cut to a Close frame's 123 bytes by the handler): a Close frame
+    /// after what was sent; TCP closes once the peer answers (a server closes it then; a client waits
+    /// for the server to), or after the close timeout (10 s). Nothing once closing has begun.
     func close(code: WebSocketCloseCode) {
         onLoop { [self] in
-            var code = code
-            var reason = ""
-            if let failure {
-                code = failure.closeCode
-                reason = failure.description
-                while reason.utf8.count > WebSocketCloseHandshake.maxReasonBytes { reason.removeLast() }
-            }
-            run(handler.close(code: code, reason: reason), tag: controlTag)
+            run(handler.close(code: failure?.closeCode ?? code, reason: failure?.description ?? ""), tag: controlTag)
         }
     }
 

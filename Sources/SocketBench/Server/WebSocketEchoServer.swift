@@ -63,6 +63,8 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
 
     public func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {
         webSocket.delegate = self
+        // No use for didSendMessageWithTag: no write-tag entry and no delegate call per echo.
+        webSocket.reportsSends = false
         connections.withLock { $0[ObjectIdentifier(webSocket)] = webSocket }
     }
 

@@ -43,7 +43,8 @@ public struct WebSocketFrameEncoder: Sendable {
             guard length <= 125 else { throw .controlFrameTooLong(length: UInt64(length)) }
         }
         let key = role == .client ? WebSocketMaskingKey.random(using: &generator) : nil
-        out.append(contentsOf: Self.header(for: frame, maskingKey: key))
+        let first = (frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | frame.opcode.rawValue
+        Self.withHeader(first: first, payloadLength: length, maskingKey: key) { out.append(contentsOf: $0) }
         let payloadStart = out.count
         out.append(frame.payload)
         if let key {
@@ -55,7 +56,7 @@ public struct WebSocketFrameEncoder: Sendable {
 
     /// Returns the wire bytes of `frame` (see `encode(_:into:)`).
     public func encode(_ frame: WebSocketFrame) throws(WebSocketProtocolError) -> Data {
-        var out = Data()
+        var out = Data(capacity: 14 + frame.payload.count)
         try encode(frame, into: &out)
         return out
     }
@@ -66,40 +67,32 @@ public struct WebSocketFrameEncoder: Sendable {
     package static func withUnmaskedHeader<R>(
         opcode: WebSocketOpcode, payloadLength: Int, _ body: (UnsafeRawBufferPointer) -> R
     ) -> R {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { header in
-            header[0] = 0x80 | opcode.rawValue
-            let extended = WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: payloadLength)
-            switch extended {
-            case 0: header[1] = UInt8(payloadLength)
-            case 2: header[1] = 126
-            default: header[1] = 127
-            }
-            // The extended length in network byte order (big-endian), in the fewest bytes (§5.2).
-            let wide = UInt64(payloadLength)
-            for index in 0..<extended { header[2 + index] = UInt8(truncatingIfNeeded: wide >> (8 * UInt64(extended - 1 - index))) }
-            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: header[..<(2 + extended)])))
-        }
+        withHeader(first: 0x80 | opcode.rawValue, payloadLength: payloadLength, maskingKey: nil, body)
     }
 
-    /// The header of `frame`, masked with `maskingKey` if given: 2 to 14 bytes.
-    static func header(for frame: WebSocketFrame, maskingKey: WebSocketMaskingKey?) -> [UInt8] {
-        var header: [UInt8] = []
-        header.reserveCapacity(14)
-        header.append((frame.fin ? 0x80 : 0) | frame.reservedBits.rawValue | frame.opcode.rawValue)
-        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
-        let length = frame.payload.count
-        switch WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: length) {
-        case 0:
-            header.append(maskBit | UInt8(length))
-        case 2:
-            header.append(maskBit | 126)
-            header.append(contentsOf: [UInt8(length >> 8), UInt8(truncatingIfNeeded: length)])
-        default:
-            header.append(maskBit | 127)
-            let wide = UInt64(length)
-            header.append(contentsOf: (0..<8).reversed().map { UInt8(truncatingIfNeeded: wide >> (8 * UInt64($0))) })
+    /// Calls `body` with a frame header on the stack (2 to 14 bytes, RFC 6455 §5.2): `first` (FIN,
+    /// reserved bits, opcode), the mask bit and the length of `payloadLength` bytes in its fewest bytes
+    /// (7 bits, or 126 / 127 and 16 / 64 bits in network byte order), then `maskingKey`'s bytes if given.
+    static func withHeader<R>(
+        first: UInt8, payloadLength: Int, maskingKey: WebSocketMaskingKey?, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 14) { header in
+            header[0] = first
+            let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+            let extended = WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: payloadLength)
+            switch extended {
+            case 0: header[1] = maskBit | UInt8(payloadLength)
+            case 2: header[1] = maskBit | 126
+            default: header[1] = maskBit | 127
+            }
+            let wide = UInt64(payloadLength)
+            for index in 0..<extended { header[2 + index] = UInt8(truncatingIfNeeded: wide >> (8 * UInt64(extended - 1 - index))) }
+            var count = 2 + extended
+            if let maskingKey {
+                for index in 0..<4 { header[count + index] = maskingKey.byte(index) }
+                count += 4
+            }
+            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: header[..<count])))
         }
-        if let maskingKey { header.append(contentsOf: maskingKey.bytes) }
-        return header
     }
 }

@@ -66,13 +66,23 @@ public struct WebSocketMessageAssembler: Sendable {
     /// - Throws: `WebSocketProtocolError` as the type's documentation lists; the assembler should not be
     ///   used afterwards.
     public mutating func append(_ frame: WebSocketFrame) throws(WebSocketProtocolError) -> WebSocketMessage? {
+        try append(frame, checkedText: nil)
+    }
+
+    /// ``append(_:)`` for a text frame (or a text message's continuation) whose first `checkedText.count`
+    /// payload bytes were already checked, before the frame had all arrived, by `checkedText.validator`
+    /// (from ``textValidator(forFrameWith:)`` for this frame): only the bytes after them are checked.
+    /// nil: none were.
+    package mutating func append(
+        _ frame: WebSocketFrame, checkedText: (validator: UTF8Validator, count: Int)?
+    ) throws(WebSocketProtocolError) -> WebSocketMessage? {
         switch frame.opcode {
         case .ping, .pong, .close:
             return try control(frame)
         case .continuation:
             guard var message = open else { throw .unexpectedContinuation }
             open = nil
-            try add(frame.payload, to: &message)
+            try add(frame.payload, to: &message, checkedText: checkedText)
             guard frame.fin else {
                 open = message
                 return nil
@@ -81,7 +91,7 @@ public struct WebSocketMessageAssembler: Sendable {
         case .text, .binary:
             if open != nil { throw .dataFrameInsideMessage(frame.opcode) }
             var message = OpenMessage(isText: frame.opcode == .text, bytes: Data(), validator: UTF8Validator())
-            try add(frame.payload, to: &message)
+            try add(frame.payload, to: &message, checkedText: checkedText)
             guard frame.fin else {
                 open = message
                 return nil
@@ -90,14 +100,22 @@ public struct WebSocketMessageAssembler: Sendable {
         }
     }
 
-    /// Checks a fragment against the size limit and, for text, as UTF-8, then keeps its bytes.
-    private func add(_ payload: Data, to message: inout OpenMessage) throws(WebSocketProtocolError) {
+    /// Checks a fragment against the size limit and, for text, as UTF-8 (from `checkedText.count` on,
+    /// with its validator, when given), then keeps its bytes.
+    private func add(
+        _ payload: Data, to message: inout OpenMessage, checkedText: (validator: UTF8Validator, count: Int)?
+    ) throws(WebSocketProtocolError) {
         let (length, overflow) = message.bytes.count.addingReportingOverflow(payload.count)
         guard !overflow, length <= maxMessageSize else {
             throw .messageTooLarge(length: overflow ? .max : length, maxMessageSize: maxMessageSize)
         }
-        if message.isText, let offset = message.validator.validate(payload) {
-            throw .invalidUTF8(offset: message.bytes.count + offset)
+        if message.isText {
+            let skipped = min(max(checkedText?.count ?? 0, 0), payload.count)
+            if let checkedText { message.validator = checkedText.validator }
+            let invalid = payload.withUnsafeBytes { bytes in
+                message.validator.validate(UnsafeRawBufferPointer(rebasing: bytes[skipped...]))
+            }
+            if let invalid { throw .invalidUTF8(offset: message.bytes.count + skipped + invalid) }
         }
         if message.bytes.isEmpty {
             message.bytes = payload
