@@ -146,7 +146,7 @@ extension Router {
                 }
                 continue
             }
-            if outcome == .stored(sequence: outcome.sequence) { metrics.messagesStored.increment() }
+            if case .stored = outcome { metrics.messagesStored.increment() }
             if let id = item.id {
                 item.session.send(.v2(.stored(id: id, conversation: conversation.description, sequence: outcome.sequence)))
             }
