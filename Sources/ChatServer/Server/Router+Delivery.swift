@@ -201,9 +201,9 @@ extension Router {
                     return
                 }
             }
+            metrics.messagesDelivered.increment(by: UInt64(page.count))
             for message in page {
                 if tracing { logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)") }
-                metrics.messagesDelivered.increment()
                 session.send(
                     .v2(
                         .delivery(
