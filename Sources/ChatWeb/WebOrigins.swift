@@ -1,3 +1,5 @@
+import SocketFraming
+
 /// Which `Origin`s may open the chat over WebSocket (`/chat`): the web port's own origin and those the
 /// operator allows (`im-server --web-allow-origin`), as values (no socket).
 ///
@@ -37,27 +39,21 @@ public struct WebOrigins: Sendable, Equatable {
 
     /// `origin` as browsers serialize it: lower case, no trailing `/`, no default port; nil when it is
     /// not `http://host[:port]` or `https://host[:port]` (`null`, a path, a user name, an empty host).
+    /// The authority is read as ``WebSocketURL`` reads it (the same hosts, ports and refusals), an
+    /// origin's `http`/`https` standing for `ws`/`wss`.
     public static func normalized(_ origin: String) -> String? {
-        var text = origin.lowercased()
-        if text.hasSuffix("/") { text.removeLast() }
-        let scheme: String
-        if text.hasPrefix("http://") {
-            scheme = "http"
-        } else if text.hasPrefix("https://") {
-            scheme = "https"
-        } else {
+        guard let separator = origin.range(of: "://") else { return nil }
+        let scheme = origin[..<separator.lowerBound].lowercased()
+        let webSocketScheme: String
+        switch scheme {
+        case "http": webSocketScheme = "ws"
+        case "https": webSocketScheme = "wss"
+        default: return nil
+        }
+        guard let url = try? WebSocketURL(webSocketScheme + origin[separator.lowerBound...]), url.resourceName == "/" else {
             return nil
         }
-        let authority = text.dropFirst(scheme.count + 3)
-        guard !authority.isEmpty, !authority.contains(where: { "/?#@ \t".contains($0) }) else { return nil }
-        var host = String(authority), port: UInt16?
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
-            guard let number = UInt16(authority[authority.index(after: colon)...]) else { return nil }
-            host = String(authority[..<colon])
-            port = number
-        }
-        guard !host.isEmpty else { return nil }
-        return port.map { serialize(scheme: scheme, host: host, port: $0) } ?? "\(scheme)://\(host)"
+        return "\(scheme)://\(url.hostHeader)"
     }
 
     /// Whether `origin` is an origin ``normalized(_:)`` accepts (for `--web-allow-origin`).

@@ -67,8 +67,6 @@ public struct WebRoutes: Sendable {
 
     /// A `200 OK` with `body` as `contentType`, `Content-Length`, and `Connection: close`.
     public static func ok(_ body: String, contentType: String) -> HTTPResponse {
-        let bytes = Array(body.utf8)
-        let headers: HTTPHeaders = [("Content-Type", contentType), ("Content-Length", String(bytes.count)), ("Connection", "close")]
-        return HTTPResponse(head: HTTPResponseHead(statusCode: 200, headers: headers), body: bytes)
+        HTTPResponse.closing(statusCode: 200, contentType: contentType, body: Array(body.utf8))
     }
 }

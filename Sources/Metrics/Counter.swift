@@ -11,11 +11,7 @@ public final class Counter: Sendable {
     init() {}
 
     /// Adds `amount` (default 1).
-    @inlinable
-    public func increment(by amount: UInt64 = 1) { add(amount) }
-
-    @usableFromInline
-    func add(_ amount: UInt64) { count.wrappingAdd(amount, ordering: .relaxed) }
+    public func increment(by amount: UInt64 = 1) { count.wrappingAdd(amount, ordering: .relaxed) }
 
     /// The count now.
     public var value: UInt64 { count.load(ordering: .relaxed) }

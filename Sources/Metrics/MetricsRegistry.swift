@@ -27,11 +27,7 @@ public final class MetricsRegistry: @unchecked Sendable {
 
     /// A family of counters with `labelNames`.
     public func counter(_ name: String, help: String, labelNames: [String]) -> MetricFamily<Counter> {
-        let family = MetricFamily(name: name, labelNames: labelNames) { Counter() }
-        register(name, help: help, type: "counter", labelNames: labelNames) {
-            family.all.map { "\(name)\(PrometheusText.labelSet(labelNames, $0.values)) \($0.metric.value)" }
-        }
-        return family
+        family(name, help: help, type: "counter", labelNames: labelNames, make: { Counter() }) { "\($0.value)" }
     }
 
     /// A counter read at each scrape by calling `sample` (on the scraping thread): a count kept elsewhere.
@@ -46,11 +42,7 @@ public final class MetricsRegistry: @unchecked Sendable {
 
     /// A family of gauges with `labelNames`.
     public func gauge(_ name: String, help: String, labelNames: [String]) -> MetricFamily<Gauge> {
-        let family = MetricFamily(name: name, labelNames: labelNames) { Gauge() }
-        register(name, help: help, type: "gauge", labelNames: labelNames) {
-            family.all.map { "\(name)\(PrometheusText.labelSet(labelNames, $0.values)) \($0.metric.value)" }
-        }
-        return family
+        family(name, help: help, type: "gauge", labelNames: labelNames, make: { Gauge() }) { "\($0.value)" }
     }
 
     /// A gauge read at each scrape by calling `sample` (on the scraping thread): a queue's depth, say.
@@ -86,6 +78,18 @@ public final class MetricsRegistry: @unchecked Sendable {
         lines.append("\(name)_sum\(labels) \(PrometheusText.number(snapshot.sum))")
         lines.append("\(name)_count\(labels) \(snapshot.count)")
         return lines
+    }
+
+    /// Registers a family whose children render one sample each: `NAME{labels} value`.
+    private func family<Metric: AnyObject & Sendable>(
+        _ name: String, help: String, type: String, labelNames: [String], make: @escaping @Sendable () -> Metric,
+        value: @escaping @Sendable (Metric) -> String
+    ) -> MetricFamily<Metric> {
+        let family = MetricFamily(name: name, labelNames: labelNames, make: make)
+        register(name, help: help, type: type, labelNames: labelNames) {
+            family.all.map { "\(name)\(PrometheusText.labelSet(labelNames, $0.values)) \(value($0.metric))" }
+        }
+        return family
     }
 
     private func register(

@@ -5,25 +5,18 @@ public enum PrometheusText {
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     /// A `# HELP` docstring: backslash as `\\`, line feed as `\n` (the format's rule for HELP lines).
-    public static func escapeHelp(_ text: String) -> String {
+    public static func escapeHelp(_ text: String) -> String { escape(text, quote: false) }
+
+    /// A label value between its double quotes: backslash as `\\`, `"` as `\"`, line feed as `\n`.
+    public static func escapeLabelValue(_ value: String) -> String { escape(value, quote: true) }
+
+    /// `text` with backslash and line feed escaped, and `"` too when `quote`.
+    private static func escape(_ text: String, quote: Bool) -> String {
         var escaped = ""
         for character in text.unicodeScalars {
             switch character {
             case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            default: escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
-    }
-
-    /// A label value between its double quotes: backslash as `\\`, `"` as `\"`, line feed as `\n`.
-    public static func escapeLabelValue(_ value: String) -> String {
-        var escaped = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
+            case "\"" where quote: escaped += "\\\""
             case "\n": escaped += "\\n"
             default: escaped.unicodeScalars.append(character)
             }

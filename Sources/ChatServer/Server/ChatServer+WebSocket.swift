@@ -24,8 +24,4 @@ extension ChatServer {
         }
         link.adoptWebSocket(socket, request: request)
     }
-
-    /// Whether the server accepts connections now: from a successful ``start()`` until ``stop()`` or
-    /// ``shutDown(timeout:completion:)``. Any thread.
-    public var isAccepting: Bool { accepting.load(ordering: .relaxed) }
 }

@@ -205,8 +205,12 @@ public final class ChatServer: Sendable {
     /// started and accepts connections (not stopped nor shutting down) and, in a cluster, is connected to
     /// NATS now. Any thread.
     public var isHealthy: Bool {
-        accepting.load(ordering: .relaxed) && (router.cluster?.cluster.isConnected ?? true)
+        isAccepting && (router.cluster?.cluster.isConnected ?? true)
     }
+
+    /// Whether the server accepts connections now: from a successful ``start()`` until ``stop()`` or
+    /// ``shutDown(timeout:completion:)``. Any thread.
+    public var isAccepting: Bool { accepting.load(ordering: .relaxed) }
 
     /// The UDP port discovery is answered on, once started; `nil` without discovery.
     public var discoveryPort: UInt16? { responder?.port }

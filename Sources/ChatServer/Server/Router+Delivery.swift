@@ -146,7 +146,7 @@ extension Router {
                 }
                 continue
             }
-            if outcome == .stored(sequence: outcome.sequence) { metrics.messagesStored.increment() }
+            if case .stored = outcome { metrics.messagesStored.increment() }
             if let id = item.id {
                 item.session.send(.v2(.stored(id: id, conversation: conversation.description, sequence: outcome.sequence)))
             }
@@ -201,9 +201,9 @@ extension Router {
                     return
                 }
             }
+            metrics.messagesDelivered.increment(by: UInt64(page.count))
             for message in page {
                 if tracing { logger.trace("path: \(fetch.conversation)#\(message.sequence) sent to \(name)") }
-                metrics.messagesDelivered.increment()
                 session.send(
                     .v2(
                         .delivery(

@@ -19,10 +19,17 @@ public struct HTTPResponse: Equatable, Sendable {
     /// reason, `Content-Type: text/plain; charset=utf-8`, `Content-Length`, `Connection: close`, then
     /// `extraHeaders` (e.g. `Sec-WebSocket-Version: 13` on a 426), and `text` plus a line feed as the body.
     public static func plainText(statusCode: Int, text: String, extraHeaders: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        let body = Array((text + "\n").utf8)
-        var headers: HTTPHeaders = [
-            ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)), ("Connection", "close")
-        ]
+        closing(
+            statusCode: statusCode, contentType: "text/plain; charset=utf-8", body: Array((text + "\n").utf8), extraHeaders: extraHeaders)
+    }
+
+    /// An answer after which the server closes the connection: `statusCode` with its standard reason,
+    /// `Content-Type: contentType`, `Content-Length` of `body`, `Connection: close`, then `extraHeaders`,
+    /// and `body`.
+    public static func closing(
+        statusCode: Int, contentType: String, body: [UInt8], extraHeaders: HTTPHeaders = HTTPHeaders()
+    ) -> HTTPResponse {
+        var headers: HTTPHeaders = [("Content-Type", contentType), ("Content-Length", String(body.count)), ("Connection", "close")]
         for field in extraHeaders { headers.append(name: field.name, value: field.value) }
         return HTTPResponse(head: HTTPResponseHead(statusCode: statusCode, headers: headers), body: body)
     }
