@@ -24,7 +24,7 @@ public struct StaticFiles: Sendable {
     public let files: [String: File]
 
     /// The files of the web client bundled with ChatWeb (`Sources/ChatWeb/Web`, SwiftPM resources):
-    /// for now a page saying the web client is coming. Empty when the bundle is missing.
+    /// the web client's page, style sheet, ES modules and icon. Empty when the bundle is missing.
     public static var bundled: StaticFiles {
         guard let directory = Bundle.module.url(forResource: "Web", withExtension: nil) else { return StaticFiles(files: [:]) }
         return (try? StaticFiles(directory: directory)) ?? StaticFiles(files: [:])

@@ -38,10 +38,24 @@ import TestSupport
         #expect(StaticFiles.contentType(ofPath: "/.htaccess") == "application/octet-stream")
     }
 
-    @Test func theBundledPageSaysTheWebClientIsComing() throws {
-        let index = try #require(StaticFiles.bundled.files["/"])
+    @Test func theBundledWebClientIsItsPageStyleSheetModulesAndIcon() throws {
+        let files = StaticFiles.bundled.files
+        let index = try #require(files["/"])
         #expect(index.contentType == "text/html; charset=utf-8")
-        #expect(String(decoding: index.bytes, as: UTF8.self).contains("The web client is coming."))
-        #expect(StaticFiles.bundled.files["/index.html"] == index)
+        let html = String(decoding: index.bytes, as: UTF8.self)
+        #expect(html.contains("<script type=\"module\" src=\"app.js\"></script>"))
+        #expect(html.contains("<link rel=\"stylesheet\" href=\"chat.css\">"))
+        #expect(files["/index.html"] == index)
+        #expect(
+            files.keys.sorted() == [
+                "/", "/app.js", "/chat.css", "/favicon.svg", "/frame.js", "/index.html", "/link.js", "/schedule.js", "/store.js", "/view.js"
+            ])
+        for path in ["/app.js", "/frame.js", "/link.js", "/schedule.js", "/store.js", "/view.js"] {
+            #expect(files[path]?.contentType == "text/javascript; charset=utf-8", "\(path)")
+            // Text goes in as text only: no script of the client writes HTML.
+            let script = String(decoding: files[path]?.bytes ?? [], as: UTF8.self)
+            #expect(!script.contains("innerHTML") && !script.contains("outerHTML") && !script.contains("insertAdjacentHTML"), "\(path)")
+        }
+        #expect(files["/chat.css"]?.contentType == "text/css; charset=utf-8")
     }
 }

@@ -3,6 +3,12 @@
 Python standard library only, for the WebSocket browser test (Tests/WebSocketTests/WebSocketChromiumTests).
 
   chromium_driver.py --url URL --screenshot PNG --profile DIR [--chromium PATH] [--timeout SECONDS]
+  chromium_driver.py --script --profile DIR [--chromium PATH] [--timeout SECONDS]
+
+With --script it runs the steps it reads on its standard input instead, one JSON object a line, and
+answers each with one JSON line (see `run_script`): browser contexts (separate storage, like two
+profiles), tabs, expressions evaluated or waited for, keys typed, reloads, screenshots, closed tabs, and
+each tab's console errors. --timeout then bounds each step.
 
 Starts Chromium with `--remote-debugging-pipe`: it reads DevTools commands on its descriptor 3 and writes
 answers and events on its descriptor 4, each message one JSON object followed by a NUL byte. Opens URL
@@ -116,7 +122,10 @@ def start_browser(chromium, profile):
         "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
         "--disable-component-update", "--disable-extensions", "--disable-sync", "--password-store=basic",
         "--disable-dev-shm-usage",  # shared memory in /tmp: a container's /dev/shm may be 64 MB
-        "--mute-audio", "--hide-scrollbars", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank",
+        "--mute-audio", "--hide-scrollbars",
+        # Pages in tabs the driver does not look at keep their timers (heartbeats, reconnects) on time.
+        "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+        "--disable-backgrounding-occluded-windows", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank",
     ]
     if os.geteuid() == 0:
         arguments.insert(1, "--no-sandbox")  # Chromium's sandbox refuses to run as root
@@ -227,10 +236,189 @@ def drive(devtools, url, screenshot, output):
         raise failure
 
 
+class Tab:
+    """One page target of the script mode, attached with a flat session; its console errors collected."""
+
+    def __init__(self, target, session):
+        self.target = target
+        self.session = session
+        self.errors = []
+
+
+CONSOLE_EVENTS = ("Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded")
+
+
+def collect_console(devtools, tabs):
+    """Moves the console's errors (exceptions, console.error/warn, the browser's error entries) from the
+    kept events into their tab's list."""
+    by_session = {tab.session: tab for tab in tabs.values()}
+    kept = []
+    for event in devtools.events:
+        tab = by_session.get(event.get("sessionId"))
+        method = event["method"]
+        if tab is None or method not in CONSOLE_EVENTS:
+            kept.append(event)
+            continue
+        params = event["params"]
+        if method == "Runtime.exceptionThrown":
+            details = params["exceptionDetails"]
+            tab.errors.append("exception: " + details.get("exception", {}).get("description", details.get("text", "")))
+        elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "warning", "assert"):
+            texts = [str(arg.get("value", arg.get("description", ""))) for arg in params.get("args", [])]
+            tab.errors.append(f"console.{params['type']}: " + " ".join(texts))
+        elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
+            tab.errors.append(f"{params['entry']['source']} {params['entry']['level']}: {params['entry']['text']}")
+    devtools.events = kept
+
+
+WAIT_SCRIPT = """new Promise((resolve, reject) => {
+  const started = Date.now();
+  const poll = () => {
+    let value;
+    try { value = (%s); } catch (error) { value = undefined; }
+    if (value) return resolve(typeof value === 'object' ? true : value);
+    if (Date.now() - started > %d) return reject(new Error('timed out waiting for: ' + %s));
+    setTimeout(poll, 25);
+  };
+  poll();
+})"""
+
+KEYS = {  # DOM key → (code, windowsVirtualKeyCode, text)
+    "Enter": ("Enter", 13, "\r"), "Tab": ("Tab", 9, None), "Escape": ("Escape", 27, None),
+    "ArrowUp": ("ArrowUp", 38, None), "ArrowDown": ("ArrowDown", 40, None), "PageUp": ("PageUp", 33, None),
+    "Home": ("Home", 36, None), "End": ("End", 35, None), " ": ("Space", 32, " "),
+}
+
+
+def press(devtools, tab, key, shift=False):
+    code, virtual, text = KEYS[key]
+    base = {"key": key, "code": code, "windowsVirtualKeyCode": virtual, "modifiers": 8 if shift else 0}
+    down = dict(base, type="keyDown" if text else "rawKeyDown")
+    if text:
+        down["text"] = text
+    devtools.command("Input.dispatchKeyEvent", down, session=tab.session)
+    devtools.command("Input.dispatchKeyEvent", dict(base, type="keyUp"), session=tab.session)
+
+
+def evaluate(devtools, tab, expression):
+    evaluation = devtools.command(
+        "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session=tab.session)
+    if "exceptionDetails" in evaluation:
+        details = evaluation["exceptionDetails"]
+        raise DriverError(details.get("exception", {}).get("description", details.get("text", "exception")))
+    return evaluation["result"].get("value")
+
+
+def load(devtools, tab, action):
+    """Runs `action` (a navigation or reload) and waits for the page's load event."""
+    devtools.events = [e for e in devtools.events if not (e["method"] == "Page.loadEventFired" and e.get("sessionId") == tab.session)]
+    action()
+    devtools.event("Page.loadEventFired", tab.session)
+
+
+def step(devtools, tabs, request, timeout):
+    """One step of the script; returns what its answer adds."""
+    action = request["do"]
+    devtools.deadline = time.monotonic() + float(request.get("timeout", timeout)) + 5
+    tab = tabs.get(request.get("tab"))
+    if action not in ("context", "open", "quit") and tab is None:
+        raise DriverError(f"no tab {request.get('tab')!r}")
+    if action == "context":
+        return {"value": devtools.command("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]}
+    if action == "open":
+        params = {"url": "about:blank"}
+        if request.get("context"):
+            params["browserContextId"] = request["context"]
+        target = devtools.command("Target.createTarget", params)["targetId"]
+        session = devtools.command("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        tab = Tab(target, session)
+        tabs[request["name"]] = tab
+        for domain in ("Page", "Runtime", "Log"):
+            devtools.command(f"{domain}.enable", session=session)
+        width, height = request.get("width", VIEWPORT[0]), request.get("height", VIEWPORT[1])
+        devtools.command(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        if request.get("dark"):
+            devtools.command(
+                "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+                session=session)
+        devtools.command("Emulation.setFocusEmulationEnabled", {"enabled": True}, session=session)
+
+        def navigate():
+            navigation = devtools.command("Page.navigate", {"url": request["url"]}, session=session)
+            if navigation.get("errorText"):
+                raise DriverError(f"navigating to {request['url']}: {navigation['errorText']}")
+        load(devtools, tab, navigate)
+        return {}
+    if action == "eval":
+        return {"value": evaluate(devtools, tab, request["expression"])}
+    if action == "wait":
+        limit = int(float(request.get("timeout", timeout)) * 1000)
+        expression = request["expression"]
+        return {"value": evaluate(devtools, tab, WAIT_SCRIPT % (expression, limit, json.dumps(expression)))}
+    if action == "type":
+        if request.get("selector"):
+            evaluate(devtools, tab, f"document.querySelector({json.dumps(request['selector'])}).focus()")
+        if request.get("text"):
+            devtools.command("Input.insertText", {"text": request["text"]}, session=tab.session)
+        for key in request.get("keys", []):
+            press(devtools, tab, key)
+        return {}
+    if action == "reload":
+        load(devtools, tab, lambda: devtools.command("Page.reload", {"ignoreCache": True}, session=tab.session))
+        return {}
+    if action == "screenshot":
+        picture = devtools.command("Page.captureScreenshot", {"format": "png"}, session=tab.session)["data"]
+        with open(request["path"], "wb") as file:
+            file.write(base64.b64decode(picture))
+        return {}
+    if action == "console":
+        collect_console(devtools, tabs)
+        errors, tab.errors = tab.errors, []
+        return {"value": errors}
+    if action == "close":
+        devtools.command("Target.closeTarget", {"targetId": tab.target})
+        del tabs[request["tab"]]
+        return {}
+    raise DriverError(f"unknown step {action!r}")
+
+
+def run_script(devtools, timeout):
+    """Reads steps from standard input until `{"do": "quit"}` or its end; answers each with one line:
+    `{"id": <the step's id>, "ok": true, "value": …}` or `{"id": …, "ok": false, "error": "…"}`.
+
+    Steps: `context` (a new browser context: storage of its own; value: its id); `open` (`name`, `url`,
+    optional `context`, `width`, `height`, `dark`: a new tab, loaded); `eval` (`tab`, `expression`,
+    awaited; value: its JSON value); `wait` (`tab`, `expression`, `timeout`: polls the expression in the
+    page every 25 ms until it is truthy; value: that value); `type` (`tab`, optional `selector` focused,
+    `text` inserted, `keys` pressed: Enter, Tab, Escape, arrows, PageUp, Home, End, space);
+    `reload`; `screenshot` (`path`); `console` (the tab's errors since the last call); `close`; `quit`.
+    """
+    devtools.command("Browser.getVersion")
+    tabs = {}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request.get("do") == "quit":
+            break
+        answer = {"id": request.get("id")}
+        try:
+            answer.update(step(devtools, tabs, request, timeout))
+            answer["ok"] = True
+        except Terminated:
+            raise
+        except DriverError as error:
+            answer.update(ok=False, error=str(error))
+        print(json.dumps(answer), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--screenshot", required=True)
+    parser.add_argument("--url")
+    parser.add_argument("--screenshot")
+    parser.add_argument("--script", action="store_true")
     parser.add_argument("--profile", required=True)
     parser.add_argument("--chromium", default="/usr/lib/chromium/chromium")
     parser.add_argument("--timeout", type=float, default=30)
@@ -247,7 +435,10 @@ def main():
         browser, to_browser, from_browser = start_browser(options.chromium, options.profile)
         devtools = DevTools(to_browser, from_browser, time.monotonic() + options.timeout)
         try:
-            drive(devtools, options.url, options.screenshot, output)
+            if options.script:
+                run_script(devtools, options.timeout)
+            else:
+                drive(devtools, options.url, options.screenshot, output)
         finally:
             os.close(to_browser)
             os.close(from_browser)

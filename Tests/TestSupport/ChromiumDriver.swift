@@ -1,40 +1,39 @@
 import Foundation
 import Glibc
 import Testing
-import TestSupport
 
-/// Headless Chromium (Debian's `chromium`) opening one page, driven by `Tests/Interop/chromium_driver.py`
+/// Headless Chromium (Debian's `chromium`) opening one page (``ChromiumSession`` for a script of steps), driven by `Tests/Interop/chromium_driver.py`
 /// over the DevTools pipe; see that script for what it does and prints.
-struct ChromiumDriver {
+public struct ChromiumDriver {
     /// The browser itself, not Debian's `/usr/bin/chromium` launcher script (whose `/etc/chromium.d`
     /// snippets add flags of their own and print shell errors in a container); the driver passes the
     /// headless flags.
-    static let binary = "/usr/lib/chromium/chromium"
-    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+    public static let binary = "/usr/lib/chromium/chromium"
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
 
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Interop/chromium_driver.py").path
 
     /// What the driver printed.
-    struct Output<PageResult: Decodable>: Decodable {
+    public struct Output<PageResult: Decodable>: Decodable {
         /// `window.interopResult`'s value, or nil when the page did not get that far.
-        let result: PageResult?
+        public let result: PageResult?
         /// `Chrome/MAJOR.MINOR.BUILD.PATCH` (DevTools' `Browser.getVersion` product).
-        let browser: String?
+        public let browser: String?
         /// The browser's own log lines about WebSockets (a refused handshake's status, say).
-        let console: [String]
+        public let console: [String]
         /// What went wrong in the driver (a time-out, the browser gone), or nil.
-        let error: String?
+        public let error: String?
         /// When, after the driver started, the browser answered (`browser`), the page had loaded
         /// (`loaded`), its result was there (`result`) and all was cleaned up (`done`).
-        let seconds: [String: Double]
+        public let seconds: [String: Double]
     }
 
     /// Runs the driver on `url` (a page on 127.0.0.1), with a fresh profile directory, waiting up to
     /// `limit` (× ``TestTiming/slowdown``); the screenshot goes to `screenshot`. Afterwards no process of that browser runs any more
     /// (recorded as an issue, and killed, if one does): the driver kills and reaps them on every path;
     /// when it hangs past `limit` it gets SIGTERM, which makes it do the same, and only then SIGKILL.
-    static func open<PageResult: Decodable>(
+    public static func open<PageResult: Decodable>(
         _ url: String, screenshot: String, limit: Duration, as: PageResult.Type
     ) async throws -> Output<PageResult> {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("ws-chromium-\(UUID().uuidString)").path
@@ -68,7 +67,7 @@ struct ChromiumDriver {
 
     /// The processes, zombies aside, whose command line contains `text` (every process of a browser
     /// started with `--user-data-dir=PROFILE` and `HOME=PROFILE`), from `/proc/PID/cmdline`.
-    static func processes(mentioning text: String) throws -> [pid_t] {
+    public static func processes(mentioning text: String) throws -> [pid_t] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { name -> pid_t? in
             guard let pid = pid_t(name), pid != getpid(),
                 let commandLine = read("/proc/\(name)/cmdline"), commandLine.contains(text),
@@ -91,7 +90,7 @@ struct ChromiumDriver {
 
 /// A PNG's width and height in pixels, from its IHDR chunk (PNG spec §11.2.2: 8-byte signature, then
 /// length, "IHDR", width and height as big-endian 32-bit integers), or nil when `data` is no PNG.
-func pngSize(_ data: Data) -> (width: Int, height: Int)? {
+public func pngSize(_ data: Data) -> (width: Int, height: Int)? {
     let bytes = [UInt8](data.prefix(24))
     guard bytes.count == 24, bytes[0..<8] == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], bytes[12..<16] == [0x49, 0x48, 0x44, 0x52]
     else { return nil }
