@@ -104,3 +104,29 @@ struct ChatPage {
         try await browser.screenshot(tab, to: URL(fileURLWithPath: directory).appendingPathComponent("\(name).png").path)
     }
 }
+
+extension ChatPage {
+    /// Messages the status bar counts as waiting to be stored (the outbox).
+    func waiting() async throws -> Int {
+        try await browser.evaluate(tab, "Number(document.getElementById('status').dataset.waiting)", as: Int.self) ?? -1
+    }
+
+    /// Types `lines` into the message field and sends each (the form's own submit, one after the other,
+    /// without waiting for the server).
+    func sendAll(_ lines: [String]) async throws {
+        let list = "[" + lines.map(Self.literal).joined(separator: ",") + "]"
+        _ = try await browser.evaluate(
+            tab,
+            """
+            (() => { const input = document.getElementById('text'); const form = document.getElementById('compose');
+              for (const line of \(list)) { input.value = line; form.requestSubmit(); } return true; })()
+            """, as: Bool.self)
+    }
+
+    /// How many of the shown conversation's own messages are in `state`.
+    func count(state: String) async throws -> Int {
+        try await browser.evaluate(
+            tab, "document.querySelectorAll('#messages .message[data-state=\(Self.literal(state))]').length", as: Int.self)
+            ?? -1
+    }
+}

@@ -359,7 +359,8 @@ def step(devtools, tabs, request, timeout):
         return {"value": evaluate(devtools, tab, WAIT_SCRIPT % (expression, limit, json.dumps(expression)))}
     if action == "type":
         if request.get("selector"):
-            evaluate(devtools, tab, f"document.querySelector({json.dumps(request['selector'])}).focus()")
+            # Focused with its text selected, so what is typed replaces it (as a person's select-all would).
+            evaluate(devtools, tab, f"(e => {{ e.focus(); if (e.select) e.select(); }})(document.querySelector({json.dumps(request['selector'])}))")
         if request.get("text"):
             devtools.command("Input.insertText", {"text": request["text"]}, session=tab.session)
         for key in request.get("keys", []):
@@ -391,7 +392,8 @@ def run_script(devtools, timeout):
     Steps: `context` (a new browser context: storage of its own; value: its id); `open` (`name`, `url`,
     optional `context`, `width`, `height`, `dark`: a new tab, loaded); `eval` (`tab`, `expression`,
     awaited; value: its JSON value); `wait` (`tab`, `expression`, `timeout`: polls the expression in the
-    page every 25 ms until it is truthy; value: that value); `type` (`tab`, optional `selector` focused,
+    page every 25 ms until it is truthy; value: that value, true for an object); `type` (`tab`, optional
+    `selector` focused and its text selected,
     `text` inserted, `keys` pressed: Enter, Tab, Escape, arrows, PageUp, Home, End, space);
     `reload`; `screenshot` (`path`); `console` (the tab's errors since the last call); `close`; `quit`.
     """

@@ -82,6 +82,7 @@ function handle(event) {
   switch (event.type) {
     case 'status':
       status.set(event.state, event.at);
+      if (event.state !== 'online') view.setOnline([], -1); // who is online is known again after the login
       break;
     case 'loggedIn':
       view.setOnline(event.online, event.count);
@@ -146,6 +147,7 @@ async function submit(line) {
     if (active !== ROOM) to = active.slice('direct:'.length).split(' ').find((name) => name !== me) ?? me;
   }
   if (text.trim() === '') return undefined;
+  notice('');
   try {
     await link.send(to, text);
     if (to !== null && view.active !== directConversation(me, to) && command) notice(`sent to ${to}`);

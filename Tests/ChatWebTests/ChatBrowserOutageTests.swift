@@ -1,0 +1,139 @@
+import AsyncSocket
+import ChatProtocol
+import ChatTestSupport
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// The web client loses nothing (issue 34 §2, §3): its outbox is in IndexedDB, so what a browser sent is
+/// stored once, in order, whether the server is killed (`kill -9`, an `im-server` child process on a
+/// SQLite store, restarted on the same ports) or the tab is closed before the server could take it.
+@Suite(.cpuBound, .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
+struct ChatBrowserOutageTests {
+    /// `im-server` on `port` and `webPort` with its store in `directory`; returns once its web port is up.
+    static func startServer(port: UInt16, webPort: UInt16, directory: String) async throws -> ChildProcess {
+        let server = try ChildProcess.startProduct(
+            "im-server",
+            [
+                "--port", "\(port)", "--web-port", "\(webPort)", "--no-discovery", "--store", "\(directory)/chat.sqlite",
+                "--idle-timeout", "600"
+            ])
+        _ = try await server.lines.first(within: .seconds(20)) { $0.contains("im-server web port on") }
+        return server
+    }
+
+    /// SIGKILL, and reaped.
+    static func kill9(_ server: ChildProcess) async throws {
+        kill(server.pid, SIGKILL)
+        _ = try await server.exitStatus(within: .seconds(10))
+    }
+
+    /// bob's 300-odd direct messages from ann, read as a new client of bob's would: logged in with his
+    /// password and no positions, acknowledging as it goes (the server sends 256 unacknowledged at most).
+    static func directMessages(to name: String, port: UInt16, count: Int, group: EventLoopGroup) async throws -> [ChatMessage] {
+        let peer = V2Peer(port: port, group: group)
+        defer { peer.link.disconnect() }
+        _ = try await peer.loggedIn(name, password: "\(name)'s secret")
+        var deliveries: [ChatMessage] = []
+        while deliveries.count < count {
+            let next = try await peer.received.first { if case .v2(.delivery) = $0 { true } else { false } }
+            deliveries.append(next)
+            if case .v2(.delivery(_, _, _, let conversation, let sequence?, _)) = next, deliveries.count % 100 == 0 {
+                peer.send(.received(conversation: conversation, upTo: sequence))
+            }
+        }
+        // Nothing after them (a `who` is answered after everything sent before it).
+        peer.send(.who(after: nil, limit: 100))
+        let rest = try await peer.received.first { if case .v2(.onlineUsers) = $0 { true } else { false } }
+        #expect(rest == .v2(.onlineUsers(names: ["ann", name], onlineCount: 2, more: false)))
+        #expect(!peer.received.pending.contains { if case .v2(.delivery) = $0 { true } else { false } })
+        return deliveries
+    }
+
+    static func delivery(_ text: String, _ sequence: UInt64) -> ChatMessage {
+        .v2(
+            .delivery(
+                from: "ann", text: text, isDirect: true, conversation: "direct:ann bob", sequence: sequence,
+                time: .init(timeIntervalSince1970: 0)))
+    }
+
+    @Test func aServerKilledWhileABrowserSends300MessagesAndATabClosedWithItsOutboxFullLoseNothingAndShowNothingTwice() async throws {
+        try await withTemporaryDirectory { directory in try await killAndClose(directory: directory) }
+    }
+
+    func killAndClose(directory: URL) async throws {
+        let reservedPort = ReservedLoopbackPort()
+        let reservedWebPort = ReservedLoopbackPort()
+        let (port, webPort) = (reservedPort.port, reservedWebPort.port)
+        reservedPort.release()
+        reservedWebPort.release()
+        var server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
+        defer { server.stop() }
+        let group = EventLoopGroup(numberOfThreads: 1, name: "outage-test")
+        defer { group.shutdown() }
+        // bob has logged in once, so messages to him are kept while he is away.
+        let bob = V2Peer(port: port, group: group)
+        _ = try await bob.loggedIn("bob", password: "bob's secret")
+        bob.link.disconnect()
+
+        let browser = try ChromiumSession()
+        do {
+            let url = "http://127.0.0.1:\(webPort)/"
+            let context = try await browser.newContext()
+            let ann = try await ChatPage.open(browser, tab: "ann", url: url, context: context)
+            try await ann.logIn("ann", password: "ann's secret")
+            let texts = (1...300).map { String(format: "message %03d", $0) }
+
+            // 100 sent; once 50 are stored the server is killed; the other 200 are typed while it is down.
+            try await ann.sendAll(texts.prefix(100).map { "/to bob \($0)" })
+            try await ann.openConversation("direct:ann bob")
+            try await browser.wait("ann", until: "document.querySelectorAll('#messages .message[data-state=stored]').length >= 50")
+            try await Self.kill9(server)
+            try await browser.wait(
+                "ann", until: "['reconnecting', 'unavailable'].includes(document.getElementById('status').dataset.state)")
+            try await ann.sendAll(texts.dropFirst(100).map { "/to bob \($0)" })
+            try await browser.wait("ann", until: "document.querySelectorAll('#messages .message').length === 300")
+            let waiting = try await ann.waiting()
+            #expect(waiting >= 200 && waiting <= 250, "the outbox while the server is down")
+            try await ann.keepScreenshot("chat-reconnecting")
+
+            // Restarted on the same ports and store: the outbox is sent again with its ids, stored once.
+            server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
+            try await ann.waitForStatus("online", within: .seconds(30))
+            try await browser.wait("ann", until: "document.getElementById('status').dataset.waiting === '0'", within: .seconds(60))
+            let shown = try await ann.messages()
+            #expect(shown.map(\.text) == texts)
+            #expect(shown.map(\.seq) == Array(1...300))
+            #expect(shown.allSatisfy { $0.from == "ann" && $0.state == "stored" })
+            #expect(
+                try await Self.directMessages(to: "bob", port: port, count: 300, group: group)
+                    == texts.enumerated().map {
+                        Self.delivery($1, UInt64($0 + 1))
+                    })
+
+            // Three more typed while the server is down, then the tab is closed: its outbox is what a new
+            // tab sends once ann logs in there.
+            try await Self.kill9(server)
+            try await browser.wait("ann", until: "document.getElementById('status').dataset.state !== 'online'")
+            try await ann.sendAll(["after 1", "after 2", "after 3"].map { "/to bob \($0)" })
+            try await browser.wait("ann", until: "document.getElementById('status').dataset.waiting === '3'")
+            try await browser.close(tab: "ann")
+            server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
+            let again = try await ChatPage.open(browser, tab: "ann again", url: url, context: context)
+            try await again.logIn("ann", password: "ann's secret")
+            try await browser.wait("ann again", until: "document.getElementById('status').dataset.waiting === '0'", within: .seconds(30))
+            try await again.openConversation("direct:ann bob")
+            try await again.waitForMessage(from: "ann", "after 3", state: "stored")
+            let after = try await again.messages()
+            #expect(after.count == 303)
+            #expect(after.suffix(3).map(\.text) == ["after 1", "after 2", "after 3"])
+            #expect(after.suffix(3).map(\.seq) == [301, 302, 303])
+            #expect(try await browser.consoleErrors("ann again") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+}
