@@ -56,6 +56,7 @@ struct ChatBrowserTests {
             try await bob.send("hi ann")
             try await ann.waitForMessage(from: "bob", "hi ann")
             try await bob.waitForMessage(from: "bob", "hi ann", state: "received")
+            try await ann.keepScreenshot("chat")
 
             // The terminal user and a browser user, both ways.
             carl.send(.directMessage(id: 1, to: "ann", text: "from the terminal"))
@@ -87,7 +88,6 @@ struct ChatBrowserTests {
             try await ann.waitForMessage(from: "bob", attack)
             #expect(try await browser.evaluate("ann", "document.querySelectorAll('#messages img, #messages b').length", as: Int.self) == 0)
             #expect(try await browser.evaluate("ann", "window.pwned === undefined", as: Bool.self) == true)
-            try await ann.keepScreenshot("chat")
 
             // A reload keeps the history, each message once, and logs in again by itself.
             let before = try await ann.messages()

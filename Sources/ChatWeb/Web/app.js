@@ -19,9 +19,18 @@ const status = new StatusBar();
 let link = null;
 let store = null;
 let me = '';
+/** The conversation whose history was asked for and not yet answered (one request at a time). */
+let historyAsked = null;
+
+function askHistory(conversation, limit) {
+  if (!link?.loggedIn || !link.stored || historyAsked === conversation) return;
+  historyAsked = conversation;
+  link.requestHistory(conversation, limit);
+}
+
 const view = new ChatView({
   onOpen(conversation, count) {
-    if (count < 20) link?.requestHistory(conversation, 50);
+    if (count < 20) askHistory(conversation, 50);
     $('text').placeholder = conversation === ROOM ? 'Message to everyone, or /to name text' : `Message to ${view.label(conversation)}`;
   },
 });
@@ -87,6 +96,8 @@ function handle(event) {
     case 'loggedIn':
       view.setOnline(event.online, event.count);
       notice(event.stored ? '' : 'live only: without a password nothing is kept for you while you are away');
+      historyAsked = null;
+      if (view.items(view.active) < 20) askHistory(view.active, 50);
       break;
     case 'loginFailed':
       logOut(event.retryAfter ? `${event.detail} (try again in ${event.retryAfter} s)` : event.detail || event.code);
@@ -113,9 +124,16 @@ function handle(event) {
     case 'receipt':
       view.setReceipt(event.conversation, event.seq);
       break;
-    case 'history':
+    case 'history': {
+      // Older messages go above: the one at the top stays where it was.
+      const list = $('messages');
+      const height = list.scrollHeight;
+      const atTop = list.scrollTop === 0 && list.children.length > 0;
       for (const message of event.added) view.add(message);
+      if (atTop && event.conversation === view.active) list.scrollTop = list.scrollHeight - height;
+      if (historyAsked === event.conversation) historyAsked = null;
       break;
+    }
     case 'presence':
       view.changePresence(event.online, event.offline, event.count);
       break;
@@ -124,6 +142,7 @@ function handle(event) {
       break;
     case 'notice':
       notice(event.text);
+      historyAsked = null; // a refused history request (historyUnavailable, badRequest) comes as one
       break;
     default:
       break;
@@ -157,13 +176,14 @@ async function submit(line) {
   return undefined;
 }
 
+/** At the top of the list: the last 25 more of the conversation (a history holds at most 100). */
 function historyOnScroll() {
   const list = $('messages');
   if (list.scrollTop > 0 || !link) return;
   const items = list.children.length;
   const oldest = list.firstElementChild?.record?.seq;
   if (oldest === 1 || items >= 100) return;
-  link.requestHistory(view.active, Math.min(100, items + 25));
+  askHistory(view.active, Math.min(100, items + 25));
 }
 
 function start() {

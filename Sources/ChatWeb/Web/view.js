@@ -69,6 +69,11 @@ export class ChatView {
     this.onOpen(conversation, this.#conversation(conversation).items.size);
   }
 
+  /** How many messages `conversation` holds here. */
+  items(conversation) {
+    return this.conversations.get(conversation)?.items.size ?? 0;
+  }
+
   openWith(name) {
     this.open(directConversation(this.me, name));
   }

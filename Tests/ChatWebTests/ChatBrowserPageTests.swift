@@ -1,0 +1,146 @@
+import ChatProtocol
+import ChatServer
+import ChatTestSupport
+import ChatWeb
+import Foundation
+import Testing
+import TestSupport
+
+/// The web client's parts and looks in headless Chromium: its frame codec and reconnect schedule (the
+/// page's own ES modules, imported in the page), history on scrolling up, a live-only login, and the page
+/// at 320 px in the dark, used with the keyboard only.
+@Suite(.cpuBound, .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
+struct ChatBrowserPageTests {
+    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    @Test func theModulesEncodeAndDecodeFramesAsPROTOCOLmdSaysAndReconnectOnImClientsSchedule() async throws {
+        let (chat, web) = try ChatOverWebSocketTests.start()
+        defer { withExtendedLifetime(chat) {} }
+        defer { web.stop() }
+        // A delivery of 600 bytes of text from the Swift codec: over 512 bytes, so zlib-compressed (z = 1).
+        let long = String(repeating: "zlib ", count: 120)
+        let compressed = try ChatCodec(version: .v2).encode(
+            .v2(
+                .delivery(
+                    from: "ann", text: long, isDirect: false, conversation: "room", sequence: 7,
+                    time: Date(timeIntervalSince1970: 1_700_000_000.123))))
+        #expect(compressed[4] == 1)
+        let browser = try ChromiumSession()
+        do {
+            try await browser.open("page", url: "http://127.0.0.1:\(web.port)/")
+            struct Results: Decodable, Equatable {
+                let direct: String
+                let heartbeat: String
+                let decoded: String
+                let roundTrip: String
+                let bigFlag: Int
+                let errors: [String]
+                let delays: [Int]
+                let unavailableAfter: Int
+                let textBytes: [Int]
+            }
+            let results = try await browser.evaluate(
+                "page",
+                """
+                (async () => {
+                  const f = await import('/frame.js');
+                  const s = await import('/schedule.js');
+                  const l = await import('/link.js');
+                  const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+                  const bytes = (text) => new Uint8Array(text.match(/../g).map((h) => parseInt(h, 16))).buffer;
+                  const direct = hex(await f.encodeFrame(f.Code.direct, { id: 17, text: 'hi', to: 'bob' }));
+                  const heartbeat = hex(await f.encodeFrame(f.Code.heartbeat, {}));
+                  const decoded = JSON.stringify(await f.decodeFrame(bytes('\(Self.hex(compressed))')));
+                  const big = await f.encodeFrame(f.Code.broadcast, { id: 1, text: 'x'.repeat(600) });
+                  const roundTrip = JSON.stringify(await f.decodeFrame(big));
+                  const errors = [];
+                  for (const frame of ['0003002000000000', '0002002000000a7b7d', '00020020020002' + '7b7d', '0002']) {
+                    try { await f.decodeFrame(bytes(frame)); errors.push('none'); } catch (error) { errors.push(error.message); }
+                  }
+                  const schedule = new s.ReconnectSchedule(() => 0.5);
+                  const delays = [];
+                  let unavailableAfter = 0;
+                  for (let i = 0; i < 8; i += 1) {
+                    delays.push(schedule.next().delayMs);
+                    if (!unavailableAfter && schedule.isUnavailable) unavailableAfter = schedule.attempts;
+                  }
+                  return { direct, heartbeat, decoded, roundTrip, bigFlag: new Uint8Array(big)[4], errors, delays, unavailableAfter,
+                    textBytes: [l.jsonTextBytes('hi'), l.jsonTextBytes('"\\\\'), l.jsonTextBytes('\\u001b\\t'), l.jsonTextBytes('é😀')] };
+                })()
+                """, as: Results.self)
+            // docs/PROTOCOL.md "Example bytes (version 2)" and the version 2 heartbeat.
+            #expect(
+                results
+                    == Results(
+                        direct: "0002001000002" + "07b226964223a31372c2274657874223a226869222c22746f223a22626f62227d",
+                        heartbeat: "000200200000027b7d",
+                        decoded:
+                            #"{"code":18,"body":{"conversation":"room","direct":false,"from":"ann","seq":7,"text":"\#(long)","time":1700000000123}}"#,
+                        roundTrip: #"{"code":17,"body":{"id":1,"text":"\#(String(repeating: "x", count: 600))"}}"#,
+                        bigFlag: 1,
+                        errors: [
+                            "version 3 is not 2", "the header says 10 bytes of body, the message holds 2",
+                            "compressed flag 2 is not 0 or 1", "a message of 2 bytes is no frame"
+                        ],
+                        delays: [500, 2500, 4500, 8500, 16500, 32500, 60500, 60500], unavailableAfter: 3, textBytes: [2, 4, 8, 6]))
+            #expect(try await browser.consoleErrors("page") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+
+    @Test func historyComesOnScrollingUpALiveOnlyLoginGetsNoneAndThePageIsReadableAt320PixelsInTheDarkWithTheKeyboardOnly() async throws {
+        let (chat, web) = try ChatOverWebSocketTests.start()
+        defer { web.stop() }
+        let url = "http://127.0.0.1:\(web.port)/"
+        let carl = V2Peer(port: chat.server.port, group: chat.group)
+        _ = try await carl.loggedIn("carl", password: "carl's secret")
+        let texts = (1...120).map { "room message \($0)" }
+        for (index, text) in texts.enumerated() { carl.send(.broadcast(id: UInt64(index + 1), text: text)) }
+        _ = try await carl.received.first { if case .v2(.stored(120, _, _)) = $0 { true } else { false } }
+        let browser = try ChromiumSession()
+        do {
+            // 320 × 640, dark: the last 50 of the room come as history; scrolling to the top brings 25 more each time, up to 100.
+            let dana = try await ChatPage.open(
+                browser, tab: "dana", url: url, context: try await browser.newContext(), width: 320, height: 640, dark: true)
+            try await dana.logIn("dana", password: "dana's secret")
+            try await browser.wait("dana", until: "document.querySelectorAll('#messages .message').length === 50")
+            #expect(try await dana.messages().map(\.text) == Array(texts.suffix(50)))
+            for shown in [75, 100] {
+                try await browser.type("dana", into: "#messages", keys: ["Home"])
+                try await browser.wait("dana", until: "document.querySelectorAll('#messages .message').length === \(shown)")
+            }
+            #expect(try await dana.messages().map(\.text) == Array(texts.suffix(100)))
+            #expect(try await dana.messages().map(\.seq) == Array(21...120))
+            // Nothing wider than the viewport; the dark colours; a keyboard user reaches carl's name with Tab and opens him with Enter.
+            #expect(try await browser.evaluate("dana", "document.documentElement.scrollWidth", as: Int.self) == 320)
+            #expect(
+                try await browser.evaluate("dana", "getComputedStyle(document.body).backgroundColor", as: String.self) == "rgb(22, 23, 26)")
+            try await browser.type("dana", into: "#logout", keys: ["Tab", "Tab"])
+            #expect(
+                try await browser.evaluate("dana", "document.activeElement.dataset.name ?? document.activeElement.id", as: String.self)
+                    == "carl")
+            try await browser.type("dana", keys: ["Enter"])
+            try await browser.wait("dana", until: "document.getElementById('conversation-title').textContent === 'With carl'")
+            try await browser.type("dana", into: "#text", "hello carl, from 320 px", keys: ["Enter"])
+            try await dana.waitForMessage(from: "dana", "hello carl, from 320 px", state: "stored")
+            try await dana.keepScreenshot("chat-narrow-dark")
+            #expect(try await browser.consoleErrors("dana") == [])
+
+            // Without a password: live only, said so; no history.
+            let eve = try await ChatPage.open(browser, tab: "eve", url: url, context: try await browser.newContext())
+            try await eve.logIn("eve", password: "")
+            try await browser.wait("eve", until: "document.getElementById('notice').textContent.startsWith('live only')")
+            carl.send(.broadcast(id: 121, text: "live"))
+            try await eve.waitForMessage(from: "carl", "live")
+            #expect(try await eve.messages() == [.init(from: "carl", text: "live", state: "", seq: 0)])
+            #expect(try await browser.consoleErrors("eve") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+}
