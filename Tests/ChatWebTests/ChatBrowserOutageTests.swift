@@ -8,7 +8,8 @@ import TestSupport
 
 /// The web client loses nothing (issue 34 §2, §3): its outbox is in IndexedDB, so what a browser sent is
 /// stored once, in order, whether the server is killed (`kill -9`, an `im-server` child process on a
-/// SQLite store, restarted on the same ports) or the tab is closed before the server could take it.
+/// SQLite store, restarted on the same ports), or the tab is closed or crashes before the server could
+/// take it; a server down for good is reported unavailable after im-client's three attempts.
 @Suite(.cpuBound, .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserOutageTests {
     /// `im-server` on `port` and `webPort` with its store in `directory`; returns once its web port is up.
@@ -58,7 +59,7 @@ struct ChatBrowserOutageTests {
                 time: .init(timeIntervalSince1970: 0)))
     }
 
-    @Test func aServerKilledWhileABrowserSends300MessagesAndATabClosedWithItsOutboxFullLoseNothingAndShowNothingTwice() async throws {
+    @Test func aServerKilledWhileABrowserSends300MessagesATabClosedAndATabCrashedLoseNothingAndShowNothingTwice() async throws {
         try await withTemporaryDirectory { directory in try await killAndClose(directory: directory) }
     }
 
@@ -130,6 +131,29 @@ struct ChatBrowserOutageTests {
             #expect(after.suffix(3).map(\.text) == ["after 1", "after 2", "after 3"])
             #expect(after.suffix(3).map(\.seq) == [301, 302, 303])
             #expect(try await browser.consoleErrors("ann again") == [])
+
+            // Two more while the server is down, then the tab crashes: reloaded, it logs in again by itself
+            // (the tab's session storage) and sends them.
+            try await Self.kill9(server)
+            try await browser.wait("ann again", until: "document.getElementById('status').dataset.state !== 'online'")
+            try await again.sendAll(["crash 1", "crash 2"])
+            try await browser.wait("ann again", until: "document.getElementById('status').dataset.waiting === '2'")
+            try await browser.crash("ann again")
+            server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
+            try await browser.reload("ann again")
+            try await again.waitForStatus("online", within: .seconds(30))
+            try await browser.wait("ann again", until: "document.getElementById('status').dataset.waiting === '0'", within: .seconds(30))
+            try await again.openConversation("direct:ann bob")
+            try await again.waitForMessage(from: "ann", "crash 2", state: "stored")
+            #expect(try await again.messages().suffix(3).map(\.text) == ["after 3", "crash 1", "crash 2"])
+            #expect(try await again.messages().suffix(3).map(\.seq) == [303, 304, 305])
+
+            // Down for good: three attempts (after 0–1, 2–3 and 4–5 s), then "server unavailable".
+            try await Self.kill9(server)
+            try await again.waitForStatus("reconnecting")
+            try await again.waitForStatus("unavailable", within: .seconds(20))
+            let text = try await browser.evaluate("ann again", "document.getElementById('status').textContent", as: String.self)
+            #expect(text?.hasPrefix("server unavailable") == true, "\(text ?? "")")
         } catch {
             await browser.close()
             throw error

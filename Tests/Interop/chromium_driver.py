@@ -90,6 +90,16 @@ class DevTools:
             if "method" in answer:
                 self.events.append(answer)
 
+    def send(self, method, params=None, session=None):
+        """A command whose answer may never come (Page.crash): sent, not waited for."""
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        data = json.dumps(message).encode() + b"\0"
+        while data:
+            data = data[os.write(self.to_browser, data):]
+
     def event(self, method, session):
         """The first event `method` of `session`, kept or still to come."""
         while True:
@@ -369,6 +379,13 @@ def step(devtools, tabs, request, timeout):
     if action == "reload":
         load(devtools, tab, lambda: devtools.command("Page.reload", {"ignoreCache": True}, session=tab.session))
         return {}
+    if action == "crash":
+        # The renderer dies without answering; the browser says so with Inspector.targetCrashed. A
+        # `reload` brings the tab back, as a person's click on "Reload" does.
+        devtools.command("Inspector.enable", session=tab.session)
+        devtools.send("Page.crash", session=tab.session)
+        devtools.event("Inspector.targetCrashed", tab.session)
+        return {}
     if action == "screenshot":
         picture = devtools.command("Page.captureScreenshot", {"format": "png"}, session=tab.session)["data"]
         with open(request["path"], "wb") as file:
@@ -395,7 +412,7 @@ def run_script(devtools, timeout):
     page every 25 ms until it is truthy; value: that value, true for an object); `type` (`tab`, optional
     `selector` focused and its text selected,
     `text` inserted, `keys` pressed: Enter, Tab, Escape, arrows, PageUp, Home, End, space);
-    `reload`; `screenshot` (`path`); `console` (the tab's errors since the last call); `close`; `quit`.
+    `reload`; `crash` (the tab's renderer killed, as by a crash; `reload` brings it back); `screenshot` (`path`); `console` (the tab's errors since the last call); `close`; `quit`.
     """
     devtools.command("Browser.getVersion")
     tabs = {}

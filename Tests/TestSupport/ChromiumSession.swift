@@ -103,6 +103,10 @@ public final class ChromiumSession: Sendable {
     /// Reloads `tab` and waits for its load event.
     public func reload(_ tab: String) async throws { try await step(["do": "reload", "tab": tab], as: Ignored.self) }
 
+    /// Crashes `tab`'s renderer (DevTools' `Page.crash`) and waits until the browser reports it; ``reload(_:)``
+    /// brings the tab back, with its session storage.
+    public func crash(_ tab: String) async throws { try await step(["do": "crash", "tab": tab], as: Ignored.self) }
+
     /// Closes `tab`.
     public func close(tab: String) async throws { try await step(["do": "close", "tab": tab], as: Ignored.self) }
 

@@ -137,8 +137,8 @@ function handle(event) {
     case 'presence':
       view.changePresence(event.online, event.offline, event.count);
       break;
-    case 'online':
-      view.setOnline(event.names, event.count);
+    case 'online': // onlineUsers counts this session too; the login's onlineCount does not
+      view.setOnline(event.names, event.count - 1);
       break;
     case 'notice':
       notice(event.text);
