@@ -132,7 +132,7 @@ struct ChatBrowserPageTests {
             // Without a password: live only, said so; no history.
             let eve = try await ChatPage.open(browser, tab: "eve", url: url, context: try await browser.newContext())
             try await eve.logIn("eve", password: "")
-            try await browser.wait("eve", until: "document.getElementById('notice').textContent.startsWith('live only')")
+            try await browser.wait("eve", until: "document.getElementById('status').textContent.startsWith('online, live only')")
             carl.send(.broadcast(id: 121, text: "live"))
             try await eve.waitForMessage(from: "carl", "live")
             #expect(try await eve.messages() == [.init(from: "carl", text: "live", state: "", seq: 0)])

@@ -30,6 +30,7 @@ function askHistory(conversation, limit) {
 
 const view = new ChatView({
   onOpen(conversation, count) {
+    notice('');
     if (count < 20) askHistory(conversation, 50);
     $('text').placeholder = conversation === ROOM ? 'Message to everyone, or /to name text' : `Message to ${view.label(conversation)}`;
   },
@@ -62,6 +63,7 @@ async function logIn(name, password) {
   for (const message of await store.messages()) view.add(message);
   for (const entry of state.outbox) view.add(pendingRecord(entry));
   status.setWaiting(state.outbox.length);
+  status.setLiveOnly(false);
   $('login').hidden = true;
   $('chat').hidden = false;
   $('logout').hidden = false;
@@ -95,7 +97,7 @@ function handle(event) {
       break;
     case 'loggedIn':
       view.setOnline(event.online, event.count);
-      notice(event.stored ? '' : 'live only: without a password nothing is kept for you while you are away');
+      status.setLiveOnly(!event.stored);
       historyAsked = null;
       if (view.items(view.active) < 20) askHistory(view.active, 50);
       break;

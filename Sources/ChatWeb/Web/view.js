@@ -255,6 +255,12 @@ export class StatusBar {
     this.render();
   }
 
+  /** A session without a password: nothing is kept for it while it is away (no history, no receipts). */
+  setLiveOnly(liveOnly) {
+    this.liveOnly = liveOnly;
+    this.render();
+  }
+
   setWaiting(count) {
     this.waiting = count;
     this.render();
@@ -270,7 +276,7 @@ export class StatusBar {
     const texts = {
       offline: 'not connected',
       connecting: 'connecting…',
-      online: 'online',
+      online: this.liveOnly ? 'online, live only (no password: nothing is kept for you while you are away)' : 'online',
       reconnecting: `reconnecting in ${seconds} s`,
       unavailable: this.at ? `server unavailable; trying again in ${seconds} s` : 'server unavailable; trying…',
     };
