@@ -38,6 +38,8 @@ struct ChatBrowserPageTests {
                 let delays: [Int]
                 let unavailableAfter: Int
                 let textBytes: [Int]
+                let verdicts: [String]
+                let sends: [Int]
             }
             let results = try await browser.evaluate(
                 "page",
@@ -46,6 +48,8 @@ struct ChatBrowserPageTests {
                   const f = await import('/frame.js');
                   const s = await import('/schedule.js');
                   const l = await import('/link.js');
+                  const t = await import('/tracker.js');
+                  const o = await import('/outbox.js');
                   const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
                   const bytes = (text) => new Uint8Array(text.match(/../g).map((h) => parseInt(h, 16))).buffer;
                   const direct = hex(await f.encodeFrame(f.Code.direct, { id: 17, text: 'hi', to: 'bob' }));
@@ -64,7 +68,27 @@ struct ChatBrowserPageTests {
                     delays.push(schedule.next().delayMs);
                     if (!unavailableAfter && schedule.isUnavailable) unavailableAfter = schedule.attempts;
                   }
-                  return { direct, heartbeat, decoded, roundTrip, bigFlag: new Uint8Array(big)[4], errors, delays, unavailableAfter,
+                  const tracker = new t.ReceiveTracker(new Map([['room', 5]]));
+                  const verdicts = [tracker.verdict('room', 3), tracker.verdict('room', 8)];
+                  tracker.moved('room', 8);
+                  verdicts.push(tracker.verdict('room', 10), tracker.verdict('room', 9), tracker.verdict('direct:a b', 4));
+                  tracker.connectionEnded();
+                  verdicts.push(tracker.verdict('room', 10));
+                  const outbox = new o.Outbox([{ id: 3 }, { id: 1 }, { id: 2 }]);
+                  const sends = [];
+                  const drain = () => { for (let e = outbox.nextToSend(); e; e = outbox.nextToSend()) sends.push(e.id); sends.push(0); };
+                  drain();
+                  outbox.acknowledge(2);
+                  outbox.slowDown();
+                  outbox.rewind();
+                  drain();
+                  outbox.acknowledge(1);
+                  drain();
+                  outbox.acknowledge(3);
+                  outbox.append({ id: 4 });
+                  outbox.append({ id: 5 });
+                  drain();
+                  return { verdicts, sends, direct, heartbeat, decoded, roundTrip, bigFlag: new Uint8Array(big)[4], errors, delays, unavailableAfter,
                     textBytes: [l.jsonTextBytes('hi'), l.jsonTextBytes('"\\\\'), l.jsonTextBytes('\\u001b\\t'), l.jsonTextBytes('é😀')] };
                 })()
                 """, as: Results.self)
@@ -82,7 +106,13 @@ struct ChatBrowserPageTests {
                             "version 3 is not 2", "the header says 10 bytes of body, the message holds 2",
                             "compressed flag 2 is not 0 or 1", "a message of 2 bytes is no frame"
                         ],
-                        delays: [500, 2500, 4500, 8500, 16500, 32500, 60500, 60500], unavailableAfter: 3, textBytes: [2, 4, 8, 6]))
+                        delays: [500, 2500, 4500, 8500, 16500, 32500, 60500, 60500], unavailableAfter: 3, textBytes: [2, 4, 8, 6],
+                        // ReceiveTracker's: a duplicate; a first delivery on the connection skips; a gap; the next; another
+                        // conversation's first; after a reconnect, a first again.
+                        verdicts: ["duplicate", "deliver", "gap", "deliver", "deliver", "deliver"],
+                        // Outbox's: all three in id order; after a pause one at a time (#1, then #3 once #1 is answered);
+                        // empty again, the whole window.
+                        sends: [1, 2, 3, 0, 1, 0, 3, 0, 4, 5, 0]))
             #expect(try await browser.consoleErrors("page") == [])
         } catch {
             await browser.close()
@@ -130,12 +160,17 @@ struct ChatBrowserPageTests {
             #expect(try await browser.consoleErrors("dana") == [])
 
             // Without a password: live only, said so; no history.
-            let eve = try await ChatPage.open(browser, tab: "eve", url: url, context: try await browser.newContext())
+            let eve = try await ChatPage.open(browser, tab: "eve", url: url + "?heartbeat=1", context: try await browser.newContext())
             try await eve.logIn("eve", password: "")
             try await browser.wait("eve", until: "document.getElementById('status').textContent.startsWith('online, live only')")
             carl.send(.broadcast(id: 121, text: "live"))
             try await eve.waitForMessage(from: "carl", "live")
             #expect(try await eve.messages() == [.init(from: "carl", text: "live", state: "", seq: 0)])
+            // Heartbeats every second (`?heartbeat=1`), answered by the server: still online after three of them.
+            try await waitUntil(within: .seconds(15), "three heartbeats answered") {
+                chat.server.metrics.registry.render().contains("\nchat_heartbeats_answered_total 3\n")
+            }
+            #expect(try await browser.evaluate("eve", "document.getElementById('status').dataset.state", as: String.self) == "online")
             #expect(try await browser.consoleErrors("eve") == [])
         } catch {
             await browser.close()

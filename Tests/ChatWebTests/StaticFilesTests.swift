@@ -48,9 +48,12 @@ import TestSupport
         #expect(files["/index.html"] == index)
         #expect(
             files.keys.sorted() == [
-                "/", "/app.js", "/chat.css", "/favicon.svg", "/frame.js", "/index.html", "/link.js", "/schedule.js", "/store.js", "/view.js"
+                "/", "/app.js", "/chat.css", "/favicon.svg", "/frame.js", "/index.html", "/link.js", "/outbox.js", "/schedule.js",
+                "/status.js",
+                "/store.js", "/tracker.js", "/view.js"
             ])
-        for path in ["/app.js", "/frame.js", "/link.js", "/schedule.js", "/store.js", "/view.js"] {
+        for path in ["/app.js", "/frame.js", "/link.js", "/outbox.js", "/schedule.js", "/status.js", "/store.js", "/tracker.js", "/view.js"]
+        {
             #expect(files[path]?.contentType == "text/javascript; charset=utf-8", "\(path)")
             // Text goes in as text only: no script of the client writes HTML.
             let script = String(decoding: files[path]?.bytes ?? [], as: UTF8.self)

@@ -8,7 +8,8 @@
 import { ROOM, directConversation } from './frame.js';
 import { ChatLink } from './link.js';
 import { ChatStore } from './store.js';
-import { ChatView, StatusBar } from './view.js';
+import { StatusBar } from './status.js';
+import { ChatView } from './view.js';
 
 const $ = (id) => document.getElementById(id);
 const SESSION_KEY = 'imchat.login';

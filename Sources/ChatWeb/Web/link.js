@@ -6,10 +6,9 @@
 // conversation; heartbeats; reconnects on im-client's schedule.
 
 import { Code, ProtocolError, ROOM, decodeFrame, directConversation, encodeFrame } from './frame.js';
+import { Outbox } from './outbox.js';
 import { ReconnectSchedule } from './schedule.js';
-
-/** At most this many numbered messages written and not yet answered (PROTOCOL.md "Sending" 5). */
-export const WINDOW = 256;
+import { ReceiveTracker } from './tracker.js';
 /** The first answer of a connection may take this long (a password hash): im-client's connect timeout. */
 export const CONNECT_TIMEOUT_MS = 20000;
 /** A text may take at most this many bytes written as a JSON string ("Limits and refusals"). */
@@ -34,17 +33,14 @@ export class ChatLink {
    */
   constructor({ url, name, password, store, state, heartbeatMs = 180000, resumeToken, onEvent, random = Math.random }) {
     Object.assign(this, { url, name, password, store, heartbeatMs, resumeToken, onEvent });
-    this.outbox = [...state.outbox].sort((a, b) => a.id - b.id);
-    this.positions = state.positions;
+    this.outbox = new Outbox(state.outbox);
+    this.tracker = new ReceiveTracker(state.positions);
     this.receipts = state.receipts;
-    this.inFlight = 0;
-    this.window = WINDOW;
     this.schedule = new ReconnectSchedule(random);
     this.socket = null;
     this.stopped = true;
     this.loggedIn = false;
     this.stored = false;
-    this.seen = new Set();
     this.owed = new Set();
     this.timers = new Map();
     this.pausedUntil = 0;
@@ -116,7 +112,7 @@ export class ChatLink {
   #opened(socket) {
     if (socket !== this.socket) return;
     this.openedAt = Date.now();
-    const login = { client: this.store.client, name: this.name, positions: Object.fromEntries(this.positions), presenceChanges: true };
+    const login = { client: this.store.client, name: this.name, positions: Object.fromEntries(this.tracker.positions), presenceChanges: true };
     if (this.password) login.password = this.password;
     if (this.resumeToken) login.resumeToken = this.resumeToken;
     this.#write(Code.login, login);
@@ -151,8 +147,8 @@ export class ChatLink {
     if (socket !== this.socket) return;
     this.socket = null;
     this.loggedIn = false;
-    this.inFlight = 0; // everything unanswered is resent on the next connection
-    this.seen.clear();
+    this.outbox.rewind(); // everything unanswered is resent on the next connection
+    this.tracker.connectionEnded();
     for (const name of ['connect', 'heartbeat', 'healthy', 'retry']) this.#cancel(name);
     this.pausedUntil = 0;
     if (this.stopped) return;
@@ -182,9 +178,7 @@ export class ChatLink {
   /** Writes the outbox messages the window lets out. */
   #pump() {
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN || Date.now() < this.pausedUntil) return;
-    while (this.inFlight < this.window && this.inFlight < this.outbox.length) {
-      const entry = this.outbox[this.inFlight];
-      this.inFlight += 1;
+    for (let entry = this.outbox.nextToSend(); entry; entry = this.outbox.nextToSend()) {
       if (entry.kind === 'direct') this.#write(Code.direct, { id: entry.id, text: entry.text, to: entry.to });
       else this.#write(Code.broadcast, { id: entry.id, text: entry.text });
     }
@@ -199,7 +193,7 @@ export class ChatLink {
     if (bytes > MAX_TEXT_BYTES) throw new RangeError(`not sent: the text is ${bytes} bytes as sent (JSON); at most ${MAX_TEXT_BYTES}`);
     const conversation = to === null ? ROOM : directConversation(this.name, to);
     const entry = await this.store.enqueue({ kind: to === null ? 'room' : 'direct', to, text, conversation, created: Date.now() });
-    this.outbox.push(entry);
+    this.outbox.append(entry);
     this.onEvent({ type: 'pending', entry });
     this.#pump();
     return entry;
@@ -214,19 +208,9 @@ export class ChatLink {
     if (this.loggedIn) this.#write(Code.who, { limit: 100 });
   }
 
-  /** Removes outbox message `id`; returns it (undefined when not held). */
-  #acknowledge(id) {
-    const index = this.outbox.findIndex((entry) => entry.id === id);
-    if (index < 0) return undefined;
-    const [entry] = this.outbox.splice(index, 1);
-    if (index < this.inFlight) this.inFlight -= 1;
-    if (this.outbox.length === 0) this.window = WINDOW;
-    return entry;
-  }
-
   /** The server asked for a pause: one message at a time until the outbox is empty, resent after `seconds`. */
   #pause(seconds) {
-    this.window = 1;
+    this.outbox.slowDown();
     const until = Date.now() + Math.max(seconds, 1) * 1000;
     if (until <= this.pausedUntil) return;
     this.pausedUntil = until;
@@ -234,7 +218,7 @@ export class ChatLink {
     this.#timer('retry', until - Date.now(), () => {
       if (socket !== this.socket) return;
       this.pausedUntil = 0;
-      this.inFlight = 0;
+      this.outbox.rewind();
       this.#pump();
     });
   }
@@ -288,20 +272,20 @@ export class ChatLink {
       return;
     }
     if (!Number.isSafeInteger(seq) || seq < 1) throw new ProtocolError(`seq ${seq} is out of bounds`);
-    const position = this.positions.get(conversation) ?? 0;
-    if (seq <= position) {
+    const verdict = this.tracker.verdict(conversation, seq);
+    if (verdict === 'duplicate') {
       this.#owe(conversation);
       return;
     }
-    const first = !this.seen.has(conversation);
-    this.seen.add(conversation);
-    if (position > 0 && seq !== position + 1 && !first) {
-      this.#drop(socket, `a gap in ${conversation}: ${position + 1} was due, ${seq} came`);
+    if (verdict === 'gap') {
+      // Not shown; the next login's positions make the server resend from the gap.
+      const due = (this.tracker.positions.get(conversation) ?? 0) + 1;
+      this.#drop(socket, `a gap in ${conversation}: ${due} was due, ${seq} came`);
       return;
     }
     const known = await this.store.has(conversation, seq);
     await this.store.receive(known ? [] : [message], [[conversation, seq]]);
-    this.positions.set(conversation, seq);
+    this.tracker.moved(conversation, seq);
     if (!known) this.onEvent({ type: 'message', message });
     this.#owe(conversation);
   }
@@ -314,7 +298,7 @@ export class ChatLink {
     setTimeout(() => {
       this.ackQueued = false;
       for (const owed of [...this.owed].sort()) {
-        const seq = this.positions.get(owed);
+        const seq = this.tracker.positions.get(owed);
         if (seq) this.#write(Code.received, { conversation: owed, seq });
       }
       this.owed.clear();
@@ -322,7 +306,7 @@ export class ChatLink {
   }
 
   async #storedAnswer(body) {
-    const entry = this.#acknowledge(body.id);
+    const entry = this.outbox.acknowledge(body.id);
     if (!entry) return;
     const record = body.seq === undefined
       ? null
@@ -351,7 +335,7 @@ export class ChatLink {
     const { code, detail = '', id, retryAfter } = body;
     if (id !== undefined) {
       if (REFUSED_FOR_GOOD.has(code)) {
-        const entry = this.#acknowledge(id);
+        const entry = this.outbox.acknowledge(id);
         if (entry) {
           await this.store.settle(id, null);
           this.onEvent({ type: 'refused', entry, code, detail });
