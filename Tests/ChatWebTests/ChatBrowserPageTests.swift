@@ -159,6 +159,19 @@ struct ChatBrowserPageTests {
             try await dana.keepScreenshot("chat-narrow-dark")
             #expect(try await browser.consoleErrors("dana") == [])
 
+            // A wrong password for a claimed name: refused, said on the login form, no reconnecting.
+            try await browser.open("mallory", url: url, context: try await browser.newContext())
+            try await browser.wait("mallory", until: "document.activeElement === document.getElementById('name')")
+            try await browser.type("mallory", into: "#name", "carl", keys: ["Tab"])
+            try await browser.type("mallory", "not carl's secret", keys: ["Enter"])
+            try await browser.wait(
+                "mallory", until: "!document.getElementById('login').hidden && document.getElementById('login-error').textContent !== ''")
+            #expect(
+                try await browser.evaluate("mallory", "document.getElementById('login-error').textContent", as: String.self)
+                    == "wrong password for carl")
+            #expect(try await browser.evaluate("mallory", "document.getElementById('status').dataset.state", as: String.self) == "offline")
+            try await browser.close(tab: "mallory")
+
             // Without a password: live only, said so; no history.
             let eve = try await ChatPage.open(browser, tab: "eve", url: url + "?heartbeat=1", context: try await browser.newContext())
             try await eve.logIn("eve", password: "")

@@ -11,6 +11,8 @@ import { ReconnectSchedule } from './schedule.js';
 import { ReceiveTracker } from './tracker.js';
 /** The first answer of a connection may take this long (a password hash): im-client's connect timeout. */
 export const CONNECT_TIMEOUT_MS = 20000;
+/** A login reports at most this many positions. */
+export const MAX_POSITIONS = 1000;
 /** A text may take at most this many bytes written as a JSON string ("Limits and refusals"). */
 export const MAX_TEXT_BYTES = 65000;
 /** Errors with an id that refuse the message for good. */
@@ -112,7 +114,7 @@ export class ChatLink {
   #opened(socket) {
     if (socket !== this.socket) return;
     this.openedAt = Date.now();
-    const login = { client: this.store.client, name: this.name, positions: Object.fromEntries(this.tracker.positions), presenceChanges: true };
+    const login = { client: this.store.client, name: this.name, positions: this.#reportedPositions(), presenceChanges: true };
     if (this.password) login.password = this.password;
     if (this.resumeToken) login.resumeToken = this.resumeToken;
     this.#write(Code.login, login);
@@ -120,6 +122,16 @@ export class ChatLink {
     this.heartbeatSentAt = null;
     this.#timer('heartbeat', this.heartbeatMs, () => this.#beat(socket));
     this.#timer('healthy', this.heartbeatMs, () => this.schedule.reset());
+  }
+
+  /**
+   * The positions a login reports: at most 1,000 (PROTOCOL.md "Bounds"); beyond that the highest, as
+   * im-client does (a conversation left out is sent from what this user acknowledged from any client).
+   */
+  #reportedPositions() {
+    const entries = [...this.tracker.positions].filter(([, seq]) => seq > 0);
+    entries.sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
+    return Object.fromEntries(entries.slice(0, MAX_POSITIONS));
   }
 
   /** Every interval a heartbeat; the link is dead when nothing at all arrived since the last one. */
