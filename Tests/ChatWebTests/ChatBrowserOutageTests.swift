@@ -10,7 +10,9 @@ import TestSupport
 /// stored once, in order, whether the server is killed (`kill -9`, an `im-server` child process on a
 /// SQLite store, restarted on the same ports), or the tab is closed or crashes before the server could
 /// take it; a server down for good is reported unavailable after im-client's three attempts.
-@Suite(.cpuBound, .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
+@Suite(
+    .cpuBound, TestTiming.timeLimit(minutes: 2),
+    .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserOutageTests {
     /// `im-server` on `port` and `webPort` with its store in `directory`; returns once its web port is up.
     static func startServer(port: UInt16, webPort: UInt16, directory: String) async throws -> ChildProcess {
