@@ -162,4 +162,38 @@ struct ChatBrowserOutageTests {
         }
         await browser.close()
     }
+
+    @Test func aServerThatStopsAnsweringIsLeftAfterOneUnansweredHeartbeatAndRejoinedWhenItAnswersAgain() async throws {
+        try await withTemporaryDirectory { directory in
+            let reservedPort = ReservedLoopbackPort()
+            let reservedWebPort = ReservedLoopbackPort()
+            let (port, webPort) = (reservedPort.port, reservedWebPort.port)
+            reservedPort.release()
+            reservedWebPort.release()
+            let server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
+            defer {
+                kill(server.pid, SIGCONT)
+                server.stop()
+            }
+            let browser = try ChromiumSession()
+            do {
+                // Heartbeats every second; the server stopped (SIGSTOP): its connections stay open, nothing answers.
+                let ann = try await ChatPage.open(
+                    browser, tab: "ann", url: "http://127.0.0.1:\(webPort)/?heartbeat=1", context: try await browser.newContext())
+                try await ann.logIn("ann", password: "ann's secret")
+                kill(server.pid, SIGSTOP)
+                try await browser.wait(
+                    "ann", until: "document.getElementById('notice').textContent === 'disconnected (heartbeat unanswered)'")
+                #expect(try await browser.evaluate("ann", "document.getElementById('status').dataset.state", as: String.self) != "online")
+                try await ann.send("while the server was stopped")
+                kill(server.pid, SIGCONT)
+                try await ann.waitForStatus("online", within: .seconds(30))
+                try await ann.waitForMessage(from: "ann", "while the server was stopped", state: "stored")
+            } catch {
+                await browser.close()
+                throw error
+            }
+            await browser.close()
+        }
+    }
 }
