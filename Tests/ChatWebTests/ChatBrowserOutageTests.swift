@@ -163,7 +163,7 @@ struct ChatBrowserOutageTests {
         await browser.close()
     }
 
-    @Test func aServerThatStopsAnsweringIsLeftAfterOneUnansweredHeartbeatAndRejoinedWhenItAnswersAgain() async throws {
+    @Test func aServerThatStopsAnsweringIsLeftAfterOneUnansweredHeartbeatRejoinedWhenItAnswersAgainAndHeardGoingAway() async throws {
         try await withTemporaryDirectory { directory in
             let reservedPort = ReservedLoopbackPort()
             let reservedWebPort = ReservedLoopbackPort()
@@ -189,6 +189,10 @@ struct ChatBrowserOutageTests {
                 kill(server.pid, SIGCONT)
                 try await ann.waitForStatus("online", within: .seconds(30))
                 try await ann.waitForMessage(from: "ann", "while the server was stopped", state: "stored")
+                // Shut down gracefully (SIGTERM): the page is told, and reconnects at once.
+                kill(server.pid, SIGTERM)
+                try await browser.wait("ann", until: "document.getElementById('notice').textContent === 'server going away; reconnecting'")
+                #expect(try await server.exitStatus(within: .seconds(20)) == 0)
             } catch {
                 await browser.close()
                 throw error

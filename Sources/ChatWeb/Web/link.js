@@ -46,6 +46,7 @@ export class ChatLink {
     this.owed = new Set();
     this.timers = new Map();
     this.pausedUntil = 0;
+    this.unavailable = false;
   }
 
   start() {
@@ -84,7 +85,7 @@ export class ChatLink {
 
   #connect() {
     if (this.stopped) return;
-    this.#status(this.schedule.isUnavailable ? 'unavailable' : 'connecting', { attempt: this.schedule.attempts });
+    this.#status(this.unavailable ? 'unavailable' : 'connecting', { attempt: this.schedule.attempts });
     let socket;
     try {
       socket = new WebSocket(this.url);
@@ -114,6 +115,7 @@ export class ChatLink {
   #opened(socket) {
     if (socket !== this.socket) return;
     this.openedAt = Date.now();
+    this.lastHeard = this.openedAt;
     const login = { client: this.store.client, name: this.name, positions: this.#reportedPositions(), presenceChanges: true };
     if (this.password) login.password = this.password;
     if (this.resumeToken) login.resumeToken = this.resumeToken;
@@ -121,7 +123,10 @@ export class ChatLink {
     this.#pump();
     this.heartbeatSentAt = null;
     this.#timer('heartbeat', this.heartbeatMs, () => this.#beat(socket));
-    this.#timer('healthy', this.heartbeatMs, () => this.schedule.reset());
+    this.#timer('healthy', this.heartbeatMs, () => {
+      this.schedule.reset();
+      this.unavailable = false;
+    });
   }
 
   /**
@@ -167,11 +172,11 @@ export class ChatLink {
     this.#scheduleReconnect();
   }
 
+  /** The next attempt on the schedule; once the third has failed, the server is reported unavailable. */
   #scheduleReconnect() {
-    const wasUnavailable = this.schedule.isUnavailable;
+    this.unavailable = this.schedule.isUnavailable;
     const { attempt, delayMs } = this.schedule.next();
-    const state = wasUnavailable ? 'unavailable' : 'reconnecting';
-    this.#status(state, { attempt, at: Date.now() + delayMs });
+    this.#status(this.unavailable ? 'unavailable' : 'reconnecting', { attempt, at: Date.now() + delayMs });
     this.#timer('reconnect', delayMs, () => this.#connect());
   }
 
@@ -377,6 +382,7 @@ export class ChatLink {
       case 'serverShuttingDown':
         this.onEvent({ type: 'notice', text: 'server going away; reconnecting' });
         this.schedule.reset();
+        this.unavailable = false;
         return;
       case 'storeUnavailable': // answers the login: log in again after retryAfter
         this.onEvent({ type: 'notice', text: detail });
