@@ -193,4 +193,42 @@ struct ChatBrowserPageTests {
         }
         await browser.close()
     }
+
+    @Test func messagesRefusedForTheRateAreResentAfterThePauseOnceEachInOrder() async throws {
+        var limits = ChatFixture.testLimits
+        limits.messageRate = 5
+        limits.messageBurst = 5
+        let (chat, web) = try ChatOverWebSocketTests.start(limits: limits)
+        defer { web.stop() }
+        let carl = V2Peer(port: chat.server.port, group: chat.group)
+        _ = try await carl.loggedIn("carl", password: "carl's secret")
+        let browser = try ChromiumSession()
+        do {
+            let ann = try await ChatPage.open(
+                browser, tab: "ann", url: "http://127.0.0.1:\(web.port)/", context: try await browser.newContext())
+            try await ann.logIn("ann", password: "ann's secret")
+            // 12 at once against a burst of 5 (the login took one): refused with rateLimited and retryAfter, kept, resent.
+            let texts = (1...12).map { "fast \($0)" }
+            try await ann.sendAll(texts)
+            try await browser.wait("ann", until: "document.getElementById('status').dataset.waiting === '0'", within: .seconds(30))
+            #expect(try await ann.messages().map(\.text) == texts)
+            #expect(try await ann.messages().map(\.seq) == Array(1...12))
+            let delivered = try await carl.received.next(12) { if case .v2(.delivery) = $0 { true } else { false } }
+            #expect(
+                delivered
+                    == texts.enumerated().map {
+                        .v2(
+                            .delivery(
+                                from: "ann", text: $1, isDirect: false, conversation: "room", sequence: UInt64($0 + 1),
+                                time: .init(timeIntervalSince1970: 0)))
+                    })
+            let notice = try await browser.evaluate("ann", "document.getElementById('notice').textContent", as: String.self) ?? ""
+            #expect(notice.contains("resending in 1 s"), "\(notice)")
+            #expect(try await browser.consoleErrors("ann") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
 }

@@ -208,6 +208,7 @@ export class ChatLink {
   async send(to, text) {
     const bytes = jsonTextBytes(text);
     if (bytes > MAX_TEXT_BYTES) throw new RangeError(`not sent: the text is ${bytes} bytes as sent (JSON); at most ${MAX_TEXT_BYTES}`);
+    if (this.outbox.isFull) throw new RangeError(`not sent: ${this.outbox.length} messages already wait to be stored`);
     const conversation = to === null ? ROOM : directConversation(this.name, to);
     const entry = await this.store.enqueue({ kind: to === null ? 'room' : 'direct', to, text, conversation, created: Date.now() });
     this.outbox.append(entry);
@@ -330,6 +331,7 @@ export class ChatLink {
       : { conversation: body.conversation, seq: body.seq, from: this.name, text: entry.text, time: Date.now(), direct: entry.kind === 'direct', id: entry.id };
     const known = record ? await this.store.has(record.conversation, record.seq) : false;
     await this.store.settle(entry.id, known ? null : record);
+    if (this.outbox.length === 0) this.rateNoticeShown = false; // the next pause is news again
     this.onEvent({ type: 'stored', entry, record, known });
     this.#pump();
   }
@@ -368,7 +370,6 @@ export class ChatLink {
       }
       return; // stays in the outbox for the next connection
     }
-    this.rateNoticeShown = false;
     if (!this.loggedIn && LOGIN_REFUSALS.has(code)) {
       this.stop();
       this.onEvent({ type: 'loginFailed', code, detail, retryAfter });

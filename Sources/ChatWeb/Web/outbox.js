@@ -5,6 +5,8 @@
 
 /** At most this many numbered messages written and not yet answered (PROTOCOL.md "Sending" 5). */
 export const WINDOW = 256;
+/** The most messages the outbox holds, sent or waiting (im-client's Outbox limit, issue 11's bound). */
+export const LIMIT = 10000;
 
 export class Outbox {
   /** `entries`: `{id, kind, to, text, conversation, created}`, any order. */
@@ -12,6 +14,10 @@ export class Outbox {
     this.entries = [...entries].sort((a, b) => a.id - b.id);
     this.inFlight = 0;
     this.window = WINDOW;
+  }
+
+  get isFull() {
+    return this.entries.length >= LIMIT;
   }
 
   get length() {
