@@ -210,9 +210,12 @@ struct ChatBrowserPageTests {
             // 12 at once against a burst of 5 (the login took one): refused with rateLimited and retryAfter, kept, resent.
             let texts = (1...12).map { "fast \($0)" }
             try await ann.sendAll(texts)
-            try await browser.wait("ann", until: "document.getElementById('status').dataset.waiting === '0'", within: .seconds(30))
-            #expect(try await ann.messages().map(\.text) == texts)
-            #expect(try await ann.messages().map(\.seq) == Array(1...12))
+            try await browser.wait(
+                "ann", until: "document.querySelectorAll('#messages .message[data-state=stored]').length === 12", within: .seconds(30))
+            #expect(try await ann.waiting() == 0)
+            let shown = try await ann.messages()
+            #expect(shown.map(\.text) == texts, "\(shown)")
+            #expect(shown.map(\.seq) == Array(1...12), "\(shown)")
             let delivered = try await carl.received.next(12) { if case .v2(.delivery) = $0 { true } else { false } }
             #expect(
                 delivered
