@@ -177,17 +177,20 @@ public final class WebSocket: @unchecked Sendable {
     static let copiedPayloadLimit = 4096
 
     /// Writes an unmasked data frame of `opcode` as its header (built on the stack) and `payload`, with no
-    /// timeout, under the send's write tag (`sending`) or the connection's own, 0. Loop thread only.
+    /// timeout, under the send's write tag (`sending`), or unreported when there is none. Loop thread only.
     private func write(_ opcode: WebSocketOpcode, _ payload: Data, sending: (writeTag: Int, tag: Int)?) {
-        let writeTag = sending?.writeTag ?? 0
-        let writes = payload.isEmpty ? 1 : 2
-        if let sending { for _ in 0..<writes { pendingSends.queued(writeTag, tag: sending.tag) } }
-        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
-            socket.write(copying: header, withTimeout: -1, tag: writeTag)
+        guard payload.count <= Self.copiedPayloadLimit else {
+            let writeTag = sending?.writeTag ?? 0
+            if let sending { for _ in 0..<2 { pendingSends.queued(writeTag, tag: sending.tag) } }
+            WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+                socket.write(copying: header, withTimeout: -1, tag: writeTag)
+            }
+            return socket.write(payload, withTimeout: -1, tag: writeTag)
         }
-        guard !payload.isEmpty else { return }
-        guard payload.count <= Self.copiedPayloadLimit else { return socket.write(payload, withTimeout: -1, tag: writeTag) }
-        payload.withUnsafeBytes { socket.write(copying: $0, withTimeout: -1, tag: writeTag) }
+        if let sending { pendingSends.queued(sending.writeTag, tag: sending.tag) }
+        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+            payload.withUnsafeBytes { socket.write(copying: header, $0, tag: sending?.writeTag) }
+        }
     }
 
     /// A TCP write is done: a send's last one is reported with the app's tag.

@@ -15,6 +15,9 @@ struct WriteRequest {
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
+    /// Whether the delegate hears of the write (its completion, progress and rejection): false for a
+    /// layer's own writes (``TCPSocket/write(copying:_:)``).
+    var reports = true
     /// Identifies the request to its timeout timer; assigned when queued.
     var id: UInt64 = 0
     /// Bytes already sent.
