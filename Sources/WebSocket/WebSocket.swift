@@ -28,8 +28,9 @@ public final class WebSocket: @unchecked Sendable {
         get { client?.configuration ?? ClientConfiguration() }
         set { clientState().configuration = newValue }
     }
-    /// Loop-confined: the protocol, and the two timers.
-    private var handler: WebSocketProtocolHandler
+    /// Loop-confined (so unchecked for exclusivity: no runtime access record per use): the protocol, and
+    /// the two timers.
+    @exclusivity(unchecked) private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     private var keepAliveTimer: Scheduled?
     /// The extensions agreed in the opening handshake (``extensions``).
@@ -60,7 +61,7 @@ public final class WebSocket: @unchecked Sendable {
     private var reading = false
     private var started = false
     /// The app's sends not yet written, and the error TCP ended with (for a 1006 result).
-    private var pendingSends = WebSocketPendingSends()
+    @exclusivity(unchecked) private var pendingSends = WebSocketPendingSends()
     private var transportError: SocketError?
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in

@@ -170,9 +170,11 @@ public struct WebSocketProtocolHandler: Sendable {
     /// A text or binary `message` a server without permessage-deflate may write as it is: the frame's
     /// opcode and payload (the header from `WebSocketFrameEncoder.withUnmaskedHeader`), after the check
     /// ``send(_:)`` makes; nil when the message needs ``send(_:)`` (a client masks, deflate compresses,
-    /// control frames). Changes nothing: sending a data frame moves no state.
+    /// control frames). Changes nothing: sending a data frame moves no state. `mutating` only so that a
+    /// handler stored in a class is not copied for the call (a copy retained and released each of its
+    /// references once per message sent).
     /// - Throws: ``SendError/closing`` once closing has begun.
-    package func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
+    package mutating func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
         guard decoder.role == .server, deflate == nil else { return nil }
         guard handshake.canSend else { throw .closing }
         switch message {
