@@ -21,12 +21,33 @@ import TestSupport
             Self.write("<1>", "one", on: server, tag: nil)
             Self.write("<2>", "two", on: server, tag: 7)
             Self.write("<3>", "", on: server, tag: nil)
+            Self.write("<4>", "four", on: server, tag: nil)
             server.write(Data("!".utf8), withTimeout: -1, tag: 8)
         }
-        pair.client.readData(toLength: 16, withTimeout: TestTiming.hangTimeout(5), tag: 1)
-        #expect(try await pair.clientDelegate.events.next().description == #"read("<1>one<2>two<3>!", tag: 1)"#)
+        pair.client.readData(toLength: 23, withTimeout: TestTiming.hangTimeout(5), tag: 1)
+        #expect(try await pair.clientDelegate.events.next().description == #"read("<1>one<2>two<3><4>four!", tag: 1)"#)
         let wrote = try await pair.serverDelegate.events.next(2) { !$0.isProgress }
         #expect(wrote.map(\.description) == ["wrote(tag: 7)", "wrote(tag: 8)"])
+    }
+
+    /// Unreported writes queued one after another are one request, but never across a startTLS: the
+    /// write after it waits for the handshake and goes out encrypted.
+    @Test func anUnreportedWriteAfterStartTLSWaitsForTheHandshake() async throws {
+        let files = try await TestCertificates.shared()
+        let pair = try LoopbackPair()
+        defer { pair.close() }
+        let accepted = try await pair.connect()
+        pair.client.eventLoop.execute {
+            Self.write("STARTTLS", "\r\n", on: pair.client, tag: nil)
+            pair.client.startTLS(TLSTests.clientSettings(files))
+            Self.write("secret", "\r\n", on: pair.client, tag: nil)
+        }
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: TestTiming.hangTimeout(5), tag: 10)
+        #expect(try await pair.serverDelegate.events.next().description == #"read("STARTTLS\r\n", tag: 10)"#)
+        accepted.startTLS(TLSTests.serverSettings(files))
+        accepted.readData(to: TCPSocket.crlfData, withTimeout: TestTiming.hangTimeout(5), tag: 11)
+        let events = try await pair.serverDelegate.events.next(2) { !$0.isProgress }
+        #expect(events.map(\.description) == ["secured", #"read("secret\r\n", tag: 11)"#])
     }
 
     @Test func onAClosedWriteSideOnlyATaggedWriteIsRejected() async throws {

@@ -49,7 +49,8 @@ extension TCPSocket {
     /// Stages `header` and then `payload` as one write with no timeout, as ``write(copying:withTimeout:tag:)``
     /// does with one buffer: for a layer above that frames its own messages (a WebSocket frame's header
     /// and payload: one request and at most one delegate call, not two of each). `payload` may be empty.
-    /// With `tag` nil the delegate never hears of the write: no
+    /// With `tag` nil the delegate never hears of the write (and writes like it queued one after another
+    /// are one request): no
     /// ``TCPSocketDelegate/socket(_:didWriteDataWithTag:)``, no progress, and on a socket that takes no
     /// writes now no rejection (the write is dropped). Loop thread only.
     package func write(copying header: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, tag: Int?) {
@@ -64,6 +65,12 @@ extension TCPSocket {
         guard let connection = writable else { return }
         connection.stagedWrites.append(header)
         connection.stagedWrites.append(payload)
+        // Right behind an unreported staged write (and no startTLS waiting): part of that one request.
+        if tag == nil, connection.tls?.isSecured ?? true, connection.writeQueue.updateLast({ $0.absorbStaged(count) }) == true {
+            adjustQueuedWriteBytes(connection, by: count)
+            if isCurrent(connection) { scheduleFlush(connection) }
+            return
+        }
         var request = WriteRequest(bytes: .staged(count: count), timeout: -1, tag: tag ?? 0)
         request.reports = tag != nil
         enqueue(request, on: connection)

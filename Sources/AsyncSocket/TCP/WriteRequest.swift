@@ -11,7 +11,7 @@ struct WriteRequest {
         case staged(count: Int)
     }
 
-    let bytes: Bytes
+    private(set) var bytes: Bytes
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
@@ -34,6 +34,15 @@ struct WriteRequest {
     }
 
     var remaining: Int { count - sent }
+
+    /// Takes `count` more staged bytes, queued right after this write's, into this write, when it is an
+    /// unreported staged write with no timeout (a layer's frames, one after another: one request for a
+    /// whole burst); false, changing nothing, for any other write.
+    mutating func absorbStaged(_ count: Int) -> Bool {
+        guard !reports, timeout < 0, case .staged(let staged) = bytes else { return false }
+        bytes = .staged(count: staged + count)
+        return true
+    }
 
     var isStaged: Bool {
         if case .staged = bytes { return true }
