@@ -137,6 +137,10 @@ public final class WebSocket: @unchecked Sendable {
     /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent).
     public func sendPing(_ payload: Data = Data()) { perform { (try? $0.sendPing(payload)) ?? [] } }
 
+    /// Sends an unsolicited Pong with `payload` (at most 125 bytes; longer ones are not sent): a one-way
+    /// heartbeat the peer does not answer (RFC 6455 §5.5.3). Pings from the peer are answered on their own.
+    public func sendPong(_ payload: Data = Data()) { perform { (try? $0.send(.pong(payload))) ?? [] } }
+
     /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
     /// a longer one is cut to the whole characters that fit, RFC 6455 §5.5).
     /// ``WebSocketDelegate/webSocket(_:didCloseWith:)`` follows when it is done.

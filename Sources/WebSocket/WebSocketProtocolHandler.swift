@@ -44,7 +44,7 @@ public struct WebSocketProtocolHandler: Sendable {
     public enum SendError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Closing has begun (this side's Close was sent or the peer's received): no more messages (§5.5.1).
         case closing
-        /// A ping's payload over 125 bytes (§5.5).
+        /// A ping's (or a pong's) payload over 125 bytes (§5.5).
         case pingTooLong(Int)
 
         public var description: String {
@@ -162,7 +162,9 @@ public struct WebSocketProtocolHandler: Sendable {
         case .text(let text): return dataFrame(.text, Data(text.utf8))
         case .binary(let data): return dataFrame(.binary, data)
         case .ping(let payload): return try sendPing(payload)
-        case .pong(let payload): return frame(.pong, payload)
+        case .pong(let payload):
+            guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
+            return frame(.pong, payload)
         case .close(let payload): return close(code: payload.code, reason: payload.reason)
         }
     }
