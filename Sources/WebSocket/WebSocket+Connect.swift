@@ -135,6 +135,7 @@ extension WebSocket {
             }
             agreedExtensions.withLock { $0 = accepted.extensions }
             tellDelegate { $0.webSocketDidOpen(self, subprotocol: accepted.subprotocol, extensions: accepted.extensions) }
+            openedRunDeferred()
             startReading()
         } catch {
             self.opening?.failure = error
@@ -153,5 +154,75 @@ extension WebSocket {
             socket.write(frame, withTimeout: -1, tag: 0)
         }
         socket.disconnectAfterWriting()
+    }
+}
+
+// MARK: What the app asks for before the opening handshake is done
+
+extension WebSocket {
+    /// A request of the app's that waits for a client's opening handshake.
+    enum DeferredRequest {
+        /// A text or binary message (or a control message sent as one), with its timeout and tag.
+        case send(WebSocketMessage, timeout: TimeInterval, tag: Int)
+        /// A Ping or Pong.
+        case control(@Sendable (inout WebSocketProtocolHandler) -> [WebSocketProtocolHandler.Output])
+    }
+
+    /// Whether `request` was kept for later (a client not open yet: no frame may go out before the
+    /// server's 101, RFC 6455 §4.1) or refused (its opening failed: a send is rejected with `.closing`).
+    /// Loop thread.
+    func deferredUntilOpen(_ request: DeferredRequest) -> Bool {
+        guard let client, !client.isOpen else { return false }
+        if client.hasEnded {
+            reject(request)
+        } else {
+            client.deferred.append(request)
+        }
+        return true
+    }
+
+    /// Runs `step` on the handler now, or once a client is open.
+    func performOnceOpen(_ step: @escaping @Sendable (inout WebSocketProtocolHandler) -> [WebSocketProtocolHandler.Output]) {
+        guard socket.eventLoop.inEventLoop else {
+            socket.eventLoop.execute { [self] in performOnceOpen(step) }
+            return
+        }
+        if deferredUntilOpen(.control(step)) { return }
+        perform(step)
+    }
+
+    /// The server's 101 was accepted: what waited goes out, in order. Loop thread.
+    func openedRunDeferred() {
+        guard let client else { return }
+        client.isOpen = true
+        let deferred = client.deferred
+        client.deferred = []
+        for request in deferred {
+            switch request {
+            case .send(let message, let timeout, let tag): send(message, timeout: timeout, tag: tag)
+            case .control(let step): perform(step)
+            }
+        }
+    }
+
+    /// The opening ended without opening: what waited is refused, and so is what comes later. Loop thread.
+    func endOpening() {
+        guard let client, !client.isOpen else { return }
+        client.hasEnded = true
+        let deferred = client.deferred
+        client.deferred = []
+        deferred.forEach(reject)
+    }
+
+    /// The app closed a client that was not open yet: it stops connecting (the socket's end reports
+    /// ``WebSocketDelegate/webSocket(_:didFailToConnectWith:)`` if it had started). Loop thread.
+    func abandonOpening() {
+        socket.disconnect()
+        endOpening()
+    }
+
+    private func reject(_ request: DeferredRequest) {
+        guard case .send(_, _, let tag) = request else { return }
+        tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: .closing) }
     }
 }

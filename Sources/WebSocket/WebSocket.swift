@@ -28,8 +28,9 @@ public final class WebSocket: @unchecked Sendable {
         get { client?.configuration ?? ClientConfiguration() }
         set { clientState().configuration = newValue }
     }
-    /// Loop-confined: the protocol, and the two timers.
-    private var handler: WebSocketProtocolHandler
+    /// Loop-confined (so unchecked for exclusivity: no runtime access record per use): the protocol, and
+    /// the two timers.
+    @exclusivity(unchecked) private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     private var keepAliveTimer: Scheduled?
     /// The extensions agreed in the opening handshake (``extensions``).
@@ -42,12 +43,18 @@ public final class WebSocket: @unchecked Sendable {
     /// What only a client holds (its settings, its opening handshake), boxed and nil on a server's
     /// socket: inline, these were 861 of the 1,136 bytes of every accepted connection's WebSocket
     /// (docs/BENCHMARKS.md, "WebSocket").
-    private var client: ClientState?
+    var client: ClientState?
 
     /// A client's own state (loop-confined once connecting, as ``opening`` was).
     final class ClientState {
         var configuration = ClientConfiguration()
         var opening: Opening?
+        /// The server's 101 has been checked: frames may go out. Before it, none may (RFC 6455 §4.1).
+        var isOpen = false
+        /// The opening handshake failed, or the app closed before it was done: nothing will go out.
+        var hasEnded = false
+        /// What the app asked for before it was open, in order: done once open (``WebSocket/openedRunDeferred()``).
+        var deferred: [DeferredRequest] = []
     }
 
     private func clientState() -> ClientState {
@@ -60,7 +67,7 @@ public final class WebSocket: @unchecked Sendable {
     private var reading = false
     private var started = false
     /// The app's sends not yet written, and the error TCP ended with (for a 1006 result).
-    private var pendingSends = WebSocketPendingSends()
+    @exclusivity(unchecked) private var pendingSends = WebSocketPendingSends()
     private var transportError: SocketError?
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
@@ -133,13 +140,25 @@ public final class WebSocket: @unchecked Sendable {
         send(.binary(data), timeout: timeout, tag: tag)
     }
 
-    /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent).
-    public func sendPing(_ payload: Data = Data()) { perform { (try? $0.sendPing(payload)) ?? [] } }
+    /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent). A client's goes out
+    /// once it is open.
+    public func sendPing(_ payload: Data = Data()) { performOnceOpen { (try? $0.sendPing(payload)) ?? [] } }
+
+    /// Sends an unsolicited Pong with `payload` (at most 125 bytes; longer ones are not sent): a one-way
+    /// heartbeat the peer does not answer (RFC 6455 §5.5.3). Pings from the peer are answered on their own.
+    public func sendPong(_ payload: Data = Data()) { performOnceOpen { (try? $0.send(.pong(payload))) ?? [] } }
 
     /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
     /// a longer one is cut to the whole characters that fit, RFC 6455 §5.5).
-    /// ``WebSocketDelegate/webSocket(_:didCloseWith:)`` follows when it is done.
+    /// ``WebSocketDelegate/webSocket(_:didCloseWith:)`` follows when it is done. A client not open yet
+    /// stops connecting instead: ``WebSocketDelegate/webSocket(_:didFailToConnectWith:)`` follows, and its
+    /// sends waiting for the opening are rejected.
     public func close(code: WebSocketCloseCode? = .normalClosure, reason: String = "") {
+        guard socket.eventLoop.inEventLoop else {
+            socket.eventLoop.execute { [self] in close(code: code, reason: reason) }
+            return
+        }
+        if let client, !client.isOpen { return abandonOpening() }
         perform { $0.close(code: code, reason: reason) }
     }
 
@@ -155,11 +174,12 @@ public final class WebSocket: @unchecked Sendable {
 
     /// Encodes `message` on the loop and writes its frames under a write tag of their own, or tells the
     /// delegate the send was rejected.
-    private func send(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) {
+    func send(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) {
         guard socket.eventLoop.inEventLoop else {
             socket.eventLoop.execute { [self] in send(message, timeout: timeout, tag: tag) }
             return
         }
+        if deferredUntilOpen(.send(message, timeout: timeout, tag: tag)) { return }
         do throws(WebSocketProtocolHandler.SendError) {
             // A server's frame with no timeout: header and payload straight into the socket's writes.
             if timeout < 0, let frame = try handler.plainDataFrame(message) {
@@ -177,17 +197,20 @@ public final class WebSocket: @unchecked Sendable {
     static let copiedPayloadLimit = 4096
 
     /// Writes an unmasked data frame of `opcode` as its header (built on the stack) and `payload`, with no
-    /// timeout, under the send's write tag (`sending`) or the connection's own, 0. Loop thread only.
+    /// timeout, under the send's write tag (`sending`), or unreported when there is none. Loop thread only.
     private func write(_ opcode: WebSocketOpcode, _ payload: Data, sending: (writeTag: Int, tag: Int)?) {
-        let writeTag = sending?.writeTag ?? 0
-        let writes = payload.isEmpty ? 1 : 2
-        if let sending { for _ in 0..<writes { pendingSends.queued(writeTag, tag: sending.tag) } }
-        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
-            socket.write(copying: header, withTimeout: -1, tag: writeTag)
+        guard payload.count <= Self.copiedPayloadLimit else {
+            let writeTag = sending?.writeTag ?? 0
+            if let sending { for _ in 0..<2 { pendingSends.queued(writeTag, tag: sending.tag) } }
+            WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+                socket.write(copying: header, withTimeout: -1, tag: writeTag)
+            }
+            return socket.write(payload, withTimeout: -1, tag: writeTag)
         }
-        guard !payload.isEmpty else { return }
-        guard payload.count <= Self.copiedPayloadLimit else { return socket.write(payload, withTimeout: -1, tag: writeTag) }
-        payload.withUnsafeBytes { socket.write(copying: $0, withTimeout: -1, tag: writeTag) }
+        if let sending { pendingSends.queued(sending.writeTag, tag: sending.tag) }
+        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+            payload.withUnsafeBytes { socket.write(copying: header, $0, tag: sending?.writeTag) }
+        }
     }
 
     /// A TCP write is done: a send's last one is reported with the app's tag.
@@ -206,10 +229,14 @@ public final class WebSocket: @unchecked Sendable {
     private func ended(_ error: SocketError?) {
         transportError = pendingSends.appTagged(error)
         pendingSends.removeAll()
-        guard let opening else { return perform { $0.transportClosed() } }
+        guard let opening else {
+            endOpening()
+            return perform { $0.transportClosed() }
+        }
         self.opening = nil
         let failure = opening.failure ?? .socket(error ?? .connectionClosed)
         tellDelegate { $0.webSocket(self, didFailToConnectWith: failure) }
+        endOpening()
     }
 
     private func start() {

@@ -44,7 +44,7 @@ public struct WebSocketProtocolHandler: Sendable {
     public enum SendError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Closing has begun (this side's Close was sent or the peer's received): no more messages (§5.5.1).
         case closing
-        /// A ping's payload over 125 bytes (§5.5).
+        /// A ping's (or a pong's) payload over 125 bytes (§5.5).
         case pingTooLong(Int)
 
         public var description: String {
@@ -162,7 +162,9 @@ public struct WebSocketProtocolHandler: Sendable {
         case .text(let text): return dataFrame(.text, Data(text.utf8))
         case .binary(let data): return dataFrame(.binary, data)
         case .ping(let payload): return try sendPing(payload)
-        case .pong(let payload): return frame(.pong, payload)
+        case .pong(let payload):
+            guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
+            return frame(.pong, payload)
         case .close(let payload): return close(code: payload.code, reason: payload.reason)
         }
     }
@@ -170,9 +172,11 @@ public struct WebSocketProtocolHandler: Sendable {
     /// A text or binary `message` a server without permessage-deflate may write as it is: the frame's
     /// opcode and payload (the header from `WebSocketFrameEncoder.withUnmaskedHeader`), after the check
     /// ``send(_:)`` makes; nil when the message needs ``send(_:)`` (a client masks, deflate compresses,
-    /// control frames). Changes nothing: sending a data frame moves no state.
+    /// control frames). Changes nothing: sending a data frame moves no state. `mutating` only so that a
+    /// handler stored in a class is not copied for the call (a copy retained and released each of its
+    /// references once per message sent).
     /// - Throws: ``SendError/closing`` once closing has begun.
-    package func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
+    package mutating func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
         guard decoder.role == .server, deflate == nil else { return nil }
         guard handshake.canSend else { throw .closing }
         switch message {

@@ -52,6 +52,13 @@ struct RequestQueue<Element> {
         return body(&head!)
     }
 
+    /// Works on the last element in place, without copying it; nil when the queue is empty.
+    mutating func updateLast<R>(_ body: (inout Element) -> R) -> R? {
+        if restStart < rest.count { return body(&rest[rest.count - 1]) }
+        guard head != nil else { return nil }
+        return body(&head!)
+    }
+
     @discardableResult
     mutating func removeFirst() -> Element {
         guard let element = head else { preconditionFailure("removeFirst on an empty RequestQueue") }

@@ -124,7 +124,7 @@ extension TCPSocket {
             eventLoop.io.close(connection.fd)
             connection.fd = -1
         }
-        let unsent = connection.writeQueue.removeAll().map(\.tag)
+        let unsent = connection.writeQueue.removeAll().filter(\.reports).map(\.tag)
         connection.stagedWrites.reset()
         let unfinishedReads = connection.readQueue.removeAll()
         for request in unfinishedReads {

@@ -46,6 +46,44 @@ extension TCPSocket {
         enqueue(WriteRequest(bytes: .staged(count: bytes.count), timeout: timeout, tag: tag), on: connection)
     }
 
+    /// Stages `header` and then `payload` as one write with no timeout, as ``write(copying:withTimeout:tag:)``
+    /// does with one buffer: for a layer above that frames its own messages (a WebSocket frame's header
+    /// and payload: one request and at most one delegate call, not two of each). `payload` may be empty.
+    /// With `tag` nil the delegate never hears of the write (and writes like it queued one after another
+    /// are one request): no
+    /// ``TCPSocketDelegate/socket(_:didWriteDataWithTag:)``, no progress, and on a socket that takes no
+    /// writes now no rejection (the write is dropped). Loop thread only.
+    package func write(copying header: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, tag: Int?) {
+        eventLoop.assertInEventLoop()
+        let count = header.count + payload.count
+        guard count > 0 else {
+            if let tag { rejectWrite(tag: tag, .badParam("a write needs at least one byte")) }
+            return
+        }
+        let writable: ConnectionState?
+        if let tag { writable = writableConnection(tag: tag) } else { writable = quietlyWritableConnection() }
+        guard let connection = writable else { return }
+        connection.stagedWrites.append(header)
+        connection.stagedWrites.append(payload)
+        // Right behind an unreported staged write (and no startTLS waiting): part of that one request.
+        if tag == nil, connection.tls?.isSecured ?? true, connection.writeQueue.updateLast({ $0.absorbStaged(count) }) == true {
+            adjustQueuedWriteBytes(connection, by: count)
+            if isCurrent(connection) { scheduleFlush(connection) }
+            return
+        }
+        var request = WriteRequest(bytes: .staged(count: count), timeout: -1, tag: tag ?? 0)
+        request.reports = tag != nil
+        enqueue(request, on: connection)
+    }
+
+    /// The connection a write may be queued on now, or nil (nothing reported).
+    private func quietlyWritableConnection() -> ConnectionState? {
+        guard let connection = lifecycle.connection, !connection.endAfterReads, !connection.endAfterWrites,
+            !connection.writeStreamClosing
+        else { return nil }
+        return connection
+    }
+
     /// Queues a write or rejects it. Loop thread only.
     private func queueWrite(_ data: Data, timeout: TimeInterval, tag: Int) {
         guard let connection = writableConnection(tag: tag) else { return }
@@ -161,17 +199,21 @@ extension TCPSocket {
             if attempted == 0 { break }
             adjustQueuedWriteBytes(connection, by: -written)
             var left = written
-            while left > 0, let head = connection.writeQueue.withFirst({ (remaining: $0.remaining, isStaged: $0.isStaged, tag: $0.tag) }) {
+            while left > 0,
+                let head = connection.writeQueue.withFirst({
+                    (remaining: $0.remaining, isStaged: $0.isStaged, tag: $0.tag, reports: $0.reports)
+                })
+            {
                 if left >= head.remaining {
                     left -= head.remaining
                     if head.isStaged { connection.stagedWrites.consume(head.remaining) }
                     connection.writeQueue.removeFirst()
-                    eventLoop.spareTagArrays.append(head.tag, to: &completedWrites)
+                    if head.reports { eventLoop.spareTagArrays.append(head.tag, to: &completedWrites) }
                     partial = nil
                 } else {
                     if head.isStaged { connection.stagedWrites.consume(left) }
                     connection.writeQueue.updateFirst { $0.sent += left }
-                    partial = (left + (partial?.tag == head.tag ? partial?.bytes ?? 0 : 0), head.tag)
+                    partial = head.reports ? (left + (partial?.tag == head.tag ? partial?.bytes ?? 0 : 0), head.tag) : nil
                     left = 0
                 }
             }

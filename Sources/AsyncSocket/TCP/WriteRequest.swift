@@ -11,10 +11,13 @@ struct WriteRequest {
         case staged(count: Int)
     }
 
-    let bytes: Bytes
+    private(set) var bytes: Bytes
     /// Seconds; negative means no timeout.
     let timeout: Double
     let tag: Int
+    /// Whether the delegate hears of the write (its completion, progress and rejection): false for a
+    /// layer's own writes (``TCPSocket/write(copying:_:)``).
+    var reports = true
     /// Identifies the request to its timeout timer; assigned when queued.
     var id: UInt64 = 0
     /// Bytes already sent.
@@ -31,6 +34,15 @@ struct WriteRequest {
     }
 
     var remaining: Int { count - sent }
+
+    /// Takes `count` more staged bytes, queued right after this write's, into this write, when it is an
+    /// unreported staged write with no timeout (a layer's frames, one after another: one request for a
+    /// whole burst); false, changing nothing, for any other write.
+    mutating func absorbStaged(_ count: Int) -> Bool {
+        guard !reports, timeout < 0, case .staged(let staged) = bytes else { return false }
+        bytes = .staged(count: staged + count)
+        return true
+    }
 
     var isStaged: Bool {
         if case .staged = bytes { return true }

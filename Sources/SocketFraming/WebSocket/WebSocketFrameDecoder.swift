@@ -70,13 +70,28 @@ public struct WebSocketFrameDecoder: Sendable {
         }
         guard let header = try parsed.get(), readable - header.headerLength >= header.payloadLength else { return nil }
         buffer.moveReaderIndex(forwardBy: header.headerLength)
-        var payload = buffer.readData(count: header.payloadLength) ?? Data()
-        if let key = header.maskingKey {
-            payload.withUnsafeMutableBytes { key.apply(to: $0) }
-        }
+        let payload = Self.readPayload(count: header.payloadLength, maskingKey: header.maskingKey, from: &buffer)
         return WebSocketFrame(
             fin: header.fin, reservedBits: header.reservedBits, opcode: header.opcode, maskingKey: header.maskingKey,
             payload: payload)
+    }
+
+    /// Payloads of more bytes than this are unmasked as they are copied out of the buffer (one pass, into
+    /// storage not zeroed first); shorter ones are copied (inline in the `Data` up to 14 bytes) and then
+    /// unmasked in place.
+    static let unmaskWhileCopyingAbove = 64
+
+    /// Takes the next `count` bytes of `buffer` (all readable) as a payload, unmasked with `maskingKey`.
+    private static func readPayload(count: Int, maskingKey: WebSocketMaskingKey?, from buffer: inout FrameBuffer) -> Data {
+        guard let key = maskingKey, count > unmaskWhileCopyingAbove else {
+            var payload = buffer.readData(count: count) ?? Data()
+            if let key = maskingKey { payload.withUnsafeMutableBytes { key.apply(to: $0) } }
+            return payload
+        }
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        buffer.withUnsafeReadableBytes { key.apply(from: UnsafeRawBufferPointer(rebasing: $0[..<count]), to: storage) }
+        buffer.moveReaderIndex(forwardBy: count)
+        return Data(bytesNoCopy: storage, count: count, deallocator: .custom { bytes, _ in bytes.deallocate() })
     }
 
     /// The frame at the front of `buffer` whose header has arrived whole but whose payload has not: its

@@ -33,13 +33,20 @@ public struct WebSocketMaskingKey: RawRepresentable, Hashable, Sendable, CustomS
     }
 
     /// XORs `bytes` with the key in place, byte `i` of `bytes` with key byte `(i + offset) % 4`: masks and
-    /// unmasks alike (RFC 6455 §5.3). Works 8 bytes at a time, then byte by byte for the tail.
+    /// unmasks alike (RFC 6455 §5.3). Works 32 bytes at a time, then 8, then byte by byte for the tail.
     ///
     /// - Parameters:
     ///   - bytes: the payload bytes to mask or unmask, changed in place.
     ///   - offset: how many payload bytes came before `bytes` (for a payload masked in pieces); default 0.
     public func apply(to bytes: UnsafeMutableRawBufferPointer, offset: Int = 0) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        apply(from: UnsafeRawBufferPointer(bytes), to: bytes.baseAddress, offset: offset)
+    }
+
+    /// Writes `source` XORed with the key to `destination` (room for `source.count` bytes; it may be
+    /// `source` itself), byte `i` with key byte `(i + offset) % 4`: unmasking while copying, one pass
+    /// over the bytes instead of a copy and then ``apply(to:offset:)``.
+    package func apply(from source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer?, offset: Int = 0) {
+        guard let base = source.baseAddress, let target = destination, !source.isEmpty else { return }
         // The key repeated twice, rotated to start at `offset`, laid out in memory as on the wire, so the
         // 8-byte XOR is right whatever the machine's byte order.
         var pattern: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0)
@@ -47,14 +54,20 @@ public struct WebSocketMaskingKey: RawRepresentable, Hashable, Sendable, CustomS
             for index in 0..<8 { raw[index] = byte(index + offset) }
         }
         let wide = withUnsafeBytes(of: &pattern) { $0.loadUnaligned(as: UInt64.self) }
+        let count = source.count
         var index = 0
-        while index + 8 <= bytes.count {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            base.storeBytes(of: word ^ wide, toByteOffset: index, as: UInt64.self)
+        while index + 32 <= count {
+            for word in stride(from: index, to: index + 32, by: 8) {
+                target.storeBytes(of: base.loadUnaligned(fromByteOffset: word, as: UInt64.self) ^ wide, toByteOffset: word, as: UInt64.self)
+            }
+            index += 32
+        }
+        while index + 8 <= count {
+            target.storeBytes(of: base.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wide, toByteOffset: index, as: UInt64.self)
             index += 8
         }
-        while index < bytes.count {
-            bytes[index] ^= byte(index + offset)
+        while index < count {
+            target.storeBytes(of: source[index] ^ byte(index + offset), toByteOffset: index, as: UInt8.self)
             index += 1
         }
     }

@@ -77,18 +77,21 @@ public final class WebSocketConnection: Sendable {
     /// closed (``closeResult`` says how) or the iterating task is cancelled. One iterator at a time.
     public var messages: Messages { Messages(bridge: bridge) }
 
-    /// Sends `message` (`.text` or `.binary`; `.ping` with at most 125 bytes), after waiting while the
-    /// write queue is over its high watermark (``defaultWriteHighWatermark`` unless set on the socket).
-    /// - Throws: ``WebSocketProtocolHandler/SendError/closing`` once the connection is closing or closed.
+    /// Sends `message` after waiting while the write queue is over its high watermark
+    /// (``defaultWriteHighWatermark`` unless set on the socket): `.text` or `.binary`; `.ping` or `.pong`
+    /// (an unsolicited one: a one-way heartbeat, RFC 6455 §5.5.3) with at most 125 bytes; `.close`
+    /// starts the closing handshake as ``close(code:reason:)`` does, without waiting for its end.
+    /// - Throws: ``WebSocketProtocolHandler/SendError/closing`` once the connection is closing or closed;
+    ///   ``WebSocketProtocolHandler/SendError/pingTooLong(_:)`` for a ping or pong over 125 bytes.
     public func send(_ message: WebSocketMessage) async throws(WebSocketProtocolHandler.SendError) {
         guard await bridge.waitUntilWritable() else { throw .closing }
         switch message {
         case .text(let text): webSocket.send(text: text)
         case .binary(let data): webSocket.send(data: data)
-        case .ping(let payload):
+        case .ping(let payload), .pong(let payload):
             guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
-            webSocket.sendPing(payload)
-        case .pong, .close: throw .closing
+            if case .ping = message { webSocket.sendPing(payload) } else { webSocket.sendPong(payload) }
+        case .close(let payload): webSocket.close(code: payload.code, reason: payload.reason)
         }
         // Once the loop has queued the message (its hop was first), the watermark it crossed, if any,
         // is in the bridge: the next send waits. Without this, a burst of sends all pass the check

@@ -137,7 +137,7 @@ import Testing
         let encoder = WebSocketFrameEncoder(role: .client)
         var stream = Data()
         var frames: [WebSocketFrame] = []
-        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 125, 126, 127, 300] {
+        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 64, 65, 125, 126, 127, 300] {
             let payload = Data(random.bytes(count: length))
             let opcode: WebSocketOpcode = length <= 125 && length % 2 == 1 ? .ping : .binary
             let before = stream.count

@@ -73,18 +73,24 @@ import Testing
         #expect([UInt8](try encoder.encode(WebSocketFrame(opcode: .ping, payload: Data(count: 125)))).prefix(2) == [0x89, 0x7D])
     }
 
-    @Test func masking_8_bytes_at_a_time_equals_masking_byte_by_byte_at_every_offset() {
+    @Test func masking_in_words_equals_masking_byte_by_byte_at_every_offset_in_place_or_copying() {
         let key = WebSocketMaskingKey(0x37, 0xFA, 0x21, 0x3D)
         #expect(key.bytes == [0x37, 0xFA, 0x21, 0x3D])
         #expect(key.rawValue == 0x37FA_213D)
         #expect(key.description == "37 fa 21 3d")
-        let original = (0..<37).map { UInt8($0 * 5) }
+        // Up to 101 bytes: the 32-byte loop, the 8-byte loop and the byte tail, each alone and together.
+        let original = (0..<101).map { UInt8(truncatingIfNeeded: $0 * 5) }
         for offset in 0..<5 {
             for count in 0...original.count {
+                let expected = (0..<count).map { original[$0] ^ key.bytes[($0 + offset) % 4] }
                 var bytes = Array(original.prefix(count))
                 bytes.withUnsafeMutableBytes { key.apply(to: $0, offset: offset) }
-                let expected = (0..<count).map { original[$0] ^ key.bytes[($0 + offset) % 4] }
-                #expect(bytes == expected, "offset \(offset), \(count) bytes")
+                #expect(bytes == expected, "in place: offset \(offset), \(count) bytes")
+                var copy = [UInt8](repeating: 0xEE, count: count + 1)
+                original.prefix(count).withUnsafeBytes { source in
+                    copy.withUnsafeMutableBytes { key.apply(from: source, to: $0.baseAddress, offset: offset) }
+                }
+                #expect(copy == expected + [0xEE], "copying: offset \(offset), \(count) bytes, nothing written past them")
             }
         }
     }
