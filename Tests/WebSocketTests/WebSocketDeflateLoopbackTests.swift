@@ -97,8 +97,8 @@ import WebSocket
     /// A server (a plain TCP socket) answering with `client_max_window_bits`, which this offer lacks: the
     /// client fails the connect and sends Close 1010 with the reason (RFC 6455 §7.4.1, RFC 7692 §7.1.2.2).
     @Test func anAnswerTheOfferDoesNotAllowFailsTheConnectWithAClose1010() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
+        let listener = try LoopbackListener()
+        defer { listener.close() }
         let recorder = RecordingWebSocketDelegate()
         // The client's timers on a manual clock: its 10 s deadline for the answer is not what this tests.
         // Regression: in two loaded full runs the test's own steps (accept, read, answer) took longer than
@@ -106,13 +106,10 @@ import WebSocket
         let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "deflate-1010")
         defer { group.shutdown() }
         let client = Self.client(PerMessageDeflate.ClientConfiguration(offerClientMaxWindowBits: false), recorder, group: group)
-        try client.connect(to: "ws://127.0.0.1:\(pair.port)/")
-        guard case .accepted(let server) = try await pair.serverDelegate.events.next(within: Self.limit) else {
-            Issue.record("no accept")
-            return
-        }
+        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
+        let server = try await listener.accepted()
         server.readData(to: Data("\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(10), tag: 1)
-        let request = try await Self.read(tag: 1, from: pair)
+        let request = try await listener.read(tag: 1)
         let lines = String(decoding: request, as: UTF8.self).split(separator: "\r\n")
         #expect(lines.contains("Sec-WebSocket-Extensions: permessage-deflate"))
         let key = try #require(lines.first { $0.hasPrefix("Sec-WebSocket-Key: ") }?.dropFirst(19))
@@ -123,15 +120,9 @@ import WebSocket
         // The client's Close frame: masked, code 1010 and the error as reason.
         let reason = Array(error.description.utf8)
         server.readData(toLength: UInt(6 + 2 + reason.count), withTimeout: TestTiming.hangTimeout(10), tag: 3)
-        let frame = Array(try await Self.read(tag: 3, from: pair))
+        let frame = Array(try await listener.read(tag: 3))
         #expect(frame[0] == 0x88 && frame[1] == 0x80 | UInt8(2 + reason.count))
         let unmasked = frame[6...].enumerated().map { $0.element ^ frame[2 + $0.offset % 4] }
         #expect(unmasked == [0x03, 0xF2] + reason)
-    }
-
-    static func read(tag: Int, from pair: LoopbackPair) async throws -> Data {
-        while true {
-            if case .read(let data, let readTag) = try await pair.serverDelegate.events.next(within: limit), readTag == tag { return data }
-        }
     }
 }

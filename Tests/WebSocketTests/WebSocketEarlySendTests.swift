@@ -26,37 +26,29 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
     private static let limit = TestTiming.hangLimit(.seconds(10))
 
     /// The server's side: accepted, and the upgrade request read up to its blank line.
-    private static func acceptAndReadRequest(_ pair: LoopbackPair) async throws -> (TCPSocket, String) {
-        guard case .accepted(let server) = try await pair.serverDelegate.events.next(within: limit) else {
-            throw SocketError.connectionClosed
-        }
+    private static func acceptAndReadRequest(_ listener: LoopbackListener) async throws -> (TCPSocket, String) {
+        let server = try await listener.accepted()
         server.readData(to: Data("\r\n\r\n".utf8), withTimeout: TestTiming.hangTimeout(10), tag: 1)
-        return (server, String(decoding: try await read(tag: 1, from: pair), as: UTF8.self))
-    }
-
-    private static func read(tag: Int, from pair: LoopbackPair) async throws -> Data {
-        while true {
-            if case .read(let data, let readTag) = try await pair.serverDelegate.events.next(within: limit), readTag == tag { return data }
-        }
+        return (server, String(decoding: try await listener.read(tag: 1), as: UTF8.self))
     }
 
     @Test func sendsMadeWhileConnectingGoOutAfterThe101InOrder() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
+        let listener = try LoopbackListener()
+        defer { listener.close() }
         let recorder = OpeningSendsDelegate()
         let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
-        try client.connect(to: "ws://127.0.0.1:\(pair.port)/")
+        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
         client.sendPing(Data("p".utf8))
         client.send(data: Data([1, 2, 3]), tag: 2)
-        let (server, request) = try await Self.acceptAndReadRequest(pair)
+        let (server, request) = try await Self.acceptAndReadRequest(listener)
         #expect(request.hasPrefix("GET / HTTP/1.1\r\n"))
         let key = try #require(RawHandshake.header("Sec-WebSocket-Key", in: request).first)
         server.write(Data(RawHandshake.answer(key: String(key)).utf8), withTimeout: -1, tag: 2)
         #expect(try await recorder.events.next(3, within: Self.limit) == ["open", "sent 1", "sent 2"])
         // Three masked frames: text "early" (2 + 4 + 5 bytes), Ping "p" (2 + 4 + 1), binary 01 02 03 (2 + 4 + 3).
         server.readData(toLength: 27, withTimeout: TestTiming.hangTimeout(10), tag: 3)
-        let bytes = Array(try await Self.read(tag: 3, from: pair))
+        let bytes = Array(try await listener.read(tag: 3))
         var frames: [(UInt8, [UInt8])] = []
         var offset = 0
         while offset < bytes.count {
@@ -71,14 +63,14 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
     }
 
     @Test func sendsWaitingForAnOpeningThatFailsAreRejectedAndSoAreLaterOnes() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
+        let listener = try LoopbackListener()
+        defer { listener.close() }
         let recorder = OpeningSendsDelegate()
         let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
-        try client.connect(to: "ws://127.0.0.1:\(pair.port)/")
+        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
         client.send(text: "early too", tag: 2)
-        let (server, request) = try await Self.acceptAndReadRequest(pair)
+        let (server, request) = try await Self.acceptAndReadRequest(listener)
         #expect(request.hasPrefix("GET / HTTP/1.1\r\n"))
         server.write(Data("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n".utf8), withTimeout: -1, tag: 2)
         let events = try await recorder.events.next(3, within: Self.limit)
@@ -89,20 +81,20 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
     }
 
     @Test func closingAClientThatIsStillConnectingStopsItAndRejectsItsSends() async throws {
-        let pair = try LoopbackPair()
-        defer { pair.close() }
+        let listener = try LoopbackListener()
+        defer { listener.close() }
         let recorder = OpeningSendsDelegate()
         let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
-        try client.connect(to: "ws://127.0.0.1:\(pair.port)/")
+        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
-        let (_, request) = try await Self.acceptAndReadRequest(pair)
+        let (_, request) = try await Self.acceptAndReadRequest(listener)
         #expect(request.hasPrefix("GET / HTTP/1.1\r\n"))
         client.close()
         let events = try await recorder.events.next(2, within: Self.limit)
         #expect(events == ["failed \(WebSocketConnectError.socket(.connectionClosed))", "rejected 1"], "\(events)")
         // The server saw the request and then the end: no frame (bytes left unread would come first, in
         // a willDisconnect event).
-        let end = try await pair.serverDelegate.events.next(1, within: Self.limit) { !$0.isProgress }
+        let end = try await listener.serverDelegate.events.next(1, within: Self.limit) { !$0.isProgress }
         #expect(end.map(\.description) == ["disconnected(socket closed by remote peer)"])
     }
 }
