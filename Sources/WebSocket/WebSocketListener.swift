@@ -9,7 +9,8 @@ import SocketLog
 /// checks the upgrade, asks the app (``WebSocketListenerDelegate``), answers `101 Switching Protocols`
 /// or the error (400, 403, 426, 431, 505), and hands the app a ``WebSocket`` (or, when the app takes
 /// the connection over, its socket as it is: ``WebSocketListenerDelegate/listener(_:shouldTakeOver:)``). Requests that are not
-/// upgrades go to the app as they are, so one port can serve a page and the socket.
+/// upgrades go to the app as they are, so one port can serve a page and the socket. With
+/// ``Configuration/tls`` every connection is TLS from its first byte (`wss://`, `https://`).
 ///
 /// Delegate calls arrive on `delegateQueue`, or on the accepted socket's event loop thread when it is
 /// `nil` (`TCPSocket`'s convention); ``start()`` and ``stop()`` may be called from any thread.
@@ -30,6 +31,12 @@ public final class WebSocketListener: @unchecked Sendable {
         /// client's first acceptable offer is accepted with these settings (`PerMessageDeflate.ServerConfiguration()`'s
         /// defaults keep an idle connection's zlib state small: the module documentation's "Compression").
         public var deflate: PerMessageDeflate.ServerConfiguration?
+        /// TLS for every connection (`wss://`, and `https://` for the ordinary requests the app answers):
+        /// `TCPSocket/startTLS(_:)` with these server settings as soon as a connection is accepted,
+        /// before its request head is read, so everything on the port, the listener's own answers too,
+        /// goes through TLS. A client that does not complete the handshake within the settings'
+        /// `handshakeTimeout` is disconnected. `nil` (the default): plaintext (`ws://`).
+        public var tls: TLSConfiguration?
 
         /// A configuration listening on `host`:`port` with the defaults above.
         public init(host: String = "127.0.0.1", port: UInt16) {
@@ -83,6 +90,8 @@ public final class WebSocketListener: @unchecked Sendable {
     // MARK: The upgrade, on the accepted socket's loop
 
     private func accepted(_ socket: TCPSocket) {
+        // A barrier: the head's read below waits for the handshake and goes through TLS.
+        if let tls = configuration.tls { socket.startTLS(tls) }
         socket.readHTTPHead(
             with: HTTPRequestHeadParser(maxHeadBytes: configuration.maxHeadBytes), maxBytes: configuration.maxHeadBytes,
             timeout: configuration.handshakeTimeout.secondsValue

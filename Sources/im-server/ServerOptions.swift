@@ -74,8 +74,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// tens of thousands of users with passwords, never for real users: it makes a stolen hash cheap to
     /// guess. Hashes made with one cost keep verifying under another.
     public var passwordCost = PasswordHasher.Limits.interactive
-    /// `--web-port P`: serve the web port (HTTP: `/metrics`, `/healthz`; docs/METRICS.md) on this TCP
-    /// port (0: a free one, shown in the log); `nil` (the default): no web port.
+    /// `--web-port P`: serve the web port (HTTP: the web client, `/chat`, `/metrics`, `/healthz`;
+    /// docs/METRICS.md) on this TCP port (0: a free one, shown in the log); over TLS (HTTPS and WSS)
+    /// with ``tls``, as the chat port; `nil` (the default): no web port.
     public var webPort: UInt16?
     /// `--web-host H`: the interface of the web port. Default 127.0.0.1.
     public var webHost = "127.0.0.1"
@@ -138,7 +139,8 @@ public struct ServerOptions: Equatable, Sendable {
           --frame-timeout S      close a connection that has not finished a started frame within S seconds,
                                  with frameTimeout (default 10)
           --tls-cert FILE        TLS (1.2 or 1.3) on every connection with this certificate chain, PEM,
-                                 leaf first (default: plaintext); needs --tls-key
+                                 leaf first (default: plaintext); needs --tls-key. The web port too:
+                                 https:// and wss:// (its own origin then https://H:P)
           --tls-key FILE         the certificate's private key, PEM, unencrypted
           --cluster URL          run as one node of a chat of several im-server processes on NATS
                                  JetStream (nats://HOST:PORT; repeat for the servers of a NATS cluster):

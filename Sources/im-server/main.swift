@@ -92,7 +92,8 @@ logger.notice(
 )
 /// The web port (`--web-port`): the web client, /chat, /metrics and /healthz; kept for as long as the process runs.
 let web = options.webPort.map {
-    ChatWebServer(chat: server, host: options.webHost, port: $0, allowedOrigins: options.webAllowedOrigins)
+    ChatWebServer(
+        chat: server, host: options.webHost, port: $0, allowedOrigins: options.webAllowedOrigins, tls: options.tlsConfiguration)
 }
 if let web {
     do {
@@ -103,7 +104,8 @@ if let web {
         exit(1)
     }
     let host = options.webHost.contains(":") ? "[\(options.webHost)]" : options.webHost
-    logger.notice("im-server web port on http://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
+    let scheme = web.isSecure ? "https" : "http"
+    logger.notice("im-server web port on \(scheme)://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
 }
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")
