@@ -10,10 +10,12 @@ import WebSocket
 /// client's files (``StaticFiles``), the operator's endpoints (`GET /metrics`, `GET /healthz`) in a
 /// route table (``WebRoutes``), and the chat over WebSocket at ``chatPath`` (docs/PROTOCOL.md
 /// "WebSocket"): each upgrade there whose `Origin` is allowed (``origins``) becomes a session of the
-/// chat server's own (``ChatServer/adoptWebSocket(_:request:)``), the same kind as a TCP client's.
+/// chat server's own (``ChatServer/adoptWebSocket(_:request:responseHeaders:)``), the same kind as a TCP client's.
 ///
 /// Each ordinary request is answered and its connection closed (`Connection: close`). Every answer
-/// of the route table carries ``WebRoutes/securityHeaders``. Upgrades are decided in one place,
+/// on the port carries ``WebRoutes/securityHeaders``: the route table's, the listener's own refusals
+/// (`400`, `403`, `404`, `426`, `431`, `505`: its `responseHeaders`) and the chat's (`101`, `503`:
+/// ``ChatServer/adoptWebSocket(_:request:responseHeaders:)``). Upgrades are decided in one place,
 /// ``upgradeDecision(for:)``. Delegate calls run on a queue of its own.
 public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable {
     /// The request target of the chat over WebSocket.
@@ -59,6 +61,7 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
         isSecure = tls != nil
         var configuration = WebSocketListener.Configuration(host: host, port: port)
         configuration.tls = tls
+        configuration.responseHeaders = WebRoutes.securityHeaders
         listener = nil
         listener = WebSocketListener(configuration: configuration, delegate: self, delegateQueue: queue, group: group)
     }
@@ -120,7 +123,7 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
 
     public func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
         guard let chat else { return socket.disconnect() }
-        chat.adoptWebSocket(socket, request: request)
+        chat.adoptWebSocket(socket, request: request, responseHeaders: WebRoutes.securityHeaders)
     }
 
     public func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {

@@ -37,6 +37,16 @@ public final class WebSocketListener: @unchecked Sendable {
         /// goes through TLS. A client that does not complete the handshake within the settings'
         /// `handshakeTimeout` is disconnected. `nil` (the default): plaintext (`ws://`).
         public var tls: TLSConfiguration?
+        /// Fields appended to every answer the listener writes itself: its own refusals (`400`, `426`,
+        /// `431`, `505` for a request that is not a valid upgrade), the app's refusals
+        /// (``WebSocketUpgradeDecision/refuse(statusCode:text:)``: `403`, `404`, …), the default `426`
+        /// for an ordinary request (``WebSocketListenerDelegate/listener(_:didReceive:on:)``) and the
+        /// `101` of an upgrade it accepts (after the app's `headers`). Answers the app writes itself
+        /// (ordinary requests it handles, connections it takes over) are the app's to complete. For a
+        /// port that also serves pages: `X-Content-Type-Options: nosniff` and the like, so no answer
+        /// of the port is sniffed or framed. Names and values must be valid (RFC 9110 §5.1, §5.5:
+        /// `HTTPHeaders.isValidField(_:)`). Default none.
+        public var responseHeaders = HTTPHeaders()
 
         /// A configuration listening on `host`:`port` with the defaults above.
         public init(host: String = "127.0.0.1", port: UInt16) {
@@ -98,7 +108,7 @@ public final class WebSocketListener: @unchecked Sendable {
         ) { [weak self] result in
             switch result {
             case .success(let head)?: self?.upgrade(socket, head)
-            case .failure(let error)?: self?.refuse(socket, error.response)
+            case .failure(let error)?: self?.answer(socket, error.response)
             case nil: socket.disconnect()
             }
         }
@@ -106,7 +116,7 @@ public final class WebSocketListener: @unchecked Sendable {
 
     private func upgrade(_ socket: TCPSocket, _ head: HTTPRequestHead) {
         switch WebSocketServerHandshake.validate(head) {
-        case .refused(let refusal): refuse(socket, refusal.response)
+        case .refused(let refusal): answer(socket, refusal.response)
         case .notUpgrade(let request):
             onDelegateQueue { [self] in delegate?.listener(self, didReceive: request, on: socket) }
         case .upgrade(let request):
@@ -117,11 +127,13 @@ public final class WebSocketListener: @unchecked Sendable {
                 }
                 switch delegate.listener(self, shouldAccept: request) {
                 case .refuse(let statusCode, let text):
-                    refuse(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
+                    answer(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
                 case .accept(let subprotocol, let headers):
                     let subprotocol = subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
                     let (handler, extensions) = configuration.negotiate(request)
-                    let answer = request.accept(subprotocol: subprotocol, extensions: extensions, extraHeaders: headers)
+                    var extraHeaders = headers
+                    for field in configuration.responseHeaders { extraHeaders.append(name: field.name, value: field.value) }
+                    let answer = request.accept(subprotocol: subprotocol, extensions: extensions, extraHeaders: extraHeaders)
                     socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
                     let webSocket = WebSocket(
                         upgraded: socket, role: .server, handler: handler, delegate: nil,
@@ -140,7 +152,11 @@ public final class WebSocketListener: @unchecked Sendable {
         delegateQueue.async(execute: body)
     }
 
-    private func refuse(_ socket: TCPSocket, _ response: HTTPResponse) {
+    /// Writes `response` with ``Configuration/responseHeaders`` appended, then closes `socket` once it
+    /// is written. Any thread.
+    func answer(_ socket: TCPSocket, _ response: HTTPResponse) {
+        var response = response
+        for field in configuration.responseHeaders { response.head.headers.append(name: field.name, value: field.value) }
         socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
     }
