@@ -80,6 +80,10 @@ public struct ServerOptions: Equatable, Sendable {
     public var webPort: UInt16?
     /// `--web-host H`: the interface of the web port. Default 127.0.0.1.
     public var webHost = "127.0.0.1"
+    /// `--web-root DIR`: serve the web client's files from this directory (read once at the start:
+    /// ChatWeb's ``StaticFiles``) instead of the bundled web client; `nil` (the default): the bundled
+    /// one, `swift-async-socket_ChatWeb.resources` beside the executable.
+    public var webRoot: String?
     /// `--web-allow-origin ORIGIN` (repeatable): origins besides the web port's own whose pages may open
     /// the chat at `/chat` (``WebOrigins``), as given. Default none.
     public var webAllowedOrigins: [String] = []
@@ -108,7 +112,7 @@ public struct ServerOptions: Equatable, Sendable {
         + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
         + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]\n"
-        + "                 [--web-port P [--web-host H] [--web-allow-origin ORIGIN]...]"
+        + "                 [--web-port P [--web-host H] [--web-root DIR] [--web-allow-origin ORIGIN]...]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -153,6 +157,10 @@ public struct ServerOptions: Equatable, Sendable {
                                  docs/METRICS.md) and GET /healthz (200 ok while accepting and, in a
                                  cluster, connected to NATS; 503 otherwise)
           --web-host H           interface of the web port (default 127.0.0.1)
+          --web-root DIR         serve the web client's files from DIR (read once at the start; hidden
+                                 files, links out of DIR and directory listings never served) instead
+                                 of the bundled client (swift-async-socket_ChatWeb.resources, which
+                                 must then be beside im-server)
           --web-allow-origin O   let pages of origin O (http://HOST:PORT or https://HOST[:PORT]) open the
                                  chat at /chat too; repeatable. Default: only the web port's own origin
                                  (http://H:P, and localhost beside a loopback H) and clients sending no
@@ -255,6 +263,10 @@ public struct ServerOptions: Equatable, Sendable {
             case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
             case "--web-port": webPort = try parser.port(for: option)
             case "--web-host": webHost = try parser.value(for: option)
+            case "--web-root":
+                let directory = try parser.value(for: option)
+                guard !directory.isEmpty else { throw UsageError(description: "--web-root needs a directory\n\(ServerOptions.usage)") }
+                webRoot = directory
             case "--web-allow-origin":
                 let origin = try parser.value(for: option)
                 guard WebOrigins.isValid(origin) else {
