@@ -64,7 +64,7 @@ extension LongLinkServer {
         }
 
         /// Whether a WebSocket carries the session (each frame one binary message: ``Configuration/webSocket``'s
-        /// port or ``LongLinkServer/adoptWebSocket(_:request:responseHeaders:)``); false over TCP (or TLS). Any thread.
+        /// port or ``LongLinkServer/adoptWebSocket(_:request:)``); false over TCP (or TLS). Any thread.
         public var isWebSocket: Bool { webSocket != nil }
 
         /// `#id address`, for logs.

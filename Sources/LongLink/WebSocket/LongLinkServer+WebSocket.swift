@@ -74,10 +74,16 @@ extension LongLinkServer {
     ///
     /// `socket` must be connected, with nothing written to it yet and the bytes after the request head
     /// still unread in it (they are read as the first frames); TLS, if any, is already started on it by
-    /// that server (this server's ``Configuration/tls`` is not applied). `responseHeaders` are appended
-    /// to the `101` (that server's fields for every answer of its port, say; valid names and values,
-    /// RFC 9110 §5.1, §5.5). The session takes over the socket's delegate. Any thread.
-    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders = HTTPHeaders()) {
+    /// that server (this server's ``Configuration/tls`` is not applied). The session takes over the
+    /// socket's delegate. Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        adoptWebSocket(socket, request: request, responseHeaders: HTTPHeaders())
+    }
+
+    /// ``adoptWebSocket(_:request:)`` with `responseHeaders` appended to the `101` (that server's fields
+    /// for every answer of its port, say: ChatWeb's security headers; valid names and values, RFC 9110
+    /// §5.1, §5.5). Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders) {
         // On the socket's loop: a disconnect before the session has its delegate went to the old one
         // (nothing to do then); one after it reaches the session.
         let adopt: @Sendable () -> Void = { [self] in
