@@ -140,7 +140,9 @@ let package = Package(
         // throughput, delivery latency, store size. `swift test` runs only small in-process runs of it.
         .target(
             name: "ChatBench",
-            dependencies: ["ChatProtocol", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench"]),
+            dependencies: [
+                "ChatProtocol", "LongLink", "AsyncSocket", "FramedSocket", "SocketFraming", "CSQLite", "SocketBench", "WebSocket"
+            ]),
 
         .target(name: "TestSupport", dependencies: ["SocketFraming", "AsyncSocket", "SocketLog"], path: "Tests/TestSupport"),
         .testTarget(name: "SocketLogTests", dependencies: ["SocketLog", "TestSupport"]),
@@ -194,7 +196,8 @@ let package = Package(
         // A few seconds of socket-bench: that it runs clean, not how fast.
         .testTarget(name: "SocketBenchTests", dependencies: ["SocketBench", "TestSupport", "socket-bench"]),
         // Short `socket-bench client chat` runs against an in-process chat server: counts, not speed.
-        .testTarget(name: "ChatBenchTests", dependencies: ["ChatBench", "ChatServer", "ChatProtocol", "SocketBench", "TestSupport"]),
+        .testTarget(
+            name: "ChatBenchTests", dependencies: ["ChatBench", "ChatServer", "ChatWeb", "ChatProtocol", "SocketBench", "TestSupport"]),
         // The NATS wrapper against a nats-server of its own (scripts/setup.sh installs it), killed and
         // restarted for the outage tests.
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "TestSupport"])

@@ -10,10 +10,12 @@ import WebSocket
 /// client's files (``StaticFiles``), the operator's endpoints (`GET /metrics`, `GET /healthz`) in a
 /// route table (``WebRoutes``), and the chat over WebSocket at ``chatPath`` (docs/PROTOCOL.md
 /// "WebSocket"): each upgrade there whose `Origin` is allowed (``origins``) becomes a session of the
-/// chat server's own (``ChatServer/adoptWebSocket(_:request:)``), the same kind as a TCP client's.
+/// chat server's own (``ChatServer/adoptWebSocket(_:request:responseHeaders:)``), the same kind as a TCP client's.
 ///
 /// Each ordinary request is answered and its connection closed (`Connection: close`). Every answer
-/// of the route table carries ``WebRoutes/securityHeaders``. Upgrades are decided in one place,
+/// on the port carries ``WebRoutes/securityHeaders``: the route table's, the listener's own refusals
+/// (`400`, `403`, `404`, `426`, `431`, `505`: its `responseHeaders`) and the chat's (`101`, `503`:
+/// ``ChatServer/adoptWebSocket(_:request:responseHeaders:)``). Upgrades are decided in one place,
 /// ``upgradeDecision(for:)``. Delegate calls run on a queue of its own.
 public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable {
     /// The request target of the chat over WebSocket.
@@ -25,36 +27,43 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
     public let chat: ChatServer?
     private let allowedOrigins: [String]
     private let host: String
+    /// Whether every connection is TLS (`https://`, `wss://`): made with server TLS settings.
+    public let isSecure: Bool
     private let queue = DispatchQueue(label: "IMChat.ChatWebServer")
     private var listener: WebSocketListener?
 
     /// A web server for `chat` on `host`:`port` (0: a free one), not listening yet: call ``start()``.
     /// It serves `files` (default: the bundled web client, ``StaticFiles/bundled``) and accepts the
     /// chat at ``chatPath`` from its own origin and from `allowedOrigins` (``WebOrigins``: `im-server
-    /// --web-allow-origin`).
+    /// --web-allow-origin`). With `tls` (server settings: `im-server --tls-cert/--tls-key`) everything
+    /// is served over TLS: the page over `https://`, the chat over `wss://`, and the own origin is
+    /// `https://host:port`.
     public convenience init(
         chat: ChatServer, host: String = "127.0.0.1", port: UInt16, allowedOrigins: [String] = [],
-        files: StaticFiles = .bundled, group: EventLoopGroup = .shared
+        files: StaticFiles = .bundled, tls: TLSConfiguration? = nil, group: EventLoopGroup = .shared
     ) {
         var routes = ChatWebServer.operatorRoutes(metrics: chat.metrics.registry, isHealthy: { chat.isHealthy })
         files.add(to: &routes)
-        self.init(routes: routes, chat: chat, host: host, port: port, allowedOrigins: allowedOrigins, group: group)
+        self.init(routes: routes, chat: chat, host: host, port: port, allowedOrigins: allowedOrigins, tls: tls, group: group)
     }
 
     /// A web server answering with `routes` on `host`:`port` (0: a free one), not listening yet; with
-    /// `chat`, upgrades at ``chatPath`` from an allowed origin become its sessions.
+    /// `chat`, upgrades at ``chatPath`` from an allowed origin become its sessions; with `tls`, over TLS
+    /// (``isSecure``).
     public init(
         routes: WebRoutes, chat: ChatServer? = nil, host: String = "127.0.0.1", port: UInt16, allowedOrigins: [String] = [],
-        group: EventLoopGroup = .shared
+        tls: TLSConfiguration? = nil, group: EventLoopGroup = .shared
     ) {
         self.routes = routes
         self.chat = chat
         self.host = host
         self.allowedOrigins = allowedOrigins
+        isSecure = tls != nil
+        var configuration = WebSocketListener.Configuration(host: host, port: port)
+        configuration.tls = tls
+        configuration.responseHeaders = WebRoutes.securityHeaders
         listener = nil
-        listener = WebSocketListener(
-            configuration: WebSocketListener.Configuration(host: host, port: port), delegate: self, delegateQueue: queue,
-            group: group)
+        listener = WebSocketListener(configuration: configuration, delegate: self, delegateQueue: queue, group: group)
     }
 
     /// `GET /metrics`: `registry` in the Prometheus text format 0.0.4 (`Content-Type: text/plain;
@@ -82,9 +91,9 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
     /// The port listened on (the kernel's choice for port 0), once started.
     public var port: UInt16 { listener?.port ?? 0 }
 
-    /// The origins allowed to open the chat: this server's own (its interface and port, once started)
-    /// and the allowed ones given.
-    public var origins: WebOrigins { WebOrigins(host: host, port: port, extra: allowedOrigins) }
+    /// The origins allowed to open the chat: this server's own (its interface and port, once started;
+    /// `https` when ``isSecure``) and the allowed ones given.
+    public var origins: WebOrigins { WebOrigins(host: host, port: port, isSecure: isSecure, extra: allowedOrigins) }
 
     /// The one place an upgrade to WebSocket is decided: at ``chatPath``, with a chat server, from an
     /// allowed `Origin` or none (``WebOrigins``): `.accept()`, the connection taken over from the
@@ -114,7 +123,7 @@ public final class ChatWebServer: WebSocketListenerDelegate, @unchecked Sendable
 
     public func listener(_ listener: WebSocketListener, didTakeOver socket: TCPSocket, request: WebSocketUpgradeRequest) {
         guard let chat else { return socket.disconnect() }
-        chat.adoptWebSocket(socket, request: request)
+        chat.adoptWebSocket(socket, request: request, responseHeaders: WebRoutes.securityHeaders)
     }
 
     public func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest) {

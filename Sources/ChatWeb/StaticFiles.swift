@@ -2,9 +2,12 @@ import Foundation
 import SocketFraming
 
 /// Files served as they are (the web client's HTML, CSS, JavaScript), read once from a directory when
-/// made: each file at its path under the directory (`/app.js`), `index.html` also at its directory's
-/// path (`/`). Only the files found then are served, so a request can never reach outside the directory
-/// (`/../x` is simply not a route). Hidden files (`.name`) are left out.
+/// made (``init(directory:maxTotalBytes:)``: `im-server --web-root DIR`, or the bundled web client,
+/// ``bundled``): each file at its path under the directory (`/app.js`), `index.html` also at its
+/// directory's path (`/`). Only the regular files found then are served, each at exactly one path, so a
+/// request can never reach outside the directory: `/../x`, `/%2e%2e/x` and `/js/../x` are simply not
+/// routes (targets are matched as sent, never decoded or resolved), a symbolic link leading out of the
+/// directory is left out, hidden files (`.name`) are left out, and a directory is never listed.
 public struct StaticFiles: Sendable {
     /// One file's answer: its bytes and `Content-Type`.
     public struct File: Sendable, Equatable {
@@ -22,32 +25,6 @@ public struct StaticFiles: Sendable {
 
     /// Request path (`/`, `/index.html`, `/js/app.js`) → file.
     public let files: [String: File]
-
-    /// The files of the web client bundled with ChatWeb (`Sources/ChatWeb/Web`, SwiftPM resources):
-    /// the web client's page, style sheet, ES modules and icon. Empty when the bundle is missing.
-    public static var bundled: StaticFiles {
-        guard let directory = Bundle.module.url(forResource: "Web", withExtension: nil) else { return StaticFiles(files: [:]) }
-        return (try? StaticFiles(directory: directory)) ?? StaticFiles(files: [:])
-    }
-
-    /// The files under `directory` (recursively), read now.
-    /// - Throws: the file system's error when the directory or a file in it cannot be read.
-    public init(directory: URL) throws {
-        var files: [String: File] = [:]
-        let base = directory.standardizedFileURL.resolvingSymlinksInPath().path
-        let enumerator = FileManager.default.enumerator(
-            at: directory, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
-        while let url = enumerator?.nextObject() as? URL {
-            guard try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
-            let full = url.standardizedFileURL.resolvingSymlinksInPath().path
-            guard full.hasPrefix(base + "/") else { continue }
-            let path = String(full.dropFirst(base.count))
-            let file = File(bytes: Array(try Data(contentsOf: url)), contentType: Self.contentType(ofPath: path))
-            files[path] = file
-            if path.hasSuffix("/index.html") { files[String(path.dropLast("index.html".count))] = file }
-        }
-        self.files = files
-    }
 
     /// Serves `files` (request path → file) as given.
     public init(files: [String: File]) { self.files = files }

@@ -9,7 +9,8 @@ import SocketLog
 /// checks the upgrade, asks the app (``WebSocketListenerDelegate``), answers `101 Switching Protocols`
 /// or the error (400, 403, 426, 431, 505), and hands the app a ``WebSocket`` (or, when the app takes
 /// the connection over, its socket as it is: ``WebSocketListenerDelegate/listener(_:shouldTakeOver:)``). Requests that are not
-/// upgrades go to the app as they are, so one port can serve a page and the socket.
+/// upgrades go to the app as they are, so one port can serve a page and the socket. With
+/// ``Configuration/tls`` every connection is TLS from its first byte (`wss://`, `https://`).
 ///
 /// Delegate calls arrive on `delegateQueue`, or on the accepted socket's event loop thread when it is
 /// `nil` (`TCPSocket`'s convention); ``start()`` and ``stop()`` may be called from any thread.
@@ -30,6 +31,22 @@ public final class WebSocketListener: @unchecked Sendable {
         /// client's first acceptable offer is accepted with these settings (`PerMessageDeflate.ServerConfiguration()`'s
         /// defaults keep an idle connection's zlib state small: the module documentation's "Compression").
         public var deflate: PerMessageDeflate.ServerConfiguration?
+        /// TLS for every connection (`wss://`, and `https://` for the ordinary requests the app answers):
+        /// `TCPSocket/startTLS(_:)` with these server settings as soon as a connection is accepted,
+        /// before its request head is read, so everything on the port, the listener's own answers too,
+        /// goes through TLS. A client that does not complete the handshake within the settings'
+        /// `handshakeTimeout` is disconnected. `nil` (the default): plaintext (`ws://`).
+        public var tls: TLSConfiguration?
+        /// Fields appended to every answer the listener writes itself: its own refusals (`400`, `426`,
+        /// `431`, `505` for a request that is not a valid upgrade), the app's refusals
+        /// (``WebSocketUpgradeDecision/refuse(statusCode:text:)``: `403`, `404`, …), the default `426`
+        /// for an ordinary request (``WebSocketListenerDelegate/listener(_:didReceive:on:)``) and the
+        /// `101` of an upgrade it accepts (after the app's `headers`). Answers the app writes itself
+        /// (ordinary requests it handles, connections it takes over) are the app's to complete. For a
+        /// port that also serves pages: `X-Content-Type-Options: nosniff` and the like, so no answer
+        /// of the port is sniffed or framed. Names and values must be valid (RFC 9110 §5.1, §5.5:
+        /// `HTTPHeaders.isValidField(_:)`). Default none.
+        public var responseHeaders = HTTPHeaders()
 
         /// A configuration listening on `host`:`port` with the defaults above.
         public init(host: String = "127.0.0.1", port: UInt16) {
@@ -83,13 +100,15 @@ public final class WebSocketListener: @unchecked Sendable {
     // MARK: The upgrade, on the accepted socket's loop
 
     private func accepted(_ socket: TCPSocket) {
+        // A barrier: the head's read below waits for the handshake and goes through TLS.
+        if let tls = configuration.tls { socket.startTLS(tls) }
         socket.readHTTPHead(
             with: HTTPRequestHeadParser(maxHeadBytes: configuration.maxHeadBytes), maxBytes: configuration.maxHeadBytes,
             timeout: configuration.handshakeTimeout.secondsValue
         ) { [weak self] result in
             switch result {
             case .success(let head)?: self?.upgrade(socket, head)
-            case .failure(let error)?: self?.refuse(socket, error.response)
+            case .failure(let error)?: self?.answer(socket, error.response)
             case nil: socket.disconnect()
             }
         }
@@ -97,7 +116,7 @@ public final class WebSocketListener: @unchecked Sendable {
 
     private func upgrade(_ socket: TCPSocket, _ head: HTTPRequestHead) {
         switch WebSocketServerHandshake.validate(head) {
-        case .refused(let refusal): refuse(socket, refusal.response)
+        case .refused(let refusal): answer(socket, refusal.response)
         case .notUpgrade(let request):
             onDelegateQueue { [self] in delegate?.listener(self, didReceive: request, on: socket) }
         case .upgrade(let request):
@@ -108,11 +127,13 @@ public final class WebSocketListener: @unchecked Sendable {
                 }
                 switch delegate.listener(self, shouldAccept: request) {
                 case .refuse(let statusCode, let text):
-                    refuse(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
+                    answer(socket, HTTPResponse.plainText(statusCode: statusCode, text: text))
                 case .accept(let subprotocol, let headers):
                     let subprotocol = subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
                     let (handler, extensions) = configuration.negotiate(request)
-                    let answer = request.accept(subprotocol: subprotocol, extensions: extensions, extraHeaders: headers)
+                    var extraHeaders = headers
+                    for field in configuration.responseHeaders { extraHeaders.append(name: field.name, value: field.value) }
+                    let answer = request.accept(subprotocol: subprotocol, extensions: extensions, extraHeaders: extraHeaders)
                     socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
                     let webSocket = WebSocket(
                         upgraded: socket, role: .server, handler: handler, delegate: nil,
@@ -131,7 +152,11 @@ public final class WebSocketListener: @unchecked Sendable {
         delegateQueue.async(execute: body)
     }
 
-    private func refuse(_ socket: TCPSocket, _ response: HTTPResponse) {
+    /// Writes `response` with ``Configuration/responseHeaders`` appended, then closes `socket` once it
+    /// is written. Any thread.
+    func answer(_ socket: TCPSocket, _ response: HTTPResponse) {
+        var response = response
+        for field in configuration.responseHeaders { response.head.headers.append(name: field.name, value: field.value) }
         socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
         socket.disconnectAfterWriting()
     }

@@ -12,7 +12,8 @@ public protocol WebSocketListenerDelegate: AnyObject, Sendable {
     /// reference to it, as to GCDAsyncSocket's accepted sockets: the listener does not.
     func listener(_ listener: WebSocketListener, didAccept webSocket: WebSocket, request: WebSocketUpgradeRequest)
     /// An ordinary HTTP request (not an upgrade) arrived on `socket`: the app answers it (a page, say)
-    /// and closes the socket or reads the next request. Default: `426 Upgrade Required` and close.
+    /// and closes the socket or reads the next request. Default: `426 Upgrade Required` (with the
+    /// listener's ``WebSocketListener/Configuration/responseHeaders``) and close.
     func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket)
     /// Whether the app takes the connection of `request` (it passed RFC 6455 §4.2.1's checks) as it is,
     /// before anything is answered: for a protocol stack that drives RFC 6455 on the socket itself
@@ -35,8 +36,7 @@ extension WebSocketListenerDelegate {
     }
 
     public func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
-        socket.write(Data(HTTPResponse.upgradeRequired.bytes), withTimeout: -1, tag: 0)
-        socket.disconnectAfterWriting()
+        listener.answer(socket, HTTPResponse.upgradeRequired)
     }
 
     public func listener(_ listener: WebSocketListener, shouldTakeOver request: WebSocketUpgradeRequest) -> Bool { false }

@@ -74,11 +74,16 @@ public struct ServerOptions: Equatable, Sendable {
     /// tens of thousands of users with passwords, never for real users: it makes a stolen hash cheap to
     /// guess. Hashes made with one cost keep verifying under another.
     public var passwordCost = PasswordHasher.Limits.interactive
-    /// `--web-port P`: serve the web port (HTTP: `/metrics`, `/healthz`; docs/METRICS.md) on this TCP
-    /// port (0: a free one, shown in the log); `nil` (the default): no web port.
+    /// `--web-port P`: serve the web port (HTTP: the web client, `/chat`, `/metrics`, `/healthz`;
+    /// docs/METRICS.md) on this TCP port (0: a free one, shown in the log); over TLS (HTTPS and WSS)
+    /// with ``tls``, as the chat port; `nil` (the default): no web port.
     public var webPort: UInt16?
     /// `--web-host H`: the interface of the web port. Default 127.0.0.1.
     public var webHost = "127.0.0.1"
+    /// `--web-root DIR`: serve the web client's files from this directory (read once at the start:
+    /// ChatWeb's ``StaticFiles``) instead of the bundled web client; `nil` (the default): the bundled
+    /// one, `swift-async-socket_ChatWeb.resources` beside the executable.
+    public var webRoot: String?
     /// `--web-allow-origin ORIGIN` (repeatable): origins besides the web port's own whose pages may open
     /// the chat at `/chat` (``WebOrigins``), as given. Default none.
     public var webAllowedOrigins: [String] = []
@@ -107,7 +112,7 @@ public struct ServerOptions: Equatable, Sendable {
         + "                 [--log-level LEVEL] [--password-cost interactive|moderate|minimum]\n"
         + "                 [--max-connections N] [--rate R] [--burst N] [--login-timeout S] [--frame-timeout S]\n"
         + "                 [--tls-cert FILE --tls-key FILE] [--cluster nats://HOST:PORT [--node-id ID]]\n"
-        + "                 [--web-port P [--web-host H] [--web-allow-origin ORIGIN]...]"
+        + "                 [--web-port P [--web-host H] [--web-root DIR] [--web-allow-origin ORIGIN]...]"
 
     /// What each flag means and its default, printed by `--help` after ``usage``.
     public static let help = """
@@ -138,7 +143,8 @@ public struct ServerOptions: Equatable, Sendable {
           --frame-timeout S      close a connection that has not finished a started frame within S seconds,
                                  with frameTimeout (default 10)
           --tls-cert FILE        TLS (1.2 or 1.3) on every connection with this certificate chain, PEM,
-                                 leaf first (default: plaintext); needs --tls-key
+                                 leaf first (default: plaintext); needs --tls-key. The web port too:
+                                 https:// and wss:// (its own origin then https://H:P)
           --tls-key FILE         the certificate's private key, PEM, unencrypted
           --cluster URL          run as one node of a chat of several im-server processes on NATS
                                  JetStream (nats://HOST:PORT; repeat for the servers of a NATS cluster):
@@ -151,6 +157,10 @@ public struct ServerOptions: Equatable, Sendable {
                                  docs/METRICS.md) and GET /healthz (200 ok while accepting and, in a
                                  cluster, connected to NATS; 503 otherwise)
           --web-host H           interface of the web port (default 127.0.0.1)
+          --web-root DIR         serve the web client's files from DIR (read once at the start; hidden
+                                 files, links out of DIR and directory listings never served) instead
+                                 of the bundled client (swift-async-socket_ChatWeb.resources, which
+                                 must then be beside im-server)
           --web-allow-origin O   let pages of origin O (http://HOST:PORT or https://HOST[:PORT]) open the
                                  chat at /chat too; repeatable. Default: only the web port's own origin
                                  (http://H:P, and localhost beside a loopback H) and clients sending no
@@ -253,6 +263,10 @@ public struct ServerOptions: Equatable, Sendable {
             case "--frame-timeout": limits.frameTimeout = try parser.seconds(for: option)
             case "--web-port": webPort = try parser.port(for: option)
             case "--web-host": webHost = try parser.value(for: option)
+            case "--web-root":
+                let directory = try parser.value(for: option)
+                guard !directory.isEmpty else { throw UsageError(description: "--web-root needs a directory\n\(ServerOptions.usage)") }
+                webRoot = directory
             case "--web-allow-origin":
                 let origin = try parser.value(for: option)
                 guard WebOrigins.isValid(origin) else {

@@ -71,6 +71,18 @@ do {
     FileHandle.standardError.write(Data("im-server: cannot \(what): \(error)\n".utf8))
     exit(1)
 }
+/// The web client's files: `--web-root DIR`, or the bundled ones; a clear error, not a crash, when missing.
+func webFiles() -> StaticFiles {
+    do throws(StaticFilesError) {
+        guard let directory = options.webRoot else { return try StaticFiles.loadBundled() }
+        return try StaticFiles(directory: URL(fileURLWithPath: directory))
+    } catch {
+        FileHandle.standardError.write(Data("im-server: cannot serve the web client: \(error)\n".utf8))
+        exit(1)
+    }
+}
+/// Read before anything listens, so a missing web client stops the start.
+let webClient = options.webPort.map { _ in webFiles() }
 let server = ChatServer(
     host: options.host, port: options.port, idleTimeout: options.idleTimeout,
     discovery: options.discovery, store: store, passwordHasher: PasswordHasher(limits: options.passwordCost),
@@ -92,7 +104,9 @@ logger.notice(
 )
 /// The web port (`--web-port`): the web client, /chat, /metrics and /healthz; kept for as long as the process runs.
 let web = options.webPort.map {
-    ChatWebServer(chat: server, host: options.webHost, port: $0, allowedOrigins: options.webAllowedOrigins)
+    ChatWebServer(
+        chat: server, host: options.webHost, port: $0, allowedOrigins: options.webAllowedOrigins, files: webClient ?? .bundled,
+        tls: options.tlsConfiguration)
 }
 if let web {
     do {
@@ -103,7 +117,8 @@ if let web {
         exit(1)
     }
     let host = options.webHost.contains(":") ? "[\(options.webHost)]" : options.webHost
-    logger.notice("im-server web port on http://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
+    let scheme = web.isSecure ? "https" : "http"
+    logger.notice("im-server web port on \(scheme)://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
 }
 if let discovery = options.discovery, let port = server.discoveryPort {
     logger.notice("im-server answering discovery on \(discovery.group):\(port) as \(discovery.serverName)")

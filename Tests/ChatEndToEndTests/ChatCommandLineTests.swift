@@ -113,7 +113,7 @@ import TestSupport
         #expect(web.webPort == 9090 && web.webHost == "127.0.0.1")
         let everywhere = try ServerOptions(arguments: ["--web-port", "0", "--web-host", "::"])
         #expect(everywhere.webPort == 0 && everywhere.webHost == "::")
-        #expect(ServerOptions.usage.contains("[--web-port P [--web-host H] [--web-allow-origin ORIGIN]...]"))
+        #expect(ServerOptions.usage.contains("[--web-port P [--web-host H] [--web-root DIR] [--web-allow-origin ORIGIN]...]"))
         #expect(ServerOptions.help.contains("  --web-port P ") && ServerOptions.help.contains("  --web-host H "))
         #expect(ServerOptions.help.contains("  --web-allow-origin O "))
         #expect(defaults.webAllowedOrigins == [])
@@ -127,6 +127,15 @@ import TestSupport
                     "--web-allow-origin: an origin (http://HOST:PORT or https://HOST[:PORT]), not chat.example\n\(ServerOptions.usage)")
         ) {
             try ServerOptions(arguments: ["--web-allow-origin", "chat.example"])
+        }
+    }
+
+    @Test func webRootIsTheBundledClientByDefaultAndADirectoryWhenGiven() throws {
+        #expect(try ServerOptions(arguments: []).webRoot == nil)
+        #expect(try ServerOptions(arguments: ["--web-port", "0", "--web-root", "/srv/chat"]).webRoot == "/srv/chat")
+        #expect(ServerOptions.help.contains("  --web-root DIR "))
+        #expect(throws: UsageError(description: "--web-root needs a directory\n\(ServerOptions.usage)")) {
+            try ServerOptions(arguments: ["--web-root", ""])
         }
     }
 

@@ -14,11 +14,14 @@ public final class V2Peer: Sendable {
         self.init(endpoint: Endpoint(host: "127.0.0.1", port: port), group: group)
     }
 
-    /// A peer of the server at `endpoint`: TCP, or a WebSocket URL (`ws://127.0.0.1:P/chat`).
-    public init(endpoint: Endpoint, group: EventLoopGroup) {
+    /// A peer of the server at `endpoint`: TCP, or a WebSocket URL (`ws://127.0.0.1:P/chat`); with
+    /// `tls` (client settings), over TLS (`wss://` for a WebSocket URL).
+    public init(endpoint: Endpoint, tls: TLSConfiguration? = nil, group: EventLoopGroup) {
         let received = self.received
+        var configuration = LongLinkClient<ChatCodec>.Configuration(endpoints: [endpoint])
+        configuration.tls = tls
         link = LongLinkClient(
-            codec: ChatCodec(version: .v2), configuration: .init(endpoints: [endpoint]),
+            codec: ChatCodec(version: .v2), configuration: configuration,
             group: group, eventQueue: nil
         ) { event in
             if case .received(let message) = event { received.record(V2Peer.timeless(message)) }

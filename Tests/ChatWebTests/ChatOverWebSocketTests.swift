@@ -104,7 +104,7 @@ import WebSocket
             #expect(
                 answer
                     == "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(text.utf8.count)\r\n"
-                    + "Connection: close\r\n\r\n\(text)")
+                    + "Connection: close\r\n\(securityFields)\r\n\(text)")
         }
         #expect(chat.server.metrics.connectionsOpened[.websocket]?.value == 0)
     }

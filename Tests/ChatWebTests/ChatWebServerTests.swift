@@ -54,7 +54,7 @@ import TestSupport
         #expect(
             refused
                 == "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 24\r\n"
-                + "Connection: close\r\n\r\nno WebSocket at /chat/x\n")
+                + "Connection: close\r\n\(securityFields)\r\nno WebSocket at /chat/x\n")
     }
 
     /// `/metrics` after ann and bob (live only) logged in and ann sent bob 3 direct messages, each

@@ -2,9 +2,11 @@ import AsyncSocket
 import Foundation
 import TestSupport
 
-/// Sends `request` to 127.0.0.1:`port` and returns everything the server answers until it closes.
-func httpExchange(port: UInt16, _ request: String) async throws -> String {
-    let connection = try await TCPConnection.connect(toHost: "127.0.0.1", port: port, timeout: TestTiming.hangLimit(.seconds(10)))
+/// Sends `request` to 127.0.0.1:`port` (over TLS with `tls`) and returns everything the server answers
+/// until it closes.
+func httpExchange(port: UInt16, tls: TLSConfiguration? = nil, _ request: String) async throws -> String {
+    let connection = try await TCPConnection.connect(
+        toHost: "127.0.0.1", port: port, timeout: TestTiming.hangLimit(.seconds(10)), tls: tls)
     try await connection.write(Data(request.utf8))
     var answer = Data()
     do {

@@ -104,6 +104,42 @@ private final class AcceptingListenerDelegate: WebSocketListenerDelegate {
         #expect(answer.lowercased().contains("sec-websocket-version: 13\r\n"), "\(answer)")
         #expect(box.delegate.accepted.all.isEmpty)
     }
+
+    /// ``WebSocketListener/Configuration/responseHeaders`` end every answer the listener writes: the
+    /// default `426` to an ordinary request, a `400` refusal, a `431`, and the `101` of an accepted upgrade.
+    @Test func responseHeadersEndTheListenersOwnAnswersAndThe101() async throws {
+        let upgrade = [
+            "GET /chat HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13", "", ""
+        ].joined(separator: "\r\n")
+        let requests = [
+            "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+            upgrade.replacingOccurrences(of: "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", with: ""),
+            "GET / HTTP/1.1\r\nHost: a\r\nX-Padding: \(String(repeating: "p", count: 300))\r\n\r\n", upgrade
+        ]
+        let fields = "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n\r\n"
+        let expected = [
+            "HTTP/1.1 426 Upgrade Required\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 27\r\n"
+                + "Connection: close\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\(fields)",
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\(fields)",
+            "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 28\r\n"
+                + "Connection: close\r\n\(fields)",
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\(fields)"
+        ]
+        for (request, answer) in zip(requests, expected) {
+            let (listener, box, client, recorder) = try await Self.start {
+                $0.maxHeadBytes = 256
+                $0.responseHeaders = [("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY")]
+            }
+            defer { listener.stop() }
+            client.write(Data(request.utf8), withTimeout: -1, tag: 1)
+            let got = try await Self.answer(client, recorder)
+            #expect(got == answer, "\(got.debugDescription)")
+            withExtendedLifetime(box) {}
+            client.disconnect()
+        }
+    }
 }
 
 /// The listener's delegate, kept alive by the test (the listener holds it weakly).

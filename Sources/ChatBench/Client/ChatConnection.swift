@@ -3,6 +3,7 @@ import AsyncSocket
 import ChatProtocol
 import FramedSocket
 import Foundation
+import LongLink
 import SocketFraming
 
 /// What a ``ChatConnection`` tells the run that owns it. Every call comes on the client's event-loop
@@ -53,6 +54,13 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// The current socket: a new one for each ``reconnect(to:from:positions:)``.
     private(set) var socket: TCPSocket
     let login: ChatLogin
+    /// The request target of a WebSocket upgrade (`/chat`: `socket-bench client chat --websocket`): the
+    /// connection upgrades to WebSocket (RFC 6455 §4.1) before its login and carries each frame as one
+    /// binary message (docs/PROTOCOL.md "WebSocket"); nil: frames straight over TCP.
+    let webSocketPath: String?
+    /// The WebSocket carrying ``socket``'s frames once its upgrade is answered (with ``webSocketPath``);
+    /// nil before and over TCP. Loop thread.
+    var channel: LinkWebSocketChannel?
     /// Keep numbered messages until `stored` and resend them after a reconnect. Default false.
     var keepsOutbox = false
     /// Numbered messages sent and not yet answered with `stored`, by id (only with ``keepsOutbox``).
@@ -60,14 +68,14 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     private let group: EventLoopGroup, loop: EventLoop
     private weak var handler: (any ChatConnectionHandler)?
     /// What every frame and login carries.
-    private let wire: Wire
+    let wire: Wire
     /// The figures a run reads (``heartbeatsSent`` and the others below).
     private var tally = Tally()
     /// The login, the acknowledgements waiting, the end.
     private var session = Session()
 
     /// What every frame and login carries: the codec of the login's version, the client instance.
-    private struct Wire {
+    struct Wire {
         let codec: ChatCodec
         let clientInstance: String
     }
@@ -132,10 +140,14 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Messages resent from the outbox after a reconnect.
     var messagesResent: Int { tally.messagesResent }
 
-    init(index: Int, name: String, login: ChatLogin = .stored, loop: EventLoop, group: EventLoopGroup, handler: any ChatConnectionHandler) {
+    init(
+        index: Int, name: String, login: ChatLogin = .stored, webSocketPath: String? = nil, loop: EventLoop, group: EventLoopGroup,
+        handler: any ChatConnectionHandler
+    ) {
         self.index = index
         self.name = name
         self.login = login
+        self.webSocketPath = webSocketPath
         self.handler = handler
         wire = Wire(codec: ChatCodec(version: login.version), clientInstance: ChatConnection.randomClientInstance())
         self.group = group
@@ -178,6 +190,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         session.pendingAcknowledgements = [:]
         session.loginPositions = positions
         session.reconnectLoginTimeout = loginTimeout
+        channel = nil
         socket = TCPSocket(delegate: nil, delegateQueue: nil, group: group, eventLoop: loop)
         socket.delegate = self
         try connect(to: server, from: source)
@@ -186,7 +199,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Queues `message` for writing.
     func send(_ message: ChatMessage) {
         do {
-            socket.write(try wire.codec.encode(message), withTimeout: -1, tag: 0)
+            write(try wire.codec.encode(message))
         } catch {
             fail("cannot encode \(message): \(error)")
         }
@@ -202,11 +215,19 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
             return
         }
         if keepsOutbox { outbox[id] = frame }
-        socket.write(frame, withTimeout: -1, tag: 0)
+        write(frame)
     }
 
     /// Queues bytes already encoded (a frame made by ``ChatCodec/encode(_:)``) for writing.
     func send(encoded frame: Data) {
+        write(frame)
+    }
+
+    /// Writes one whole frame: as it is over TCP, as one binary message over the WebSocket. Nothing
+    /// before a WebSocket connection's upgrade is answered (nothing is sent then: the login follows it).
+    private func write(_ frame: Data) {
+        if let channel { return channel.send(frame, tag: 0) }
+        guard webSocketPath == nil else { return }
         socket.write(frame, withTimeout: -1, tag: 0)
     }
 
@@ -256,7 +277,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         socket.disconnect()
     }
 
-    private func fail(_ reason: String) {
+    func fail(_ reason: String) {
         guard !session.hasFailed, !session.isStopping else { return }
         session.hasFailed = true
         session.isLoggedIn = false
@@ -264,7 +285,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         socket.disconnect()
     }
 
-    private func received(_ frame: SevenByteHeaderFrame) {
+    func received(_ frame: SevenByteHeaderFrame) {
         let now = MonotonicClock.now()
         guard ServerEvent.decodedCodes.contains(frame.functionCode) else {
             if session.isLoggedIn { handler?.connection(self, didReceive: .ignored(functionCode: frame.functionCode), at: now) }
@@ -340,12 +361,22 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     // MARK: - TCPSocketDelegate (loop thread)
 
     func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) {
-        // Any function code: newer servers' messages are skipped by code, not a reason to drop the line.
-        let decoder = SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: wire.codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
-        socket.readFrames(using: SocketFrameDecoder(decoder)) { [weak self, weak sock] _, frame in
+        if let webSocketPath { return openWebSocket(on: sock, host: host, port: port, path: webSocketPath) }
+        socket.readFrames(using: SocketFrameDecoder(frameDecoder)) { [weak self, weak sock] _, frame in
             guard let self, sock === self.socket else { return }
             self.received(frame)
         }
+        logIn(on: sock, host: host, port: port)
+    }
+
+    /// The frames' decoder: any function code (newer servers' messages are skipped by code, not a
+    /// reason to drop the line).
+    var frameDecoder: SevenByteHeaderFrameDecoder {
+        SevenByteHeaderFrameDecoder(maxDecompressedBodyLength: wire.codec.maxBodyLength, acceptedVersions: ChatCodec.versions)
+    }
+
+    /// Connected (over WebSocket: upgraded) to `host`:`port` on `sock`: the login, and the outbox after it.
+    func logIn(on sock: TCPSocket, host: String, port: UInt16) {
         if let limit = session.reconnectLoginTimeout {
             let local = sock.localPort
             _ = loop.scheduleTask(in: limit) { [weak self, weak sock] in
@@ -370,6 +401,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
 
     func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) {
         guard sock === socket else { return }  // the socket before a reconnect
-        fail(err.map { "disconnected: \($0)" } ?? "closed by the server")
+        let error = channel.map { $0.transportClosed(err) } ?? err
+        fail(error.map { "disconnected: \($0)" } ?? "closed by the server")
     }
 }

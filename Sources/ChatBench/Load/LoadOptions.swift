@@ -33,6 +33,13 @@ public struct LoadOptions: Equatable, Sendable {
     /// delivery already read is dropped by its sequence number and counted as resent, as a client does.
     /// Default false: a drop is a connection failure.
     public var failover = false
+    /// `--websocket`: every user connects to the servers' web port (`im-server --web-port`, given as
+    /// `--server`) and upgrades to WebSocket at this request target (``defaultWebSocketPath``, `/chat`)
+    /// before logging in, each frame then one binary message (docs/PROTOCOL.md "WebSocket"), as a
+    /// browser's web client does; nil (the default): frames straight over TCP to the chat port.
+    public var webSocketPath: String?
+    /// The chat's request target on im-server's web port: `/chat`.
+    public static let defaultWebSocketPath = "/chat"
     /// Bytes of text per message (its number, a space, `x`s). Default 32.
     public var textBytes = 32
     /// Source addresses. Default auto.
@@ -100,13 +107,15 @@ public struct LoadOptions: Equatable, Sendable {
     }
 
     /// The flags that take no value (``ChatBench`` passes the word after any other flag on as its value).
-    static let flagsWithoutValue: Set<String> = ["--stored", "--failover", "--json"]
+    static let flagsWithoutValue: Set<String> = ["--stored", "--failover", "--json", "--websocket"]
 
     /// Connections in all: the users and the two probes, if any.
     public var connections: Int { users + (rates.probeRate > 0 ? 2 : 0) }
 
-    /// `v1`, `v2` (live) or `v2-stored`.
-    public var protocolName: String { version == .v1 ? "v1" : stored ? "v2-stored" : "v2" }
+    /// `v1`, `v2` (live) or `v2-stored`; `-ws` after it with ``webSocketPath`` (`v2-ws`, `v2-stored-ws`).
+    public var protocolName: String {
+        (version == .v1 ? "v1" : stored ? "v2-stored" : "v2") + (webSocketPath == nil ? "" : "-ws")
+    }
 
     static let usage = """
         usage: socket-bench client chat [--mode load|crowd] [--server H:P]... [--users N] [--login-rate R]
@@ -119,6 +128,8 @@ public struct LoadOptions: Equatable, Sendable {
           --duration SEC       seconds of messages after every user has logged in (default 10; crowd 5)
           --protocol 1|2       chat protocol version (default 2)
           --stored             version 2 with passwords: stored sessions, acknowledged (default: live)
+          --websocket          connect over WebSocket: each --server is an im-server web port (--web-port), each
+                               user upgrades at ws://H:P/chat and sends each frame as one binary message (default: TCP)
           --failover           with --stored: a user whose connection drops logs in again on another server (at once,
                                then 2, 4, 8… s up to 30 s, plus jitter) and resends what was not stored; deliveries
                                read before are dropped by sequence number (default: a drop fails the run)
@@ -166,6 +177,7 @@ public struct LoadOptions: Equatable, Sendable {
                 options.version = version
             case "--stored": options.stored = true
             case "--failover": options.failover = true
+            case "--websocket": options.webSocketPath = LoadOptions.defaultWebSocketPath
             case "--heartbeat": options.timing.heartbeat = try scanner.decimal(for: argument, in: 0...86_400)
             case "--probe-rate": options.rates.probeRate = try scanner.decimal(for: argument, in: 0...1_000_000)
             case "--text-bytes": options.textBytes = try scanner.number(for: argument, in: 1...10_000)
@@ -183,6 +195,9 @@ public struct LoadOptions: Equatable, Sendable {
         if !servers.isEmpty { options.servers = servers }
         if options.failover, !options.stored { throw ArgumentError("--failover needs --stored (a live session keeps nothing to resume)") }
         if options.stored, options.version == .v1 { throw ArgumentError("--stored needs --protocol 2 (version 1 has no passwords)") }
+        if options.webSocketPath != nil, options.version == .v1 {
+            throw ArgumentError("--websocket needs --protocol 2 (the chat over WebSocket is version 2 only)")
+        }
         if options.sourceSpread == .on, !options.servers.allSatisfy(\.isIPv4Loopback) {
             throw ArgumentError("--sources on needs 127.x.x.x servers")
         }

@@ -129,7 +129,9 @@ final class LoadRun: ChatConnectionHandler, @unchecked Sendable {
         let tag = RunTag.make()
         let names = (1...options.users).map { "\(tag)u\($0)" } + (options.rates.probeRate > 0 ? ["\(tag)p1", "\(tag)p2"] : [])
         run.roster.connections = names.enumerated().map { index, name in
-            let connection = ChatConnection(index: index, name: name, login: run.login, loop: fleet.loop, group: fleet.group, handler: run)
+            let connection = ChatConnection(
+                index: index, name: name, login: run.login, webSocketPath: options.webSocketPath, loop: fleet.loop, group: fleet.group,
+                handler: run)
             connection.keepsOutbox = options.failover
             return connection
         }

@@ -13,15 +13,17 @@ extension ChatServer {
     ///
     /// `socket` must have nothing written to it yet and the bytes after the request head unread in it.
     /// Once the server has stopped accepting (``stop()``, ``shutDown(timeout:completion:)``, or before
-    /// ``start()``) the upgrade is answered `503 Service Unavailable` and closed instead. Any thread.
-    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
+    /// ``start()``) the upgrade is answered `503 Service Unavailable` and closed instead.
+    /// `responseHeaders` are appended to either answer (the `101` or the `503`): the web port's fields
+    /// for all its answers (ChatWeb's `WebRoutes.securityHeaders`). Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders = HTTPHeaders()) {
         guard isAccepting else {
-            socket.write(
-                Data(HTTPResponse.plainText(statusCode: 503, text: "the chat server is not accepting connections").bytes), withTimeout: -1,
-                tag: 0)
+            let refusal = HTTPResponse.plainText(
+                statusCode: 503, text: "the chat server is not accepting connections", extraHeaders: responseHeaders)
+            socket.write(Data(refusal.bytes), withTimeout: -1, tag: 0)
             socket.disconnectAfterWriting()
             return
         }
-        link.adoptWebSocket(socket, request: request)
+        link.adoptWebSocket(socket, request: request, responseHeaders: responseHeaders)
     }
 }

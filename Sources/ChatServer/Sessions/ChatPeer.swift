@@ -35,7 +35,7 @@ public protocol ChatPeer: AnyObject, Sendable {
 }
 
 extension LongLinkServer<ChatCodec>.Session: ChatPeer {
-    /// ``ChatTransport/websocket`` for a session over WebSocket (``ChatServer/adoptWebSocket(_:request:)``),
+    /// ``ChatTransport/websocket`` for a session over WebSocket (``ChatServer/adoptWebSocket(_:request:responseHeaders:)``),
     /// else ``ChatTransport/tcp``.
     public var transport: ChatTransport { isWebSocket ? .websocket : .tcp }
 }

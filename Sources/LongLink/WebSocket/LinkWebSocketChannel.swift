@@ -9,10 +9,13 @@ import WebSocket
 /// so the socket's delegate stays the link's: write tags, watermarks, TLS and the disconnect reach the
 /// link exactly as over TCP. No keep-alive pings: LongLink's heartbeats keep the link alive.
 ///
+/// Package access: `socket-bench client chat --websocket` (ChatBench) drives its load's connections
+/// with it too.
+///
 /// Loop-confined (the socket's loop), except ``send(_:tag:)`` and ``close(code:)``, which hop to
 /// it as `TCPSocket/write(_:withTimeout:tag:)` does (inline on the loop, else in order as a task).
-final class LinkWebSocketChannel: @unchecked Sendable {
-    let socket: TCPSocket
+package final class LinkWebSocketChannel: @unchecked Sendable {
+    package let socket: TCPSocket
     private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
     /// The tag of the channel's own writes (Close frames, Pongs): the link's control tag.
@@ -26,7 +29,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
 
     /// A channel over `socket` for `role`; messages (and so frames) longer than `maxMessageBytes` fail
     /// the connection with 1009.
-    init(socket: TCPSocket, role: WebSocketRole, maxMessageBytes: Int, controlTag: Int) {
+    package init(socket: TCPSocket, role: WebSocketRole, maxMessageBytes: Int, controlTag: Int) {
         self.socket = socket
         self.controlTag = controlTag
         let limit = max(1, min(maxMessageBytes, WebSocketFrameDecoder.defaultMaxFrameSize))
@@ -37,7 +40,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     /// `decoder` (on the loop). Frames are not handed on while `pause` says so (the link is ending it).
     /// A message that is not one whole frame, or a text message, stops the frames: ``failure`` is set
     /// and `onFailure` called, and the owner closes (``close(code:)``). Call once.
-    func readFrames<Decoder: FrameDecoder & Sendable>(
+    package func readFrames<Decoder: FrameDecoder & Sendable>(
         using decoder: Decoder, pause: @escaping () -> Bool = { false }, onFailure: @escaping (WebSocketLinkError) -> Void,
         onFrame: @escaping (Decoder.Frame) -> Void
     ) {
@@ -105,7 +108,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
 
     /// Sends `frame` (one whole LongLink frame) as one binary message, its bytes written with `tag`.
     /// Dropped once closing has begun (the link's disconnect follows).
-    func send(_ frame: Data, tag: Int) {
+    package func send(_ frame: Data, tag: Int) {
         onLoop { [self] in
             guard let outputs = try? handler.send(.binary(frame)) else { return }
             run(outputs, tag: tag)
@@ -116,7 +119,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     /// description once there is one (cut to a Close frame's 123 bytes by the handler): a Close frame
     /// after what was sent; TCP closes once the peer answers (a server closes it then; a client waits
     /// for the server to), or after the close timeout (10 s). Nothing once closing has begun.
-    func close(code: WebSocketCloseCode) {
+    package func close(code: WebSocketCloseCode) {
         onLoop { [self] in
             run(handler.close(code: failure?.closeCode ?? code, reason: failure?.description ?? ""), tag: controlTag)
         }
@@ -133,7 +136,7 @@ final class LinkWebSocketChannel: @unchecked Sendable {
     /// The socket ended (its delegate's disconnect, on the loop): the timer stops. Returns the error to
     /// report for it: this side's ``failure`` as `decodingFailed`, `closedByPeer` after the peer's
     /// Close, else `error`.
-    func transportClosed(_ error: SocketError?) -> SocketError? {
+    package func transportClosed(_ error: SocketError?) -> SocketError? {
         run(handler.transportClosed(), tag: controlTag)
         if let failure { return .decodingFailed(DecodingFailure(failure)) }
         if error == nil && closedByPeer { return .closedByPeer }

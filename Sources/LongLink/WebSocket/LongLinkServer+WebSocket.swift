@@ -77,19 +77,26 @@ extension LongLinkServer {
     /// that server (this server's ``Configuration/tls`` is not applied). The session takes over the
     /// socket's delegate. Any thread.
     public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest) {
+        adoptWebSocket(socket, request: request, responseHeaders: HTTPHeaders())
+    }
+
+    /// ``adoptWebSocket(_:request:)`` with `responseHeaders` appended to the `101` (that server's fields
+    /// for every answer of its port, say: ChatWeb's security headers; valid names and values, RFC 9110
+    /// §5.1, §5.5). Any thread.
+    public func adoptWebSocket(_ socket: TCPSocket, request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders) {
         // On the socket's loop: a disconnect before the session has its delegate went to the old one
         // (nothing to do then); one after it reaches the session.
         let adopt: @Sendable () -> Void = { [self] in
             guard socket.isConnected else { return }
-            acceptUpgrade(socket, request)
+            acceptUpgrade(socket, request, responseHeaders: responseHeaders)
         }
         if socket.eventLoop.inEventLoop { adopt() } else { socket.eventLoop.execute(adopt) }
     }
 
-    /// `101` for `request` on `socket` and a session over it (on the socket's loop).
-    private func acceptUpgrade(_ socket: TCPSocket, _ request: WebSocketUpgradeRequest) {
+    /// `101` (with `responseHeaders`) for `request` on `socket` and a session over it (on the socket's loop).
+    private func acceptUpgrade(_ socket: TCPSocket, _ request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders = HTTPHeaders()) {
         // No subprotocol, no extension: the frames go as they are.
-        socket.write(Data(request.accept().bytes), withTimeout: -1, tag: 0)
+        socket.write(Data(request.accept(extraHeaders: responseHeaders).bytes), withTimeout: -1, tag: 0)
         let channel = LinkWebSocketChannel(
             socket: socket, role: .server, maxMessageBytes: codec.makeDecoder().maximumFrameLength, controlTag: 0)
         accepted(socket, webSocket: channel)

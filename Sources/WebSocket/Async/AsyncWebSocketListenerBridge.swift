@@ -126,10 +126,7 @@ final class AsyncWebSocketListenerBridge: WebSocketListenerDelegate, @unchecked 
     }
 
     func listener(_ listener: WebSocketListener, didReceive request: HTTPRequestHead, on socket: TCPSocket) {
-        guard let handler = options.httpRequestHandler else {
-            socket.write(Data(HTTPResponse.upgradeRequired.bytes), withTimeout: -1, tag: 0)
-            return socket.disconnectAfterWriting()
-        }
+        guard let handler = options.httpRequestHandler else { return listener.answer(socket, HTTPResponse.upgradeRequired) }
         Task {
             let response = await handler(request)
             socket.write(Data(response.bytes), withTimeout: -1, tag: 0)
