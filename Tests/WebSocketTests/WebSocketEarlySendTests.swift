@@ -8,7 +8,7 @@ import WebSocket
 
 /// Records a client's opening and what became of its sends: `open`, `failed ERROR`, `sent TAG`,
 /// `rejected TAG`.
-private final class OpeningSendsDelegate: WebSocketDelegate {
+final class OpeningSendsDelegate: WebSocketDelegate {
     let events = EventRecorder<String>()
 
     func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) { events.record("open") }
@@ -22,8 +22,16 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
 /// A client's sends made before its opening handshake is done wait for the server's 101 (RFC 6455
 /// §4.1: no frame before it). Regression: they were written at once, so a send made right after
 /// `connect(to:)` reached the server before the upgrade request.
+///
+/// The clients' timers run on a manual clock: their 10 s deadline for the server's answer is not what
+/// these test, and in two full runs it fired while the test's own steps waited for a thread.
 @Suite struct WebSocketEarlySendTests {
     private static let limit = TestTiming.hangLimit(.seconds(10))
+
+    /// A client on a loop of its own whose timers never fire unless advanced; with `recorder` on a queue.
+    private static func client(_ recorder: OpeningSendsDelegate, group: EventLoopGroup) -> WebSocket {
+        WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"), group: group)
+    }
 
     /// The server's side: accepted, and the upgrade request read up to its blank line.
     private static func acceptAndReadRequest(_ listener: LoopbackListener) async throws -> (TCPSocket, String) {
@@ -36,7 +44,9 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
         let listener = try LoopbackListener()
         defer { listener.close() }
         let recorder = OpeningSendsDelegate()
-        let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
+        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
+        defer { group.shutdown() }
+        let client = Self.client(recorder, group: group)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
         client.sendPing(Data("p".utf8))
@@ -66,7 +76,9 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
         let listener = try LoopbackListener()
         defer { listener.close() }
         let recorder = OpeningSendsDelegate()
-        let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
+        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
+        defer { group.shutdown() }
+        let client = Self.client(recorder, group: group)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
         client.send(text: "early too", tag: 2)
@@ -84,7 +96,9 @@ private final class OpeningSendsDelegate: WebSocketDelegate {
         let listener = try LoopbackListener()
         defer { listener.close() }
         let recorder = OpeningSendsDelegate()
-        let client = WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"))
+        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
+        defer { group.shutdown() }
+        let client = Self.client(recorder, group: group)
         try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
         client.send(text: "early", tag: 1)
         let (_, request) = try await Self.acceptAndReadRequest(listener)
