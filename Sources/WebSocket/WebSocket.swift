@@ -12,8 +12,9 @@ import SocketFraming
 /// The protocol's rules are ``WebSocketProtocolHandler``'s; this class does its I/O and timers on the
 /// socket's event loop.
 public final class WebSocket: @unchecked Sendable {
-    /// Which end this is.
-    public let role: WebSocketRole
+    // Stored properties are laid out in declaration order: the one-byte ones sit together (below), so
+    // an idle connection's object pads no word for each of them.
+
     /// The TCP connection underneath.
     public let socket: TCPSocket
     /// Where ``delegate`` is called: a serial queue, or `nil` for the socket's event loop thread
@@ -71,11 +72,16 @@ public final class WebSocket: @unchecked Sendable {
         let extensions = LockedValue<[WebSocketExtension]>([])
     }
 
+    /// The app's sends not yet written.
+    private var pendingSends = WebSocketPendingSends()
+    /// Which end this is.
+    public let role: WebSocketRole
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
-    /// The app's sends not yet written.
-    private var pendingSends = WebSocketPendingSends()
+    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
+    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
+    package var reportsSends = true
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
     /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
@@ -148,10 +154,6 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     // MARK: Loop side
-
-    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
-    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
-    package var reportsSends = true
 
     /// Called on the loop when the write queue goes over its high watermark (false) and falls to its low
     /// one (true), before the delegate hears it: the async face's sends wait on it. Set before use.
