@@ -96,11 +96,22 @@ public final class WebSocket: @unchecked Sendable {
 
     /// A WebSocket over `socket`, whose upgrade is done (bytes after the upgrade's head are the first
     /// frames), for `role`, with `handler`'s limits and timers. It starts reading at once unless
-    /// `startsReading` is false (then ``startReading()`` does). `extensions`: those a server agreed to.
+    /// `startsReading` is false (then ``startReading()`` does).
+    package convenience init(
+        upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool = true
+    ) {
+        self.init(
+            upgraded: socket, role: role, handler: handler, delegate: delegate, delegateQueue: delegateQueue,
+            startsReading: startsReading, extensions: [])
+    }
+
+    /// As ``init(upgraded:role:handler:delegate:delegateQueue:startsReading:)``, for a server that agreed
+    /// to `extensions` in its upgrade (``extensions``).
     package init(
         upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
-        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool = true,
-        extensions: [WebSocketExtension] = []
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool,
+        extensions: [WebSocketExtension]
     ) {
         self.socket = socket
         self.role = role
