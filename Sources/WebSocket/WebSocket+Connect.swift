@@ -52,6 +52,7 @@ extension WebSocket {
 
     /// A client's opening handshake in progress (loop-confined).
     struct Opening {
+        let url: WebSocketURL
         let handshake: WebSocketClientHandshake
         let configuration: ClientConfiguration
         var failure: WebSocketConnectError?
@@ -81,18 +82,8 @@ extension WebSocket {
         let configuration = pendingConfiguration
         let handshake = WebSocketClientHandshake(
             url: parsed, subprotocols: configuration.subprotocols, deflate: configuration.deflate, headers: configuration.headers)
-        callbacks.didConnect = { [weak self] in
-            guard let self else { return }
-            if parsed.isSecure {
-                socket.startTLS(configuration.tls ?? .client(peerName: parsed.host))
-            } else {
-                sendRequest()
-            }
-        }
-        callbacks.didSecure = { [weak self] in self?.sendRequest() }
         socket.eventLoop.execute { [self] in
-            opening = Opening(
-                handshake: handshake, configuration: configuration, failure: nil)
+            opening = Opening(url: parsed, handshake: handshake, configuration: configuration, failure: nil)
         }
         do {
             try socket.connect(toHost: parsed.host, onPort: UInt16(parsed.port), withTimeout: configuration.connectTimeout.secondsValue)
@@ -101,8 +92,15 @@ extension WebSocket {
         }
     }
 
-    /// Writes the request and reads the answer's head (on the loop).
-    private func sendRequest() {
+    /// TCP is connected (on the loop): TLS first for `wss://`, then the request.
+    func connected() {
+        guard let opening else { return }
+        guard opening.url.isSecure else { return sendRequest() }
+        socket.startTLS(opening.configuration.tls ?? .client(peerName: opening.url.host))
+    }
+
+    /// Writes the request and reads the answer's head (on the loop; after TLS for `wss://`).
+    func sendRequest() {
         guard let opening else { return }
         socket.write(Data(opening.handshake.request.bytes), withTimeout: -1, tag: 0)
         let configuration = opening.configuration
@@ -133,7 +131,7 @@ extension WebSocket {
                     return []
                 }
             }
-            agreedExtensions.withLock { $0 = accepted.extensions }
+            client?.extensions.withLock { $0 = accepted.extensions }
             tellDelegate { $0.webSocketDidOpen(self, subprotocol: accepted.subprotocol, extensions: accepted.extensions) }
             openedRunDeferred()
             startReading()

@@ -12,8 +12,9 @@ import SocketFraming
 /// The protocol's rules are ``WebSocketProtocolHandler``'s; this class does its I/O and timers on the
 /// socket's event loop.
 public final class WebSocket: @unchecked Sendable {
-    /// Which end this is.
-    public let role: WebSocketRole
+    // Stored properties are laid out in declaration order: the one-byte ones sit together (below), so
+    // an idle connection's object pads no word for each of them.
+
     /// The TCP connection underneath.
     public let socket: TCPSocket
     /// Where ``delegate`` is called: a serial queue, or `nil` for the socket's event loop thread
@@ -21,34 +22,54 @@ public final class WebSocket: @unchecked Sendable {
     /// delegate sends from within them goes out in the same `sendmsg(2)` as the rest of that read's
     /// answers, with no thread hop; such a delegate must not block.
     public let delegateQueue: DispatchQueue?
+    /// The delegate (weak): the one lock of a connection.
     private let delegateStorage = LockedValue(WeakDelegate())
+    /// The socket's delegate and this connection's keep-alive entry (holds this WebSocket weakly).
     let callbacks = WebSocketSocketCallbacks()
     /// A client's settings until ``connect(to:)`` (set once, by the client initializer).
     var pendingConfiguration: ClientConfiguration {
         get { client?.configuration ?? ClientConfiguration() }
-        set { clientState().configuration = newValue }
+        set { client?.configuration = newValue }
     }
     /// Loop-confined (so unchecked for exclusivity: no runtime access record per use): the protocol, and
-    /// the two timers.
+    /// the close timer (the keep-alive timer is the loop's: ``WebSocketKeepAliveTimers``).
     @exclusivity(unchecked) private var handler: WebSocketProtocolHandler
     private var closeTimer: Scheduled?
-    private var keepAliveTimer: Scheduled?
-    /// The extensions agreed in the opening handshake (``extensions``).
-    let agreedExtensions = LockedValue<[WebSocketExtension]>([])
+    /// The extensions agreed in the opening handshake (``extensions``): a server's, given when it is
+    /// made; a client's, once its handshake is done.
+    var agreedExtensions: [WebSocketExtension] {
+        switch ends {
+        case .server(let extensions): return extensions
+        case .client(let client): return client.extensions.withLock { $0 }
+        }
+    }
     /// A client's opening handshake until it is done (nil once open, and on a server's socket).
     var opening: Opening? {
         get { client?.opening }
-        set { if newValue != nil || client != nil { clientState().opening = newValue } }
+        set { client?.opening = newValue }
     }
-    /// What only a client holds (its settings, its opening handshake), boxed and nil on a server's
-    /// socket: inline, these were 861 of the 1,136 bytes of every accepted connection's WebSocket
-    /// (docs/BENCHMARKS.md, "WebSocket").
-    var client: ClientState?
+    /// What only one role holds, in one word: a server's agreed extensions, or a client's boxed state
+    /// (inline, a client's settings and opening handshake were 861 of the 1,136 bytes of every accepted
+    /// connection's WebSocket: docs/BENCHMARKS.md, "WebSocket"). Set once, by the initializer.
+    private let ends: RoleState
+
+    private enum RoleState {
+        case server(extensions: [WebSocketExtension])
+        case client(ClientState)
+    }
+
+    /// A client's own state; nil on a server's socket.
+    var client: ClientState? {
+        if case .client(let client) = ends { return client }
+        return nil
+    }
 
     /// A client's own state (loop-confined once connecting, as ``opening`` was).
     final class ClientState {
         var configuration = ClientConfiguration()
         var opening: Opening?
+        /// Set on the loop when the handshake is done, read from any thread.
+        let extensions = LockedValue<[WebSocketExtension]>([])
         /// The server's 101 has been checked: frames may go out. Before it, none may (RFC 6455 §4.1).
         var isOpen = false
         /// The opening handshake failed, or the app closed before it was done: nothing will go out.
@@ -57,18 +78,16 @@ public final class WebSocket: @unchecked Sendable {
         var deferred: [DeferredRequest] = []
     }
 
-    private func clientState() -> ClientState {
-        if let client { return client }
-        let state = ClientState()
-        client = state
-        return state
-    }
+    /// The app's sends not yet written (loop-confined).
+    @exclusivity(unchecked) private var pendingSends = WebSocketPendingSends()
+    /// Which end this is.
+    public let role: WebSocketRole
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
-    /// The app's sends not yet written, and the error TCP ended with (for a 1006 result).
-    @exclusivity(unchecked) private var pendingSends = WebSocketPendingSends()
-    private var transportError: SocketError?
+    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
+    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
+    package var reportsSends = true
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
     /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
@@ -84,28 +103,29 @@ public final class WebSocket: @unchecked Sendable {
     /// A WebSocket over `socket`, whose upgrade is done (bytes after the upgrade's head are the first
     /// frames), for `role`, with `handler`'s limits and timers. It starts reading at once unless
     /// `startsReading` is false (then ``startReading()`` does).
-    package init(
+    package convenience init(
         upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
         delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool = true
+    ) {
+        self.init(
+            upgraded: socket, role: role, handler: handler, delegate: delegate, delegateQueue: delegateQueue,
+            startsReading: startsReading, extensions: [])
+    }
+
+    /// As ``init(upgraded:role:handler:delegate:delegateQueue:startsReading:)``, for a server that agreed
+    /// to `extensions` in its upgrade (``extensions``).
+    package init(
+        upgraded socket: TCPSocket, role: WebSocketRole, handler: WebSocketProtocolHandler,
+        delegate: (any WebSocketDelegate)?, delegateQueue: DispatchQueue?, startsReading: Bool,
+        extensions: [WebSocketExtension]
     ) {
         self.socket = socket
         self.role = role
         self.handler = handler
+        ends = role == .client ? .client(ClientState()) : .server(extensions: extensions)
         self.delegateQueue = delegateQueue
         self.delegate = delegate
-        callbacks.didDisconnect = { [weak self] error in self?.ended(error) }
-        callbacks.didExceedHighWatermark = { [weak self] queued in
-            guard let self else { return }
-            writabilityChanged?(false)
-            tellDelegate { $0.webSocket(self, writeQueueDidExceedHighWatermark: queued) }
-        }
-        callbacks.didFallToLowWatermark = { [weak self] queued in
-            guard let self else { return }
-            writabilityChanged?(true)
-            tellDelegate { $0.webSocket(self, writeQueueDidFallToLowWatermark: queued) }
-        }
-        callbacks.didWrite = { [weak self] writeTag in self?.wrote(writeTag) }
-        callbacks.didRejectWrite = { [weak self] writeTag in self?.rejectedWrite(writeTag) }
+        callbacks.owner = self
         socket.setDelegate(callbacks, delegateQueue: nil)
         if startsReading { startReading() }
     }
@@ -164,13 +184,30 @@ public final class WebSocket: @unchecked Sendable {
 
     // MARK: Loop side
 
-    /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
-    /// the async face, which has no use for it, saves a delegate call per message. Set before use.
-    package var reportsSends = true
-
     /// Called on the loop when the write queue goes over its high watermark (false) and falls to its low
     /// one (true), before the delegate hears it: the async face's sends wait on it. Set before use.
-    package var writabilityChanged: (@Sendable (Bool) -> Void)?
+    package var writabilityChanged: (@Sendable (Bool) -> Void)? {
+        get { hooks?.writabilityChanged }
+        set { asyncHooks().writabilityChanged = newValue }
+    }
+
+    /// The async face's two hooks, boxed: nil (one word) on a connection of the delegate API.
+    private var hooks: AsyncHooks?
+
+    private final class AsyncHooks {
+        var writabilityChanged: (@Sendable (Bool) -> Void)?
+        var readGate: @Sendable () -> Bool = { false }
+    }
+
+    private func asyncHooks() -> AsyncHooks {
+        if let hooks { return hooks }
+        let made = AsyncHooks()
+        hooks = made
+        return made
+    }
+
+    /// What ``readGate`` says now: false without one.
+    private var readIsPaused: Bool { hooks?.readGate() ?? false }
 
     /// Encodes `message` on the loop and writes its frames under a write tag of their own, or tells the
     /// delegate the send was rejected.
@@ -213,25 +250,35 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
+    /// The write queue went over its high watermark (`writable` false) or fell to its low one (true).
+    func watermarkCrossed(writable: Bool, queuedBytes: Int) {
+        writabilityChanged?(writable)
+        if writable {
+            tellDelegate { $0.webSocket(self, writeQueueDidFallToLowWatermark: queuedBytes) }
+        } else {
+            tellDelegate { $0.webSocket(self, writeQueueDidExceedHighWatermark: queuedBytes) }
+        }
+    }
+
     /// A TCP write is done: a send's last one is reported with the app's tag.
-    private func wrote(_ writeTag: Int) {
+    func wrote(_ writeTag: Int) {
         guard let tag = pendingSends.wrote(writeTag) else { return }
         tellDelegate { $0.webSocket(self, didSendMessageWithTag: tag) }
     }
 
     /// TCP refused a write (the connection is ending): the send is reported as rejected.
-    private func rejectedWrite(_ writeTag: Int) {
+    func rejectedWrite(_ writeTag: Int) {
         guard let tag = pendingSends.rejected(writeTag) else { return }
         tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: .closing) }
     }
 
     /// TCP ended: the end of an open connection, or a failed opening handshake.
-    private func ended(_ error: SocketError?) {
-        transportError = pendingSends.appTagged(error)
+    func ended(_ error: SocketError?) {
+        let transportError = pendingSends.appTagged(error)
         pendingSends.removeAll()
         guard let opening else {
             endOpening()
-            return perform { $0.transportClosed() }
+            return run(handler.transportClosed(), transportError: transportError)
         }
         self.opening = nil
         let failure = opening.failure ?? .socket(error ?? .connectionClosed)
@@ -243,33 +290,44 @@ public final class WebSocket: @unchecked Sendable {
         guard !started else { return }
         started = true
         perform { $0.start() }
-        if !readGate() { readFrames() }
+        if !readIsPaused { readFrames() }
     }
 
     /// Queues the consuming read that decodes frames until the connection ends or reading is paused.
+    /// Its two closures capture only the callbacks object (which holds this WebSocket weakly): a closure
+    /// whose one capture is an object needs no context of its own, so the read allocates nothing.
     private func readFrames() {
         reading = true
         socket.read(
-            .consuming({ [weak self] bytes in self?.consume(bytes) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
+            .consuming(
+                { [callbacks] bytes in callbacks.owner?.consume(bytes) ?? .complete(consumed: 0) }, maxLength: handler.maximumFrameLength),
             timeout: -1, tag: 0
-        ) { [weak self] result in
-            guard let self else { return }
-            reading = false
-            // Ended by the gate: a resume that came first found this read still queued, so look again.
-            if case .success = result, !handler.isClosed, !readGate() { readFrames() }
-        }
+        ) { [callbacks] result in callbacks.owner?.readEnded(result) }
+    }
+
+    /// The consuming read ended (the connection closed, or the gate paused it).
+    private func readEnded(_ result: Result<Data, SocketError>) {
+        reading = false
+        // Ended by the gate: a resume that came first found this read still queued, so look again.
+        if case .success = result, !handler.isClosed, !readIsPaused { readFrames() }
     }
 
     /// Asked on the loop after each read's frames: true stops taking frames from the socket (TCP's
     /// window then holds the peer back) until ``resumeReading()``. The async face's backpressure; set
     /// before reading starts.
-    package var readGate: @Sendable () -> Bool = { false }
+    package var readGate: @Sendable () -> Bool {
+        get {
+            guard let hooks else { return { false } }
+            return hooks.readGate
+        }
+        set { asyncHooks().readGate = newValue }
+    }
 
     /// Takes frames again, unless ``readGate`` still says to wait. Any thread: the gate is asked on the
     /// loop, so a late call cannot undo a newer decision.
     package func resumeReading() {
         socket.eventLoop.execute { [self] in
-            if !reading && !handler.isClosed && opening == nil && started && !readGate() { readFrames() }
+            if !reading && !handler.isClosed && opening == nil && started && !readIsPaused { readFrames() }
         }
     }
 
@@ -278,7 +336,7 @@ public final class WebSocket: @unchecked Sendable {
         var outputs: [WebSocketProtocolHandler.Output] = []
         let consumed = FrameBuffer.borrowing(bytes) { buffer in outputs = handler.receive(&buffer) }.consumed
         run(outputs)
-        return handler.isClosed || readGate() ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
+        return handler.isClosed || readIsPaused ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
     }
 
     /// Runs `step` on the handler on the loop, then its outputs.
@@ -291,8 +349,12 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     /// Does what the handler said; the writes of an app's send (`sending`: its write tag, the app's tag
-    /// and its timeout) under its write tag.
-    private func run(_ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil) {
+    /// and its timeout) under its write tag. `transportError`: the error TCP ended with, for a 1006 result
+    /// (given when TCP's end is what is being run, not kept: one fewer field in every connection).
+    private func run(
+        _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
+        transportError: SocketError? = nil
+    ) {
         for output in outputs {
             switch output {
             case .write(let bytes):
@@ -319,16 +381,14 @@ public final class WebSocket: @unchecked Sendable {
                 closeTimer?.cancel()
                 closeTimer = nil
             case .startKeepAliveTimer(let delay):
-                keepAliveTimer?.cancel()
-                keepAliveTimer = socket.eventLoop.scheduleTask(in: delay) { [weak self] in self?.perform { $0.keepAliveTimerFired() } }
+                WebSocketKeepAliveTimers.on(socket.eventLoop).start(callbacks, after: delay)
             case .closed(var result):
                 if result.code == .abnormalClosure && !result.wasClean, let transportError {
                     result = WebSocketCloseResult(code: result.code, reason: result.reason, wasClean: false, error: transportError)
                 }
                 closeTimer?.cancel()
-                keepAliveTimer?.cancel()
                 closeTimer = nil
-                keepAliveTimer = nil
+                WebSocketKeepAliveTimers.on(socket.eventLoop).stop(callbacks)
                 tellDelegate { [result] in $0.webSocket(self, didCloseWith: result) }
             }
         }
@@ -346,24 +406,4 @@ public final class WebSocket: @unchecked Sendable {
             call(delegate)
         }
     }
-}
-
-/// The socket's delegate for a ``WebSocket``: only its end matters (reads are consuming reads with
-/// their own handler). Set before use, then only read.
-final class WebSocketSocketCallbacks: TCPSocketDelegate, @unchecked Sendable {
-    var didConnect: () -> Void = {}
-    var didSecure: () -> Void = {}
-    var didDisconnect: (SocketError?) -> Void = { _ in }
-    var didWrite: (Int) -> Void = { _ in }
-    var didRejectWrite: (Int) -> Void = { _ in }
-    var didExceedHighWatermark: (Int) -> Void = { _ in }
-    var didFallToLowWatermark: (Int) -> Void = { _ in }
-
-    func socket(_ sock: TCPSocket, didConnectToHost host: String, port: UInt16) { didConnect() }
-    func socketDidSecure(_ sock: TCPSocket) { didSecure() }
-    func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { didDisconnect(err) }
-    func socket(_ sock: TCPSocket, didWriteDataWithTag tag: Int) { didWrite(tag) }
-    func socket(_ sock: TCPSocket, didRejectWriteWithTag tag: Int, error: SocketError) { didRejectWrite(tag) }
-    func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) { didExceedHighWatermark(queuedBytes) }
-    func socket(_ sock: TCPSocket, writeQueueDidFallToLowWatermark queuedBytes: Int) { didFallToLowWatermark(queuedBytes) }
 }

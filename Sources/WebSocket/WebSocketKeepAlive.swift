@@ -23,37 +23,55 @@ public struct WebSocketKeepAlive: Sendable, Equatable {
     /// The defaults of the Python `websockets` library: 20 s.
     public static let defaultTimeout: Duration = .seconds(20)
 
-    /// How long after the connection opens, and after each Pong, the next Ping goes out.
-    public let interval: Duration
-    /// How long a Ping's Pong may take.
-    public let timeout: Duration
+    /// How long after the connection opens, and after each Pong, the next Ping goes out (whole
+    /// nanoseconds).
+    public var interval: Duration { .nanoseconds(intervalNanoseconds) }
+    /// How long a Ping's Pong may take (whole nanoseconds).
+    public var timeout: Duration { .nanoseconds(timeoutNanoseconds) }
     /// The payload of the Ping waiting for its Pong; nil between pings.
-    public private(set) var awaiting: Data?
-    private var sent: UInt32 = 0
+    public var awaiting: Data? { isAwaiting ? Self.payload(sent) : nil }
 
-    /// Keep-alive with a Ping `interval` after each answer and a Pong `timeout`.
+    // Every idle connection holds this value: 21 bytes (two `Duration`s and a `Data?` were 52).
+    private let intervalNanoseconds: Int64
+    private let timeoutNanoseconds: Int64
+    /// Pings sent; the last one's payload is ``awaiting`` while `isAwaiting`.
+    private var sent: UInt32 = 0
+    private var isAwaiting = false
+
+    /// Keep-alive with a Ping `interval` after each answer and a Pong `timeout`, both counted in whole
+    /// nanoseconds (less is dropped).
     public init(interval: Duration = WebSocketKeepAlive.defaultInterval, timeout: Duration = WebSocketKeepAlive.defaultTimeout) {
-        self.interval = interval
-        self.timeout = timeout
+        intervalNanoseconds = Self.nanoseconds(interval)
+        timeoutNanoseconds = Self.nanoseconds(timeout)
     }
+
+    /// `duration` in whole nanoseconds, clamped to `Int64`'s range.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return whole.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
+    /// A Ping's payload: the 4-byte big-endian count of pings sent.
+    private static func payload(_ count: UInt32) -> Data { withUnsafeBytes(of: count.bigEndian) { Data($0) } }
 
     /// The connection is open: the first Ping in ``interval``.
     public func start() -> [Action] { [.startTimer(interval)] }
 
     /// The timer fired: a Ping is due, or the one sent went unanswered.
     public mutating func timerFired() -> [Action] {
-        guard awaiting == nil else { return [.timedOut] }
+        guard !isAwaiting else { return [.timedOut] }
         sent &+= 1
-        let payload = withUnsafeBytes(of: sent.bigEndian) { Data($0) }
-        awaiting = payload
-        return [.sendPing(payload), .startTimer(timeout)]
+        isAwaiting = true
+        return [.sendPing(Self.payload(sent)), .startTimer(timeout)]
     }
 
     /// A Pong arrived with `payload`: the answer to the Ping waiting, if it matches; the next Ping in
     /// ``interval``.
     public mutating func receivedPong(_ payload: Data) -> [Action] {
         guard let awaiting, awaiting == payload else { return [] }
-        self.awaiting = nil
+        isAwaiting = false
         return [.startTimer(interval)]
     }
 }

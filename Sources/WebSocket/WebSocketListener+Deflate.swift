@@ -20,5 +20,5 @@ extension WebSocket {
     /// §9.1): `permessage-deflate` with its agreed parameters when compression is on, else empty. Known
     /// on an accepted WebSocket from ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` on, on a
     /// client from ``WebSocketDelegate/webSocketDidOpen(_:subprotocol:extensions:)`` on. Any thread.
-    public var extensions: [WebSocketExtension] { agreedExtensions.withLock { $0 } }
+    public var extensions: [WebSocketExtension] { agreedExtensions }
 }

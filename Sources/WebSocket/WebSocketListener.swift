@@ -137,8 +137,7 @@ public final class WebSocketListener: @unchecked Sendable {
                     socket.write(Data(answer.bytes), withTimeout: -1, tag: 0)
                     let webSocket = WebSocket(
                         upgraded: socket, role: .server, handler: handler, delegate: nil,
-                        delegateQueue: delegateQueue, startsReading: false)
-                    webSocket.agreedExtensions.withLock { $0 = extensions }
+                        delegateQueue: delegateQueue, startsReading: false, extensions: extensions)
                     delegate.listener(self, didAccept: webSocket, request: request)
                     webSocket.startReading()
                 }

@@ -118,10 +118,7 @@ public struct WebSocketProtocolHandler: Sendable {
                 // The bytes of this frame checked as UTF-8 before it had all arrived are not checked again.
                 let checkedText = partialText.checkedText
                 partialText = WebSocketPartialTextCheck()
-                if var codec = deflate {
-                    frame = try codec.inflate(frame, maxMessageSize: assembler.maxMessageSize)
-                    deflate = codec
-                }
+                if let deflate { frame = try deflate.inflate(frame, maxMessageSize: assembler.maxMessageSize) }
                 if let message = try assembler.append(frame, checkedText: checkedText) { handle(message, into: &outputs) }
             } catch {
                 outputs += handshake.fail(code: error.closeCode, reason: Self.reason(error)).flatMap(output)

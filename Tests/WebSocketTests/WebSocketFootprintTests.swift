@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import SocketFraming
 import Testing
+import TestSupport
 @testable import WebSocket
 
 #if canImport(Glibc)
@@ -23,6 +24,51 @@ import Testing
             let bytes = mallocUsableSize(Unmanaged.passUnretained(webSocket).toOpaque())
             #expect(bytes < 512, "\(bytes) bytes")
             #expect(webSocket.opening == nil)
+        }
+
+        /// Regression (issue 33 §5, 2,317 → 1,5xx B of RSS per idle connection at 10,000): a server's
+        /// WebSocket is one object of at most 264 usable bytes (its protocol handler's rarely used parts
+        /// boxed: deflate codec, closing-handshake data, async hooks) and its socket's delegate one of at most
+        /// 56 (a weak owner and the keep-alive list's links, no closures: seven closures were ~300 B).
+        ///
+        /// malloc may hand out a block 16 bytes larger than asked when it has one free (a smaller
+        /// remainder is not split off), so the smallest of eight blocks is the one measured.
+        @Test func anIdleServerConnectionIsTwoSmallObjects() {
+            let socket = TCPSocket(delegate: nil, delegateQueue: nil)
+            let webSockets = (0..<8).map { _ in
+                WebSocket(
+                    upgraded: socket, role: .server, handler: WebSocketProtocolHandler(role: .server), delegate: nil,
+                    delegateQueue: nil, startsReading: false)
+            }
+            let bytes = webSockets.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            let callbacks = webSockets.map { mallocUsableSize(Unmanaged.passUnretained($0.callbacks).toOpaque()) }.min() ?? 0
+            #expect(bytes <= 264, "WebSocket: \(bytes) bytes")
+            #expect(callbacks <= 56, "callbacks: \(callbacks) bytes")
+            #expect(MemoryLayout<WebSocketProtocolHandler>.size <= 160, "handler: \(MemoryLayout<WebSocketProtocolHandler>.size)")
+            #expect(MemoryLayout<WebSocketKeepAlive?>.size <= 24)
+            #expect(MemoryLayout<WebSocketCloseHandshake.State>.size <= 8)
+        }
+
+        /// Regression: every idle connection held a loop timer of its own for keep-alive (a `Scheduled`,
+        /// a heap entry and two closures, ~200 B). Eight idle connections on one loop now share one: the
+        /// loop holds one timer (the keep-alive list's), and the same one as with a single connection.
+        @Test func idleConnectionsOnALoopShareOneKeepAliveTimer() async throws {
+            let clock = ManualClock()
+            let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "footprint-timers")
+            defer { group.shutdown() }
+            let loop = group.next()
+            let server = EchoListenerDelegate()
+            let listener = try server.start(group: group)
+            defer { listener.stop() }
+            var peers: [RawWebSocketPeer] = []
+            defer { for peer in peers { peer.close() } }
+            peers.append(try await RawWebSocketPeer(port: listener.port))
+            await clock.settle()
+            #expect(loop.runAndWait { loop.pendingTimerCount } == 1)
+            for _ in 0..<7 { peers.append(try await RawWebSocketPeer(port: listener.port)) }
+            await clock.settle()
+            #expect(server.openCount == 8)
+            #expect(loop.runAndWait { loop.pendingTimerCount } == 1)
         }
 
         @Test func aClientKeepsItsSettingsUntilItConnects() {

@@ -63,6 +63,10 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var spareEventArrays = SpareArrays<DelegateEvent>()
     @exclusivity(unchecked) var spareTagArrays = SpareArrays<Int>()
 
+    /// One object per type that other modules of the package keep per loop (``loopLocal(_:)``). Loop
+    /// thread only.
+    @exclusivity(unchecked) var loopLocals: [ObjectIdentifier: AnyObject] = [:]
+
     /// The size of ``scratch`` in bytes: the most one `read(2)` takes from a socket.
     static let scratchBytes = 256 * 1024
 
@@ -176,6 +180,9 @@ public final class EventLoop: @unchecked Sendable {
         entry.task = nil
         timers.remove(entry)
     }
+
+    /// The timers in the heap (``pendingTimerCount``).
+    var timerCount: Int { timers.count }
 
     /// Wakes the loop so it looks at the clock again (used by ``ManualClock``).
     func wakeup() { selector.wakeup() }

@@ -26,12 +26,21 @@ final class TLSState: @unchecked Sendable {
 /// The most plaintext one TLS record carries: 16 KiB (RFC 8446 §5.1, RFC 5246 §6.2.1).
 private let maxRecordPlaintext = 16 << 10
 
-/// What a finished handshake agreed on, for the properties read from any thread.
-struct TLSSummary: Sendable {
-    var protocolVersion: String
-    var cipherSuite: String
-    var applicationProtocol: String?
-    var isSessionReused: Bool
+/// What a finished handshake agreed on, for the properties read from any thread. A class: every
+/// connection's ``TCPSocket/Shared`` holds one reference for it (8 bytes) rather than the 57 bytes of
+/// the value, which a plaintext connection never fills (docs/BENCHMARKS.md, "WebSocket idle memory").
+final class TLSSummary: Sendable {
+    let protocolVersion: String
+    let cipherSuite: String
+    let applicationProtocol: String?
+    let isSessionReused: Bool
+
+    init(protocolVersion: String, cipherSuite: String, applicationProtocol: String?, isSessionReused: Bool) {
+        self.protocolVersion = protocolVersion
+        self.cipherSuite = cipherSuite
+        self.applicationProtocol = applicationProtocol
+        self.isSessionReused = isSessionReused
+    }
 }
 
 /// The most ciphertext waiting for the kernel before the socket stops encrypting more plaintext:
