@@ -36,6 +36,9 @@ public struct HTTPHeaders: Equatable, Sendable, Sequence, ExpressibleByArrayLite
     /// Adds a field after the others.
     public mutating func append(name: String, value: String) { fields.append(HTTPField(name: name, value: value)) }
 
+    /// Removes every field named `name` (any case).
+    public mutating func remove(name: String) { fields.removeAll { Self.sameName($0.name, name) } }
+
     /// Every value of fields named `name` (any case), in order; empty when there are none.
     public func values(for name: String) -> [String] { fields.filter { Self.sameName($0.name, name) }.map(\.value) }
 
