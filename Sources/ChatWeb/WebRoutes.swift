@@ -40,18 +40,23 @@ public struct WebRoutes: Sendable {
     ]
 
     /// The answer to `request`: its route's, `405 Method Not Allowed` with `Allow` (RFC 9110 §15.5.6)
-    /// when the path is routed for other methods only, else `404 Not Found`. Every answer carries
-    /// ``securityHeaders``.
+    /// when the path is routed for other methods only, else `404 Not Found`. A `HEAD` request of a path
+    /// routed for `GET` gets the `GET` answer's status and fields without its body (RFC 9110 §9.3.2: a
+    /// load balancer's `HEAD /healthz`, `curl -I`). Every answer carries ``securityHeaders``.
     public func respond(to request: HTTPRequestHead) -> HTTPResponse {
         var response: HTTPResponse
         let path = WebRoutes.path(of: request.target)
         if let methods = table[path] {
-            if let handler = methods[request.method] {
+            let isHead = request.method == "HEAD" && methods["HEAD"] == nil
+            if let handler = isHead ? methods["GET"] : methods[request.method] {
                 response = handler(request)
+                if isHead { response.body = [] }
             } else {
+                var allowed = Set(methods.keys)
+                if allowed.contains("GET") { allowed.insert("HEAD") }
                 response = HTTPResponse.plainText(
                     statusCode: 405, text: "\(request.method) is not allowed on \(path)",
-                    extraHeaders: [("Allow", methods.keys.sorted().joined(separator: ", "))])
+                    extraHeaders: [("Allow", allowed.sorted().joined(separator: ", "))])
             }
         } else {
             response = HTTPResponse.plainText(statusCode: 404, text: "nothing at \(path)")

@@ -46,7 +46,7 @@ import TestSupport
         #expect(
             post
                 == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 32\r\n"
-                + "Connection: close\r\nAllow: GET\r\n\(securityFields)\r\nPOST is not allowed on /metrics\n")
+                + "Connection: close\r\nAllow: GET, HEAD\r\n\(securityFields)\r\nPOST is not allowed on /metrics\n")
         let upgrade =
             "GET /chat/x HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"

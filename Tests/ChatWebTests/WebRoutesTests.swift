@@ -24,7 +24,17 @@ import Testing
         #expect(
             Self.text(Self.routes.respond(to: HTTPRequestHead(method: "DELETE", target: "/hello")))
                 == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 32\r\n"
-                + "Connection: close\r\nAllow: GET, POST\r\n\(securityFields)\r\nDELETE is not allowed on /hello\n")
+                + "Connection: close\r\nAllow: GET, HEAD, POST\r\n\(securityFields)\r\nDELETE is not allowed on /hello\n")
+    }
+
+    /// `HEAD` of a `GET` route: the same status and fields, `Content-Length` included, and no body.
+    @Test func headIsTheGetAnswerWithoutItsBody() {
+        #expect(
+            Self.text(Self.routes.respond(to: HTTPRequestHead(method: "HEAD", target: "/hello")))
+                == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 11\r\nConnection: close\r\n"
+                + "\(securityFields)\r\n")
+        #expect(
+            Self.text(Self.routes.respond(to: HTTPRequestHead(method: "HEAD", target: "/nowhere"))).hasPrefix("HTTP/1.1 404 Not Found\r\n"))
     }
 
     @Test func anUnknownPathIs404() {
