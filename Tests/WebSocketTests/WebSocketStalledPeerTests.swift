@@ -12,7 +12,7 @@ import WebSocket
 @Suite(.cpuBound) struct WebSocketStalledPeerTests {
     /// A plain TCP server that answers one client's upgrade with 101 and then does only what the test
     /// asks: the accepted socket and its recorder.
-    static func acceptUpgrade(_ pair: LoopbackPair) async throws -> (TCPSocket, RecordingDelegate) {
+    static func acceptUpgrade(_ pair: LoopbackListener) async throws -> (TCPSocket, RecordingDelegate) {
         guard case .accepted(let server) = try await pair.serverDelegate.events.next(within: TestTiming.hangLimit(.seconds(10)))
         else { throw RawPeerError("no accept") }
         let recorder = pair.serverDelegate
@@ -28,7 +28,7 @@ import WebSocket
     /// An async client (keep-alive off) on `group`, connected to the plain TCP server of `pair` through
     /// ``acceptUpgrade(_:)``: the connection, the server's accepted socket and its recorder.
     static func connect(
-        through pair: LoopbackPair, group: EventLoopGroup
+        through pair: LoopbackListener, group: EventLoopGroup
     ) async throws -> (WebSocketConnection, TCPSocket, RecordingDelegate) {
         var configuration = WebSocket.ClientConfiguration()
         configuration.connection = WebSocketProtocolHandler(role: .client, keepAlive: nil)
@@ -44,19 +44,29 @@ import WebSocket
         // Loops of its own: 16 MiB through the shared ones would hold up other tests' events.
         let group = EventLoopGroup(numberOfThreads: 1, name: "stalled-reader")
         defer { group.shutdown() }
-        let pair = try LoopbackPair(group: group)
+        let pair = try LoopbackListener(group: group)
         defer { pair.close() }
         let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let socket = connection.webSocket.socket
         #expect(socket.writeHighWatermark == WebSocketConnection.defaultWriteHighWatermark)
+        // Small kernel buffers both ways, so the 16 MiB cannot all wait in the kernel: with Linux's
+        // autotuning (tcp_rmem up to 32 MiB here) it could, and in one full run the client's own queue
+        // was empty at every look ("mostQueued → 0"): the server's reads kept up with the sender.
+        server.receiveBufferSize = 64 << 10
+        socket.sendBufferSize = 64 << 10
         let chunk = Data(repeating: 0x61, count: 64 << 10)
         let sender = Task {
             for _ in 0..<256 { try await connection.send(.binary(chunk)) }
         }
-        // The server reads the 16 MiB (each frame 64 KiB + 14 bytes of header and mask), 64 KiB a read,
-        // and looks at the client's queue after each read.
+        // The server reads nothing until the client's queue is over its high watermark (the sender then
+        // waits), so the test does not depend on which of the two loops runs faster.
+        try await waitUntil(within: TestTiming.hangLimit(.seconds(20)), "the queue over its high watermark") {
+            socket.queuedWriteBytes > WebSocketConnection.defaultWriteHighWatermark
+        }
+        var mostQueued = socket.queuedWriteBytes
+        // Then it reads the 16 MiB (each frame 64 KiB + 14 bytes of header and mask), 64 KiB a read, and
+        // looks at the client's queue after each read.
         var remaining = 256 * (chunk.count + 14)
-        var mostQueued = 0
         var tag = 10
         while remaining > 0 {
             tag += 1
@@ -78,7 +88,7 @@ import WebSocket
         // At most the watermark and the messages handed over while the news that it was crossed
         // travelled from the loop to the bridge: 16 messages is far more than that takes.
         #expect(mostQueued <= WebSocketConnection.defaultWriteHighWatermark + 16 * (chunk.count + 14), "queued \(mostQueued)")
-        #expect(mostQueued > 0)
+        #expect(mostQueued > WebSocketConnection.defaultWriteHighWatermark)
         socket.disconnect()
         _ = server
     }
@@ -135,7 +145,7 @@ import WebSocket
         let clock = ManualClock()
         let group = EventLoopGroup(numberOfThreads: 1, clock: clock, name: "silent-server")
         defer { group.shutdown() }
-        let pair = try LoopbackPair()
+        let pair = try LoopbackListener()
         defer { pair.close() }
         let (connection, server, recorder) = try await Self.connect(through: pair, group: group)
         let closing = Task { await connection.close(code: .normalClosure, reason: "done") }
