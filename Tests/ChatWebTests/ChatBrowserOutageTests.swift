@@ -11,7 +11,7 @@ import TestSupport
 /// SQLite store, restarted on the same ports), or the tab is closed or crashes before the server could
 /// take it; a server down for good is reported unavailable after im-client's three attempts.
 @Suite(
-    .cpuBound, TestTiming.timeLimit(minutes: 2),
+    .cpuBound(minutes: 2),
     .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserOutageTests {
     /// `im-server` on `port` and `webPort` with its store in `directory`; returns once its web port is up.

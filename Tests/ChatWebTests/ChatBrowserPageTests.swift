@@ -10,7 +10,7 @@ import TestSupport
 /// page's own ES modules, imported in the page), history on scrolling up, a live-only login, and the page
 /// at 320 px in the dark, used with the keyboard only.
 @Suite(
-    .cpuBound, TestTiming.timeLimit(minutes: 2),
+    .cpuBound(minutes: 2),
     .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserPageTests {
     static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }

@@ -12,7 +12,7 @@ import TestSupport
 /// (each in a browser context of its own: storage of its own) and a terminal user (im-client's
 /// ChatClient, in process, over TCP, its lines as in a pipe) in one chat. Set `CHAT_BROWSER_SCREENSHOTS=DIR` to keep the screenshots (docs/images has them).
 @Suite(
-    .cpuBound, TestTiming.timeLimit(minutes: 2),
+    .cpuBound(minutes: 2),
     .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserTests {
     @Test func twoBrowserUsersAndATerminalUserExchangeDirectMessagesAndBroadcastsWithReceiptsPresenceAndUnreadCounts() async throws {

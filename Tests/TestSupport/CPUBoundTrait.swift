@@ -48,7 +48,15 @@ public actor CPUBoundGate {
 
 /// The trait behind ``Trait/cpuBound``: each test case runs inside ``CPUBoundGate/shared``, on the
 /// thread of ``ThreadExecutor/cpuBound`` rather than on the cooperative pool.
+///
+/// With a time limit (``Trait/cpuBound(minutes:)``) the clock starts once the test's turn has come: a
+/// `.timeLimit` trait would also count the wait for the gate, which on a quiet two-core machine reached
+/// 80 s for tests at the back of the queue (a `CPU_GATE_TRACE` of a full run), and pushed tests of a
+/// few seconds over their limits in a loaded full run.
 public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
+    /// How long each test case may run once it holds the gate; nil: no limit of this trait's.
+    public var limit: Duration?
+
     public var isRecursive: Bool { true }
 
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> CPUBoundTrait? {
@@ -62,7 +70,41 @@ public struct CPUBoundTrait: TestTrait, SuiteTrait, TestScoping {
         defer { CPUBoundTrait.trace("done \(test.name)") }
         try await CPUBoundGate.shared.run {
             CPUBoundTrait.trace("run \(test.name)")
-            try await withTaskExecutorPreference(ThreadExecutor.cpuBound) { try await function() }
+            try await withTaskExecutorPreference(ThreadExecutor.cpuBound) {
+                guard let limit else { return try await function() }
+                try await Self.run(function, within: limit)
+            }
+        }
+    }
+
+    /// Runs `body`; if it has not returned within `limit`, records "Time limit exceeded" and cancels it
+    /// (and still waits for it to return, as Swift Testing's own limit does; what it throws then, its
+    /// cancellation, is not reported again). Errors `body` throws within the limit are rethrown.
+    public static func run(_ body: @Sendable () async throws -> Void, within limit: Duration) async throws {
+        try await withoutActuallyEscaping(body) { body in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await body()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return false
+                }
+                defer { group.cancelAll() }
+                var timedOut = false
+                while true {
+                    do {
+                        guard let finished = try await group.next(), !finished else { return }
+                        timedOut = true
+                        Issue.record("Time limit exceeded: \(limit) from the test's turn at the CPU-bound gate")
+                        group.cancelAll()
+                    } catch {
+                        if timedOut { return }
+                        throw error
+                    }
+                }
+            }
         }
     }
 
@@ -85,4 +127,8 @@ extension Trait where Self == CPUBoundTrait {
     /// they run one at a time on a thread of their own, so they cannot fill the cooperative pool while
     /// socket tests with real timeouts wait to resume. See ``CPUBoundGate`` and ``ThreadExecutor``.
     public static var cpuBound: Self { CPUBoundTrait() }
+
+    /// ``cpuBound``, each test case limited to `minutes` once its turn has come (``TestTiming/slowdown``
+    /// times as long under ThreadSanitizer). Use it instead of `.timeLimit` on CPU-bound tests.
+    public static func cpuBound(minutes: Int) -> Self { CPUBoundTrait(limit: .seconds(60 * minutes * TestTiming.slowdown)) }
 }

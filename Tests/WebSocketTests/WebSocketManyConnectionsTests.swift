@@ -8,7 +8,7 @@ import WebSocket
 /// Many connections opening and closing at once against one listener: every one echoed and ended as
 /// asked, and afterwards no descriptor of this process is a TCP socket on the listener's port but the
 /// listener's own.
-@Suite(.cpuBound) struct WebSocketManyConnectionsTests {
+@Suite(.cpuBound(minutes: 3)) struct WebSocketManyConnectionsTests {
     /// The inodes of this process's open sockets.
     static func openSocketInodes() -> Set<String> {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -38,7 +38,7 @@ import WebSocket
 
     /// 500 async clients at once: each sends its number and gets it back; even ones close (1000), odd
     /// ones ask the server to (1001). Every end is reported on both sides, and no socket is left.
-    @Test(TestTiming.timeLimit(minutes: 3)) func fiveHundredConnectionsOpenAndCloseAtOnceAndLeaveNoDescriptor() async throws {
+    @Test func fiveHundredConnectionsOpenAndCloseAtOnceAndLeaveNoDescriptor() async throws {
         // Loops of their own: 1,000 sockets on the shared ones would hold up other tests' events.
         let loops = EventLoopGroup(numberOfThreads: 2, name: "five-hundred")
         defer { loops.shutdown() }
@@ -81,7 +81,7 @@ import WebSocket
     /// 200 clients that drop TCP without a Close: half right after the upgrade, half inside a frame
     /// (its header and 3 of its 10 payload bytes sent). Each ends with 1006 on the server, and no
     /// socket is left.
-    @Test(TestTiming.timeLimit(minutes: 3)) func twoHundredClientsThatDropTCPWithoutACloseLeaveNoDescriptor() async throws {
+    @Test func twoHundredClientsThatDropTCPWithoutACloseLeaveNoDescriptor() async throws {
         let loops = EventLoopGroup(numberOfThreads: 2, name: "two-hundred-drops")
         defer { loops.shutdown() }
         let server = EchoListenerDelegate()

@@ -9,7 +9,7 @@ import WebSocket
 /// Peers that stop: one that stops reading while we send (the async `send` must wait, memory must stay
 /// bounded), and one that goes silent during the closing handshake (the close timeout must end it
 /// with 1006, RFC 6455 §7.1.1, §7.1.5), each over loopback.
-@Suite(.cpuBound) struct WebSocketStalledPeerTests {
+@Suite(.cpuBound(minutes: 2)) struct WebSocketStalledPeerTests {
     /// A plain TCP server that answers one client's upgrade with 101 and then does only what the test
     /// asks: the accepted socket and its recorder.
     static func acceptUpgrade(_ pair: LoopbackListener) async throws -> (TCPSocket, RecordingDelegate) {
@@ -40,7 +40,7 @@ import WebSocket
     /// The async client sends 16 MiB (256 messages of 64 KiB) to a server that reads 64 KiB at a time,
     /// slowly: `send` waits while the write queue is over its high watermark, so the bytes queued stay
     /// within the watermark and a few messages, never the 16 MiB the app tried to send.
-    @Test(TestTiming.timeLimit(minutes: 2)) func sendWaitsWhileAPeerThatStoppedReadingKeepsTheQueueFull() async throws {
+    @Test func sendWaitsWhileAPeerThatStoppedReadingKeepsTheQueueFull() async throws {
         // Loops of its own: 16 MiB through the shared ones would hold up other tests' events.
         let group = EventLoopGroup(numberOfThreads: 1, name: "stalled-reader")
         defer { group.shutdown() }

@@ -12,7 +12,7 @@ import WebSocket
 ///
 /// Python cannot compress with 8 window bits (its zlib refuses `wbits=-8`), so the 8-bit window is
 /// covered by the raw peers only (``DeflateConformance13Tests``).
-@Suite(.cpuBound, TestTiming.timeLimit(minutes: 2)) struct DeflateConformancePythonTests {
+@Suite(.cpuBound(minutes: 2)) struct DeflateConformancePythonTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Interop/ws_deflate_peer.py").path
     static let limit = TestTiming.hangLimit(.seconds(20))
