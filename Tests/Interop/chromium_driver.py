@@ -74,13 +74,7 @@ class DevTools:
         self.events = []
 
     def command(self, method, params=None, session=None):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        data = json.dumps(message).encode() + b"\0"
-        while data:
-            data = data[os.write(self.to_browser, data):]
+        self.send(method, params, session)
         while True:
             answer = self.read_message()
             if answer.get("id") == self.next_id:

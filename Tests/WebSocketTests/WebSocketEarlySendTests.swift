@@ -8,7 +8,7 @@ import WebSocket
 
 /// Records a client's opening and what became of its sends: `open`, `failed ERROR`, `sent TAG`,
 /// `rejected TAG`.
-final class OpeningSendsDelegate: WebSocketDelegate {
+private final class OpeningSendsDelegate: WebSocketDelegate {
     let events = EventRecorder<String>()
 
     func webSocketDidOpen(_ webSocket: WebSocket, subprotocol: String?, extensions: [WebSocketExtension]) { events.record("open") }
@@ -28,9 +28,25 @@ final class OpeningSendsDelegate: WebSocketDelegate {
 @Suite struct WebSocketEarlySendTests {
     private static let limit = TestTiming.hangLimit(.seconds(10))
 
-    /// A client on a loop of its own whose timers never fire unless advanced; with `recorder` on a queue.
-    private static func client(_ recorder: OpeningSendsDelegate, group: EventLoopGroup) -> WebSocket {
-        WebSocket(client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"), group: group)
+    /// A listener, and a client connecting to it: its timers on a loop of its own whose clock moves only
+    /// when advanced, its delegate `recorder` on a queue.
+    private struct Rig {
+        let listener: LoopbackListener
+        let recorder = OpeningSendsDelegate()
+        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
+        let client: WebSocket
+
+        init() throws {
+            listener = try LoopbackListener()
+            client = WebSocket(
+                client: WebSocket.ClientConfiguration(), delegate: recorder, delegateQueue: DispatchQueue(label: "early"), group: group)
+            try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
+        }
+
+        func close() {
+            group.shutdown()
+            listener.close()
+        }
     }
 
     /// The server's side: accepted, and the upgrade request read up to its blank line.
@@ -41,13 +57,9 @@ final class OpeningSendsDelegate: WebSocketDelegate {
     }
 
     @Test func sendsMadeWhileConnectingGoOutAfterThe101InOrder() async throws {
-        let listener = try LoopbackListener()
-        defer { listener.close() }
-        let recorder = OpeningSendsDelegate()
-        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
-        defer { group.shutdown() }
-        let client = Self.client(recorder, group: group)
-        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
+        let rig = try Rig()
+        defer { rig.close() }
+        let (listener, recorder, client) = (rig.listener, rig.recorder, rig.client)
         client.send(text: "early", tag: 1)
         client.sendPing(Data("p".utf8))
         client.send(data: Data([1, 2, 3]), tag: 2)
@@ -73,13 +85,9 @@ final class OpeningSendsDelegate: WebSocketDelegate {
     }
 
     @Test func sendsWaitingForAnOpeningThatFailsAreRejectedAndSoAreLaterOnes() async throws {
-        let listener = try LoopbackListener()
-        defer { listener.close() }
-        let recorder = OpeningSendsDelegate()
-        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
-        defer { group.shutdown() }
-        let client = Self.client(recorder, group: group)
-        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
+        let rig = try Rig()
+        defer { rig.close() }
+        let (listener, recorder, client) = (rig.listener, rig.recorder, rig.client)
         client.send(text: "early", tag: 1)
         client.send(text: "early too", tag: 2)
         let (server, request) = try await Self.acceptAndReadRequest(listener)
@@ -93,13 +101,9 @@ final class OpeningSendsDelegate: WebSocketDelegate {
     }
 
     @Test func closingAClientThatIsStillConnectingStopsItAndRejectsItsSends() async throws {
-        let listener = try LoopbackListener()
-        defer { listener.close() }
-        let recorder = OpeningSendsDelegate()
-        let group = EventLoopGroup(numberOfThreads: 1, clock: ManualClock(), name: "early-send")
-        defer { group.shutdown() }
-        let client = Self.client(recorder, group: group)
-        try client.connect(to: "ws://127.0.0.1:\(listener.port)/")
+        let rig = try Rig()
+        defer { rig.close() }
+        let (listener, recorder, client) = (rig.listener, rig.recorder, rig.client)
         client.send(text: "early", tag: 1)
         let (_, request) = try await Self.acceptAndReadRequest(listener)
         #expect(request.hasPrefix("GET / HTTP/1.1\r\n"))
