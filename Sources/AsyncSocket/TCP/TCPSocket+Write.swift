@@ -49,20 +49,15 @@ extension TCPSocket {
     /// Stages `header` and then `payload` as one write with no timeout, as ``write(copying:withTimeout:tag:)``
     /// does with one buffer: for a layer above that frames its own messages (a WebSocket frame's header
     /// and payload: one request and at most one delegate call, not two of each). `payload` may be empty.
-    /// With `tag` nil the delegate never hears of the write (and writes like it queued one after another
-    /// are one request): no
+    /// With `tag` nil the delegate never hears of the write: no
     /// ``TCPSocketDelegate/socket(_:didWriteDataWithTag:)``, no progress, and on a socket that takes no
-    /// writes now no rejection (the write is dropped). Loop thread only.
+    /// writes now no rejection (the write is dropped); such writes queued one after another are one
+    /// request. Loop thread only.
     package func write(copying header: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, tag: Int?) {
         eventLoop.assertInEventLoop()
         let count = header.count + payload.count
-        guard count > 0 else {
-            if let tag { rejectWrite(tag: tag, .badParam("a write needs at least one byte")) }
-            return
-        }
-        let writable: ConnectionState?
-        if let tag { writable = writableConnection(tag: tag) } else { writable = quietlyWritableConnection() }
-        guard let connection = writable else { return }
+        guard count > 0 else { return rejectWrite(tag: tag, .badParam("a write needs at least one byte")) }
+        guard let connection = writableConnection(tag: tag) else { return }
         connection.stagedWrites.append(header)
         connection.stagedWrites.append(payload)
         // Right behind an unreported staged write (and no startTLS waiting): part of that one request.
@@ -74,14 +69,6 @@ extension TCPSocket {
         var request = WriteRequest(bytes: .staged(count: count), timeout: -1, tag: tag ?? 0)
         request.reports = tag != nil
         enqueue(request, on: connection)
-    }
-
-    /// The connection a write may be queued on now, or nil (nothing reported).
-    private func quietlyWritableConnection() -> ConnectionState? {
-        guard let connection = lifecycle.connection, !connection.endAfterReads, !connection.endAfterWrites,
-            !connection.writeStreamClosing
-        else { return nil }
-        return connection
     }
 
     /// Queues a write or rejects it. Loop thread only.
@@ -102,9 +89,9 @@ extension TCPSocket {
         scheduleFlush(connection)
     }
 
-    /// The connection a write may be queued on now, or nil after rejecting the write with the reason.
-    /// Loop thread only.
-    private func writableConnection(tag: Int) -> ConnectionState? {
+    /// The connection a write may be queued on now, or nil after rejecting the write with the reason (not
+    /// reported for an unreported write, `tag` nil). Loop thread only.
+    private func writableConnection(tag: Int?) -> ConnectionState? {
         guard let connection = lifecycle.connection else {
             rejectWrite(tag: tag, .notConnected)
             return nil
@@ -120,7 +107,9 @@ extension TCPSocket {
         return connection
     }
 
-    private func rejectWrite(tag: Int, _ error: SocketError) {
+    /// Tells the delegate a write was refused; nothing for an unreported write (`tag` nil).
+    private func rejectWrite(tag: Int?, _ error: SocketError) {
+        guard let tag else { return }
         emit(.rejectedWrite(tag: tag, error))
     }
 
