@@ -15,6 +15,16 @@ import TestSupport
     .enabled(if: ChromiumDriver.isInstalled, "Debian's chromium is not installed (scripts/setup.sh installs it)"))
 struct ChatBrowserOutageTests {
     /// `im-server` on `port` and `webPort` with its store in `directory`; returns once its web port is up.
+    /// Two loopback ports free now, for a server's chat and web ports, restarted on the same ones.
+    static func twoFreePorts() -> (UInt16, UInt16) {
+        let reserved = (ReservedLoopbackPort(), ReservedLoopbackPort())
+        defer {
+            reserved.0.release()
+            reserved.1.release()
+        }
+        return (reserved.0.port, reserved.1.port)
+    }
+
     static func startServer(port: UInt16, webPort: UInt16, directory: String) async throws -> ChildProcess {
         let server = try ChildProcess.startProduct(
             "im-server",
@@ -66,11 +76,7 @@ struct ChatBrowserOutageTests {
     }
 
     func killAndClose(directory: URL) async throws {
-        let reservedPort = ReservedLoopbackPort()
-        let reservedWebPort = ReservedLoopbackPort()
-        let (port, webPort) = (reservedPort.port, reservedWebPort.port)
-        reservedPort.release()
-        reservedWebPort.release()
+        let (port, webPort) = Self.twoFreePorts()
         var server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
         defer { server.stop() }
         let group = EventLoopGroup(numberOfThreads: 1, name: "outage-test")
@@ -165,11 +171,7 @@ struct ChatBrowserOutageTests {
 
     @Test func aServerThatStopsAnsweringIsLeftAfterOneUnansweredHeartbeatRejoinedWhenItAnswersAgainAndHeardGoingAway() async throws {
         try await withTemporaryDirectory { directory in
-            let reservedPort = ReservedLoopbackPort()
-            let reservedWebPort = ReservedLoopbackPort()
-            let (port, webPort) = (reservedPort.port, reservedWebPort.port)
-            reservedPort.release()
-            reservedWebPort.release()
+            let (port, webPort) = Self.twoFreePorts()
             let server = try await Self.startServer(port: port, webPort: webPort, directory: directory.path)
             defer {
                 kill(server.pid, SIGCONT)

@@ -47,22 +47,18 @@ import WebSocket
         #expect(accepted("ann")(try await ann.loggedIn("ann", password: "ann's secret")))
         #expect(accepted("bob", online: ["ann"])(try await bob.loggedIn("bob", password: "bob's secret")))
         #expect(try await ann.next() == .presence(name: "bob", online: true))
-        ann.send(.directMessage(id: 1, to: "bob", text: "hi bob, from a browser"))
-        #expect(
-            try await ann.next(2) == [
-                .stored(id: 1, conversation: "direct:ann bob", sequence: 1), delivery("ann", "hi bob, from a browser", "direct:ann bob", 1)
-            ])
-        #expect(try await bob.next() == delivery("ann", "hi bob, from a browser", "direct:ann bob", 1))
-        bob.send(.received(conversation: "direct:ann bob", upTo: 1))
-        #expect(try await ann.next() == .receipt(conversation: "direct:ann bob", upTo: 1, by: "bob"))
-        bob.send(.directMessage(id: 1, to: "ann", text: "hi ann, from a terminal"))
-        #expect(
-            try await bob.next(2) == [
-                .stored(id: 1, conversation: "direct:ann bob", sequence: 2), delivery("bob", "hi ann, from a terminal", "direct:ann bob", 2)
-            ])
-        #expect(try await ann.next() == delivery("bob", "hi ann, from a terminal", "direct:ann bob", 2))
-        ann.send(.received(conversation: "direct:ann bob", upTo: 2))
-        #expect(try await bob.next() == .receipt(conversation: "direct:ann bob", upTo: 2, by: "ann"))
+        // Each way: stored and echoed to the sender, delivered, acknowledged, and the receipt back.
+        let directions = [(ann, "ann", bob, "bob", "hi bob, from a browser"), (bob, "bob", ann, "ann", "hi ann, from a terminal")]
+        for (sequence, (sender, from, reader, to, text)) in zip(UInt64(1)..., directions) {
+            sender.send(.directMessage(id: 1, to: to, text: text))
+            #expect(
+                try await sender.next(2) == [
+                    .stored(id: 1, conversation: "direct:ann bob", sequence: sequence), delivery(from, text, "direct:ann bob", sequence)
+                ])
+            #expect(try await reader.next() == delivery(from, text, "direct:ann bob", sequence))
+            reader.send(.received(conversation: "direct:ann bob", upTo: sequence))
+            #expect(try await sender.next() == .receipt(conversation: "direct:ann bob", upTo: sequence, by: to))
+        }
         // Nothing more for either (each `who` answered next, after all that was sent before it).
         for peer in [ann, bob] {
             peer.send(.who(after: nil, limit: 10))
