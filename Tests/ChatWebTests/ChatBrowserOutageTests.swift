@@ -191,9 +191,19 @@ struct ChatBrowserOutageTests {
                 kill(server.pid, SIGCONT)
                 try await ann.waitForStatus("online", within: .seconds(30))
                 try await ann.waitForMessage(from: "ann", "while the server was stopped", state: "stored")
-                // Shut down gracefully (SIGTERM): the page is told, and reconnects at once.
+                // Shut down gracefully (SIGTERM): the page is told, and reconnects at once. The notice is
+                // transient (a reconnect that gets in before the server has closed clears it), so every
+                // notice shown is recorded and the wait looks at the record, not at the page at one moment:
+                // polling the text missed it in 2 full runs.
+                _ = try await browser.evaluate(
+                    "ann",
+                    """
+                    (() => { window.notices = []; const n = document.getElementById('notice');
+                      new MutationObserver(() => window.notices.push(n.textContent)).observe(n, { childList: true, characterData: true, subtree: true });
+                      return true })()
+                    """, as: Bool.self)
                 kill(server.pid, SIGTERM)
-                try await browser.wait("ann", until: "document.getElementById('notice').textContent === 'server going away; reconnecting'")
+                try await browser.wait("ann", until: "window.notices.includes('server going away; reconnecting')")
                 #expect(try await server.exitStatus(within: .seconds(20)) == 0)
             } catch {
                 await browser.close()
