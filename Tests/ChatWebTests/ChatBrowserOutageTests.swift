@@ -191,19 +191,22 @@ struct ChatBrowserOutageTests {
                 kill(server.pid, SIGCONT)
                 try await ann.waitForStatus("online", within: .seconds(30))
                 try await ann.waitForMessage(from: "ann", "while the server was stopped", state: "stored")
-                // Shut down gracefully (SIGTERM): the page is told, and reconnects at once. The notice is
-                // transient (a reconnect that gets in before the server has closed clears it), so every
-                // notice shown is recorded and the wait looks at the record, not at the page at one moment:
-                // polling the text missed it in 2 full runs.
+                // Shut down gracefully (SIGTERM): the page is told, and reconnects at once. Told is bob, in a
+                // tab with the default heartbeat: ann's, beating every second, may be between connections on
+                // a loaded machine, and hears nothing then. The notice is transient (a reconnect that gets in
+                // before the server has closed clears it), so every notice shown is recorded.
+                let bob = try await ChatPage.open(
+                    browser, tab: "bob", url: "http://127.0.0.1:\(webPort)/", context: try await browser.newContext())
+                try await bob.logIn("bob", password: "bob's secret")
                 _ = try await browser.evaluate(
-                    "ann",
+                    "bob",
                     """
                     (() => { window.notices = []; const n = document.getElementById('notice');
                       new MutationObserver(() => window.notices.push(n.textContent)).observe(n, { childList: true, characterData: true, subtree: true });
                       return true })()
                     """, as: Bool.self)
                 kill(server.pid, SIGTERM)
-                try await browser.wait("ann", until: "window.notices.includes('server going away; reconnecting')")
+                try await browser.wait("bob", until: "window.notices.includes('server going away; reconnecting')")
                 #expect(try await server.exitStatus(within: .seconds(20)) == 0)
             } catch {
                 await browser.close()

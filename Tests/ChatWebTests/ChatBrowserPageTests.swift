@@ -123,6 +123,56 @@ struct ChatBrowserPageTests {
         await browser.close()
     }
 
+    /// Regression: a server's going-away notice, decoded asynchronously, was dropped when its connection's
+    /// close was handled first (the close made it a stale connection's message). The page's ChatLink on a
+    /// stand-in WebSocket that delivers the notice and its close back to back, as a server shutting down does.
+    @Test func theLastMessageBeforeACloseIsReadBeforeTheClose() async throws {
+        let (chat, web) = try ChatOverWebSocketTests.start()
+        defer { withExtendedLifetime(chat) {} }
+        defer { web.stop() }
+        let browser = try ChromiumSession()
+        do {
+            try await browser.open("page", url: "http://127.0.0.1:\(web.port)/")
+            let events = try await browser.evaluate(
+                "page",
+                """
+                (async () => {
+                  const f = await import('/frame.js');
+                  const l = await import('/link.js');
+                  const sockets = [];
+                  class StandIn {
+                    static OPEN = 1;
+                    constructor(url) { this.readyState = 0; sockets.push(this); }
+                    send() {}
+                    close() { this.readyState = 3; }
+                  }
+                  const real = window.WebSocket;
+                  window.WebSocket = StandIn;
+                  const events = [];
+                  const link = new l.ChatLink({ url: 'ws://127.0.0.1:1/chat', name: 'ann', store: { client: 'c' },
+                    state: { outbox: [], positions: new Map(), receipts: new Map() }, onEvent: (e) => events.push(e) });
+                  link.start();
+                  const socket = sockets[0];
+                  socket.readyState = 1;
+                  socket.onopen();
+                  socket.onmessage({ data: await f.encodeFrame(f.Code.error, { code: 'serverShuttingDown', detail: 'server shutting down' }) });
+                  socket.readyState = 3;
+                  socket.onclose({ code: 1001 });
+                  await link.reads;
+                  link.stop();
+                  window.WebSocket = real;
+                  return events.map((e) => `${e.type}: ${e.state ?? e.text}`);
+                })()
+                """, as: [String].self)
+            #expect(events == ["status: connecting", "notice: server going away; reconnecting", "status: reconnecting"])
+            #expect(try await browser.consoleErrors("page") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+
     @Test func historyComesOnScrollingUpALiveOnlyLoginGetsNoneAndThePageIsReadableAt320PixelsInTheDarkWithTheKeyboardOnly() async throws {
         let (chat, web) = try ChatOverWebSocketTests.start()
         defer { web.stop() }

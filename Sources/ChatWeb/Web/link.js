@@ -108,7 +108,11 @@ export class ChatLink {
         this.#drop(socket, error.message);
       });
     };
-    socket.onclose = () => this.#connectionEnded(socket);
+    // The close is read after every message that came before it: a server's last words (its going-away
+    // notice) are decoded asynchronously, and a close handled at once made them a stale connection's.
+    socket.onclose = () => {
+      this.reads = this.reads.then(() => this.#connectionEnded(socket));
+    };
     socket.onerror = () => {}; // a close event follows
   }
 
