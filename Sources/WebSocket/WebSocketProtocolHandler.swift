@@ -18,6 +18,7 @@ import SocketFraming
 /// - With permessage-deflate agreed (``enablePerMessageDeflate(_:)``, RFC 7692) text and binary
 ///   messages go out compressed (RSV1 on their one frame, §6) and compressed ones coming in are
 ///   inflated no further than the message limit (1009); control frames are never compressed.
+/// - Keep-alive pings stop once closing has begun: the close timeout then bounds the wait.
 /// - When ``Output/closed(_:)`` comes out, the owner stops every timer.
 public struct WebSocketProtocolHandler: Sendable {
     /// What to do, in order.
@@ -200,9 +201,12 @@ public struct WebSocketProtocolHandler: Sendable {
     /// The close timer fired.
     public mutating func closeTimerFired() -> [Output] { handshake.timeoutFired().flatMap(output) }
 
-    /// The keep-alive timer fired: a Ping, or (no Pong in time) the connection fails with 1011.
+    /// The keep-alive timer fired: a Ping, or (no Pong in time) the connection fails with 1011. Nothing
+    /// once closing has begun (this side's Close sent or the peer's received): no frame of ours follows
+    /// our Close (§1.4, §5.5.1), and the close timer ends a closing handshake that stalls; the timer is
+    /// not started again.
     public mutating func keepAliveTimerFired() -> [Output] {
-        guard !isClosed, var keepAlive else { return [] }
+        guard handshake.canSend, var keepAlive else { return [] }
         var outputs: [Output] = []
         for action in keepAlive.timerFired() {
             switch action {
