@@ -217,15 +217,37 @@ public final class WebSocket: @unchecked Sendable {
             return
         }
         if deferredUntilOpen(.send(message, timeout: timeout, tag: tag)) { return }
+        if let error = sendNow(message, timeout: timeout, tag: tag) {
+            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+        }
+    }
+
+    /// Encodes `message` (text, binary, or a control message: a Ping, a Pong, a Close that starts the
+    /// closing handshake) and writes its frames, on the loop, with no timeout and unreported: the async
+    /// face's send. Returns why it was refused (``WebSocketProtocolHandler/SendError/closing`` once
+    /// closing has begun, `.pingTooLong` for a control payload over 125 bytes), nil once it is queued
+    /// (or, on a client not open yet, kept for the opening). The check and the write are one step on the
+    /// loop, so a Close that arrives meanwhile cannot leave a message unsent and unreported. Loop thread.
+    package func sendNow(_ message: WebSocketMessage) -> WebSocketProtocolHandler.SendError? {
+        socket.eventLoop.assertInEventLoop()
+        if deferredUntilOpen(.send(message, timeout: -1, tag: 0)) { return nil }
+        return sendNow(message, timeout: -1, tag: 0)
+    }
+
+    /// Writes `message`'s frames (under a write tag of their own when the send is reported or has a
+    /// timeout), or returns why the handler refused it. Loop thread; the connection is open.
+    private func sendNow(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) -> WebSocketProtocolHandler.SendError? {
         do throws(WebSocketProtocolHandler.SendError) {
             // A server's frame with no timeout: header and payload straight into the socket's writes.
             if timeout < 0, let frame = try handler.plainDataFrame(message) {
-                return write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+                write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+                return nil
             }
             let outputs = try handler.send(message)
             run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
+            return nil
         } catch {
-            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+            return error
         }
     }
 
