@@ -85,6 +85,8 @@ public final class WebSocket: @unchecked Sendable {
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
+    /// Pongs queued on the socket and not yet with the kernel (at most ``maxUnsentPongs``).
+    package private(set) var unsentPongs: UInt8 = 0
     /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
     /// the async face, which has no use for it, saves a delegate call per message. Set before use.
     package var reportsSends = true
@@ -166,6 +168,8 @@ public final class WebSocket: @unchecked Sendable {
 
     /// Sends an unsolicited Pong with `payload` (at most 125 bytes; longer ones are not sent): a one-way
     /// heartbeat the peer does not answer (RFC 6455 §5.5.3). Pings from the peer are answered on their own.
+    /// Not sent while 64 Pongs already wait in the socket's queue (a peer that reads nothing): see
+    /// ``WebSocketProtocolHandler``.
     public func sendPong(_ payload: Data = Data()) { performOnceOpen { (try? $0.send(.pong(payload))) ?? [] } }
 
     /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
@@ -284,6 +288,10 @@ public final class WebSocket: @unchecked Sendable {
 
     /// A TCP write is done: a send's last one is reported with the app's tag.
     func wrote(_ writeTag: Int) {
+        if writeTag == Self.pongWriteTag {
+            unsentPongs -= 1
+            return
+        }
         guard let tag = pendingSends.wrote(writeTag) else { return }
         tellDelegate { $0.webSocket(self, didSendMessageWithTag: tag) }
     }
@@ -381,7 +389,7 @@ public final class WebSocket: @unchecked Sendable {
             switch output {
             case .write(let bytes):
                 guard let sending else {
-                    socket.write(bytes, withTimeout: -1, tag: 0)
+                    if bytes.first == Self.pongFirstByte { writePong(bytes) } else { socket.write(bytes, withTimeout: -1, tag: 0) }
                     continue
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
@@ -414,6 +422,28 @@ public final class WebSocket: @unchecked Sendable {
                 tellDelegate { [result] in $0.webSocket(self, didCloseWith: result) }
             }
         }
+    }
+
+    /// The most Pongs queued on the socket at once: 64 (8 KiB with their headers). A peer that sends
+    /// Pings and reads nothing would otherwise make this side queue a Pong for each, without bound (its
+    /// memory is the kernel's buffers, then ours): once 64 wait, further Pings go unanswered until one
+    /// is written. RFC 6455 §5.5.3 lets an endpoint that has not yet sent the Pongs of earlier Pings
+    /// skip answers; a peer's keep-alive pings once in a while and never has 64 unanswered.
+    package static let maxUnsentPongs: UInt8 = 64
+
+    /// The first byte of every Pong frame: FIN, no reserved bits, opcode 0xA (RFC 6455 §5.2).
+    private static let pongFirstByte: UInt8 = 0x8A
+
+    /// The write tag of Pongs, apart from the app's sends (1, 2, 3, …) and the connection's other
+    /// writes (0): their completions count ``unsentPongs`` down.
+    private static let pongWriteTag = -1
+
+    /// Queues a Pong frame (`bytes`: an answer to a Ping, or the app's unsolicited one), unless
+    /// ``maxUnsentPongs`` already wait. Loop thread.
+    private func writePong(_ bytes: Data) {
+        guard unsentPongs < Self.maxUnsentPongs else { return }
+        unsentPongs += 1
+        socket.write(bytes, withTimeout: -1, tag: Self.pongWriteTag)
     }
 
     /// Calls the delegate on ``delegateQueue``, or at once when it is `nil` (the caller is on the loop).
