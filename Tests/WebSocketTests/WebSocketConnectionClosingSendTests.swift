@@ -11,7 +11,7 @@ import WebSocket
 /// async face; a send while the closing handshake was under way returned normally and its message
 /// was dropped, unsent and unreported. Each test holds the connection in one closing state with a
 /// plain TCP server that does only what the test asks.
-@Suite(.offThePool) struct WebSocketConnectionClosingSendTests {
+@Suite(.cpuBound) struct WebSocketConnectionClosingSendTests {
     /// Every kind of message `send` takes.
     static let lateMessages: [WebSocketMessage] = [
         .text("late"), .binary(Data([1, 2])), .ping(Data([3])), .pong(Data([4])),
@@ -30,9 +30,11 @@ import WebSocket
 
     /// This side's Close is out and the server has not answered: every send throws `.closing`.
     @Test func aSendAfterThisSidesCloseThrowsClosing() async throws {
-        let pair = try LoopbackListener()
+        let group = EventLoopGroup(numberOfThreads: 1, name: "closing-send")
+        defer { group.shutdown() }
+        let pair = try LoopbackListener(group: group)
         defer { pair.close() }
-        let (connection, server, recorder) = try await WebSocketStalledPeerTests.connect(through: pair, group: .shared)
+        let (connection, server, recorder) = try await WebSocketStalledPeerTests.connect(through: pair, group: group)
         let closing = Task { await connection.close(code: .normalClosure, reason: "done") }
         // The client's Close (masked: 6 bytes of header and key, then 1000 and "done") has arrived.
         server.readData(toLength: 12, withTimeout: TestTiming.hangTimeout(10), tag: 3)
@@ -48,9 +50,11 @@ import WebSocket
     /// The server's Close arrived and was answered; the client waits for the server's TCP close:
     /// every send throws `.closing`, and the end is the server's code, clean.
     @Test func aSendAfterThePeersCloseThrowsClosing() async throws {
-        let pair = try LoopbackListener()
+        let group = EventLoopGroup(numberOfThreads: 1, name: "closing-send")
+        defer { group.shutdown() }
+        let pair = try LoopbackListener(group: group)
         defer { pair.close() }
-        let (connection, server, recorder) = try await WebSocketStalledPeerTests.connect(through: pair, group: .shared)
+        let (connection, server, recorder) = try await WebSocketStalledPeerTests.connect(through: pair, group: group)
         server.write(Data([0x88, 0x02, 0x03, 0xE8]), withTimeout: -1, tag: 3)  // Close 1000, unmasked
         // The client's answer (masked: 6 bytes of header and key, then 1000).
         server.readData(toLength: 8, withTimeout: TestTiming.hangTimeout(10), tag: 4)
