@@ -85,7 +85,7 @@ public final class WebSocket: @unchecked Sendable {
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
-    /// Pongs queued on the socket and not yet with the kernel (at most ``maxUnsentPongs``).
+    /// Pongs queued on the socket and not yet with the kernel: fewer than twice ``maxUnsentPongs``.
     package private(set) var unsentPongs: UInt8 = 0
     /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
     /// the async face, which has no use for it, saves a delegate call per message. Set before use.
@@ -385,11 +385,18 @@ public final class WebSocket: @unchecked Sendable {
         _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
         transportError: SocketError? = nil
     ) {
+        // How many of these outputs' Pongs go unwritten (the earliest): counted at the first Pong.
+        var pongsToSkip = -1
         for output in outputs {
             switch output {
             case .write(let bytes):
                 guard let sending else {
-                    if bytes.first == Self.pongFirstByte { writePong(bytes) } else { socket.write(bytes, withTimeout: -1, tag: 0) }
+                    if bytes.first == Self.pongFirstByte {
+                        if pongsToSkip < 0 { pongsToSkip = pongsSkipped(of: outputs) }
+                        if pongsToSkip > 0 { pongsToSkip -= 1 } else { writePong(bytes) }
+                    } else {
+                        socket.write(bytes, withTimeout: -1, tag: 0)
+                    }
                     continue
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
@@ -424,12 +431,23 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
-    /// The most Pongs queued on the socket at once: 64 (8 KiB with their headers). A peer that sends
-    /// Pings and reads nothing would otherwise make this side queue a Pong for each, without bound (its
-    /// memory is the kernel's buffers, then ours): once 64 wait, further Pings go unanswered until one
-    /// is written. RFC 6455 §5.5.3 lets an endpoint that has not yet sent the Pongs of earlier Pings
-    /// skip answers; a peer's keep-alive pings once in a while and never has 64 unanswered.
+    /// How many Pongs may wait on the socket: 64 (8 KiB with their headers). A peer that sends Pings and
+    /// reads nothing would otherwise make this side queue a Pong for each, without bound (its memory is
+    /// the kernel's buffers, then ours). RFC 6455 §5.5.3 lets an endpoint that has not yet sent the
+    /// Pongs of earlier Pings answer only the most recent: so while 64 Pongs of earlier reads wait, the
+    /// Pings of a read go unanswered, and of one read's Pings only the last 64 are. The queue holds
+    /// fewer than 128 Pongs; a peer's keep-alive never has 64 unanswered.
     package static let maxUnsentPongs: UInt8 = 64
+
+    /// How many of the Pongs among `outputs` (one read's answers, or one call's) to leave unwritten, the
+    /// earliest first: all while ``maxUnsentPongs`` wait, else those before the last 64.
+    private func pongsSkipped(of outputs: [WebSocketProtocolHandler.Output]) -> Int {
+        let pongs = outputs.reduce(0) { count, output in
+            guard case .write(let bytes) = output, bytes.first == Self.pongFirstByte else { return count }
+            return count + 1
+        }
+        return unsentPongs >= Self.maxUnsentPongs ? pongs : max(0, pongs - Int(Self.maxUnsentPongs))
+    }
 
     /// The first byte of every Pong frame: FIN, no reserved bits, opcode 0xA (RFC 6455 §5.2).
     private static let pongFirstByte: UInt8 = 0x8A
@@ -438,10 +456,8 @@ public final class WebSocket: @unchecked Sendable {
     /// writes (0): their completions count ``unsentPongs`` down.
     private static let pongWriteTag = -1
 
-    /// Queues a Pong frame (`bytes`: an answer to a Ping, or the app's unsolicited one), unless
-    /// ``maxUnsentPongs`` already wait. Loop thread.
+    /// Queues a Pong frame (`bytes`: an answer to a Ping, or the app's unsolicited one). Loop thread.
     private func writePong(_ bytes: Data) {
-        guard unsentPongs < Self.maxUnsentPongs else { return }
         unsentPongs += 1
         socket.write(bytes, withTimeout: -1, tag: Self.pongWriteTag)
     }

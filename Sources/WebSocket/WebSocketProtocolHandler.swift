@@ -8,9 +8,9 @@ import SocketFraming
 /// connection that owns it does the I/O and the timers, so every rule here is tested with no socket.
 ///
 /// - Pings are answered with a Pong of the same payload until the peer's Close has arrived (§5.5.2).
-///   (``WebSocket/WebSocket``, which writes them, queues at most 64 Pongs not yet with the kernel and
-///   leaves further Pings unanswered until one is written, §5.5.3: a peer that sends Pings and reads
-///   nothing cannot make it queue without bound.)
+///   (``WebSocket/WebSocket``, which writes them, answers only the last 64 Pings of a read, and none
+///   while 64 Pongs of earlier reads are not yet with the kernel, §5.5.3: a peer that sends Pings and
+///   reads nothing cannot make it queue without bound.)
 /// - Data frames reach the app until the peer's Close (§5.5.1); nothing can be sent after this side's.
 /// - A frame or message that breaks a rule fails the connection with the error's close code (1002,
 ///   1007, 1009; §7.1.7) and nothing after it is read.
