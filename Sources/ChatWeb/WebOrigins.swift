@@ -11,10 +11,11 @@ import SocketFraming
 /// come from a page (im-client, scripts): allowed, as it could have connected to the TCP port anyway.
 ///
 /// The own origin is fixed by the configured interface and port (`http://127.0.0.1:8080`; for a
-/// loopback interface also `http://localhost:8080`), never taken from the request's `Host`: a page of
-/// a DNS-rebinding site (`http://evil.example:8080` resolving to 127.0.0.1) sends its own name in both
-/// `Host` and `Origin`, and is refused. Serving on a wildcard interface (`0.0.0.0`, `::`), the server
-/// knows no name of its own: allow the page's origin with `--web-allow-origin`.
+/// loopback interface also `http://localhost:8080` and the other loopback address, `http://[::1]:8080`),
+/// never taken from the request's `Host`: a page of a DNS-rebinding site (`http://evil.example:8080`
+/// resolving to 127.0.0.1) sends its own name in both `Host` and `Origin`, and is refused. Serving on a
+/// wildcard interface (`0.0.0.0`, `::`), the server knows no name of its own: allow the page's origin
+/// with `--web-allow-origin`.
 public struct WebOrigins: Sendable, Equatable {
     /// The serialized origins allowed (RFC 6454 §6.2: `scheme://host[:port]`, lower case, the port left
     /// out when it is the scheme's default).

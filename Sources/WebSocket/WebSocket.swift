@@ -85,6 +85,8 @@ public final class WebSocket: @unchecked Sendable {
     /// Whether a frame read is queued, and whether reading has started.
     private var reading = false
     private var started = false
+    /// Pongs queued on the socket and not yet with the kernel: fewer than twice ``maxUnsentPongs``.
+    package private(set) var unsentPongs: UInt8 = 0
     /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
     /// the async face, which has no use for it, saves a delegate call per message. Set before use.
     package var reportsSends = true
@@ -166,6 +168,8 @@ public final class WebSocket: @unchecked Sendable {
 
     /// Sends an unsolicited Pong with `payload` (at most 125 bytes; longer ones are not sent): a one-way
     /// heartbeat the peer does not answer (RFC 6455 §5.5.3). Pings from the peer are answered on their own.
+    /// Not sent while 64 Pongs already wait in the socket's queue (a peer that reads nothing): see
+    /// ``WebSocketProtocolHandler``.
     public func sendPong(_ payload: Data = Data()) { performOnceOpen { (try? $0.send(.pong(payload))) ?? [] } }
 
     /// Starts the closing handshake with `code` (nil: no code) and `reason` (at most 123 bytes of UTF-8;
@@ -217,15 +221,37 @@ public final class WebSocket: @unchecked Sendable {
             return
         }
         if deferredUntilOpen(.send(message, timeout: timeout, tag: tag)) { return }
+        if let error = sendNow(message, timeout: timeout, tag: tag) {
+            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+        }
+    }
+
+    /// Encodes `message` (text, binary, or a control message: a Ping, a Pong, a Close that starts the
+    /// closing handshake) and writes its frames, on the loop, with no timeout and unreported: the async
+    /// face's send. Returns why it was refused (``WebSocketProtocolHandler/SendError/closing`` once
+    /// closing has begun, `.pingTooLong` for a control payload over 125 bytes), nil once it is queued
+    /// (or, on a client not open yet, kept for the opening). The check and the write are one step on the
+    /// loop, so a Close that arrives meanwhile cannot leave a message unsent and unreported. Loop thread.
+    package func sendNow(_ message: WebSocketMessage) -> WebSocketProtocolHandler.SendError? {
+        socket.eventLoop.assertInEventLoop()
+        if deferredUntilOpen(.send(message, timeout: -1, tag: 0)) { return nil }
+        return sendNow(message, timeout: -1, tag: 0)
+    }
+
+    /// Writes `message`'s frames (under a write tag of their own when the send is reported or has a
+    /// timeout), or returns why the handler refused it. Loop thread; the connection is open.
+    private func sendNow(_ message: WebSocketMessage, timeout: TimeInterval, tag: Int) -> WebSocketProtocolHandler.SendError? {
         do throws(WebSocketProtocolHandler.SendError) {
             // A server's frame with no timeout: header and payload straight into the socket's writes.
             if timeout < 0, let frame = try handler.plainDataFrame(message) {
-                return write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+                write(frame.opcode, frame.payload, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+                return nil
             }
             let outputs = try handler.send(message)
             run(outputs, sending: reportsSends || timeout >= 0 ? (pendingSends.begin(), tag, timeout) : nil)
+            return nil
         } catch {
-            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+            return error
         }
     }
 
@@ -262,6 +288,10 @@ public final class WebSocket: @unchecked Sendable {
 
     /// A TCP write is done: a send's last one is reported with the app's tag.
     func wrote(_ writeTag: Int) {
+        if writeTag == Self.pongWriteTag {
+            unsentPongs -= 1
+            return
+        }
         guard let tag = pendingSends.wrote(writeTag) else { return }
         tellDelegate { $0.webSocket(self, didSendMessageWithTag: tag) }
     }
@@ -355,11 +385,18 @@ public final class WebSocket: @unchecked Sendable {
         _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
         transportError: SocketError? = nil
     ) {
+        // How many of these outputs' Pongs go unwritten (the earliest): counted at the first Pong.
+        var pongsToSkip = -1
         for output in outputs {
             switch output {
             case .write(let bytes):
                 guard let sending else {
-                    socket.write(bytes, withTimeout: -1, tag: 0)
+                    if bytes.first == Self.pongFirstByte {
+                        if pongsToSkip < 0 { pongsToSkip = pongsSkipped(of: outputs) }
+                        if pongsToSkip > 0 { pongsToSkip -= 1 } else { writePong(bytes) }
+                    } else {
+                        socket.write(bytes, withTimeout: -1, tag: 0)
+                    }
                     continue
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
@@ -392,6 +429,37 @@ public final class WebSocket: @unchecked Sendable {
                 tellDelegate { [result] in $0.webSocket(self, didCloseWith: result) }
             }
         }
+    }
+
+    /// How many Pongs may wait on the socket: 64 (8 KiB with their headers). A peer that sends Pings and
+    /// reads nothing would otherwise make this side queue a Pong for each, without bound (its memory is
+    /// the kernel's buffers, then ours). RFC 6455 §5.5.3 lets an endpoint that has not yet sent the
+    /// Pongs of earlier Pings answer only the most recent: so while 64 Pongs of earlier reads wait, the
+    /// Pings of a read go unanswered, and of one read's Pings only the last 64 are. The queue holds
+    /// fewer than 128 Pongs; a peer's keep-alive never has 64 unanswered.
+    package static let maxUnsentPongs: UInt8 = 64
+
+    /// How many of the Pongs among `outputs` (one read's answers, or one call's) to leave unwritten, the
+    /// earliest first: all while ``maxUnsentPongs`` wait, else those before the last 64.
+    private func pongsSkipped(of outputs: [WebSocketProtocolHandler.Output]) -> Int {
+        let pongs = outputs.reduce(0) { count, output in
+            guard case .write(let bytes) = output, bytes.first == Self.pongFirstByte else { return count }
+            return count + 1
+        }
+        return unsentPongs >= Self.maxUnsentPongs ? pongs : max(0, pongs - Int(Self.maxUnsentPongs))
+    }
+
+    /// The first byte of every Pong frame: FIN, no reserved bits, opcode 0xA (RFC 6455 §5.2).
+    private static let pongFirstByte: UInt8 = 0x8A
+
+    /// The write tag of Pongs, apart from the app's sends (1, 2, 3, …) and the connection's other
+    /// writes (0): their completions count ``unsentPongs`` down.
+    private static let pongWriteTag = -1
+
+    /// Queues a Pong frame (`bytes`: an answer to a Ping, or the app's unsolicited one). Loop thread.
+    private func writePong(_ bytes: Data) {
+        unsentPongs += 1
+        socket.write(bytes, withTimeout: -1, tag: Self.pongWriteTag)
     }
 
     /// Calls the delegate on ``delegateQueue``, or at once when it is `nil` (the caller is on the loop).

@@ -8,6 +8,9 @@ import SocketFraming
 /// connection that owns it does the I/O and the timers, so every rule here is tested with no socket.
 ///
 /// - Pings are answered with a Pong of the same payload until the peer's Close has arrived (§5.5.2).
+///   (``WebSocket/WebSocket``, which writes them, answers only the last 64 Pings of a read, and none
+///   while 64 Pongs of earlier reads are not yet with the kernel, §5.5.3: a peer that sends Pings and
+///   reads nothing cannot make it queue without bound.)
 /// - Data frames reach the app until the peer's Close (§5.5.1); nothing can be sent after this side's.
 /// - A frame or message that breaks a rule fails the connection with the error's close code (1002,
 ///   1007, 1009; §7.1.7) and nothing after it is read.
@@ -18,6 +21,7 @@ import SocketFraming
 /// - With permessage-deflate agreed (``enablePerMessageDeflate(_:)``, RFC 7692) text and binary
 ///   messages go out compressed (RSV1 on their one frame, §6) and compressed ones coming in are
 ///   inflated no further than the message limit (1009); control frames are never compressed.
+/// - Keep-alive pings stop once closing has begun: the close timeout then bounds the wait.
 /// - When ``Output/closed(_:)`` comes out, the owner stops every timer.
 public struct WebSocketProtocolHandler: Sendable {
     /// What to do, in order.
@@ -200,9 +204,12 @@ public struct WebSocketProtocolHandler: Sendable {
     /// The close timer fired.
     public mutating func closeTimerFired() -> [Output] { handshake.timeoutFired().flatMap(output) }
 
-    /// The keep-alive timer fired: a Ping, or (no Pong in time) the connection fails with 1011.
+    /// The keep-alive timer fired: a Ping, or (no Pong in time) the connection fails with 1011. Nothing
+    /// once closing has begun (this side's Close sent or the peer's received): no frame of ours follows
+    /// our Close (§1.4, §5.5.1), and the close timer ends a closing handshake that stalls; the timer is
+    /// not started again.
     public mutating func keepAliveTimerFired() -> [Output] {
-        guard !isClosed, var keepAlive else { return [] }
+        guard handshake.canSend, var keepAlive else { return [] }
         var outputs: [Output] = []
         for action in keepAlive.timerFired() {
             switch action {

@@ -90,3 +90,45 @@ import WebSocket
             ])
     }
 }
+
+/// Keep-alive once closing has begun: no Ping goes out after this side's Close (RFC 6455 §1.4, §5.5.1;
+/// the handler's documentation: "nothing can be sent after this side's"), and an unanswered Ping does
+/// not turn the close timeout's 1006 into a 1011. Until the fix the keep-alive timer went on pinging
+/// through the closing handshake.
+@Suite struct WebSocketKeepAliveWhileClosingTests {
+    typealias Handler = WebSocketProtocolHandler
+
+    @Test func noPingAfterThisSidesClose() {
+        var handler = Handler(role: .server, keepAlive: WebSocketKeepAlive(interval: .seconds(20), timeout: .seconds(20)))
+        #expect(handler.start() == [.startKeepAliveTimer(.seconds(20))])
+        #expect(handler.close(code: .normalClosure) == [.write(Data([0x88, 0x02, 0x03, 0xE8])), .startCloseTimer(.seconds(10))])
+        #expect(handler.keepAliveTimerFired() == [])
+        #expect(
+            handler.closeTimerFired() == [
+                .closeTransport(afterWriting: false), .closed(WebSocketCloseResult(code: .abnormalClosure, reason: "", wasClean: false))
+            ])
+    }
+
+    @Test func aPingUnansweredWhenClosingBeganEndsAtTheCloseTimeoutNotWith1011() {
+        var handler = Handler(role: .server, keepAlive: WebSocketKeepAlive(interval: .seconds(20), timeout: .seconds(20)))
+        _ = handler.start()
+        #expect(handler.keepAliveTimerFired() == [.write(Data([0x89, 0x04, 0, 0, 0, 1])), .startKeepAliveTimer(.seconds(20))])
+        _ = handler.close(code: .normalClosure)
+        #expect(handler.keepAliveTimerFired() == [])
+        #expect(
+            handler.closeTimerFired() == [
+                .closeTransport(afterWriting: false), .closed(WebSocketCloseResult(code: .abnormalClosure, reason: "", wasClean: false))
+            ])
+    }
+
+    /// A client that answered the server's Close waits for the server's TCP close: no Ping meanwhile.
+    @Test func noPingWhileAClientWaitsForTheServersTCPClose() throws {
+        var handler = Handler(role: .client, keepAlive: WebSocketKeepAlive(interval: .seconds(20), timeout: .seconds(20)))
+        _ = handler.start()
+        var buffer = FrameBuffer()
+        buffer.append(contentsOf: [0x88, 0x02, 0x03, 0xE8])  // the server's Close 1000, unmasked
+        let outputs = handler.receive(&buffer)
+        #expect(outputs.count == 2 && outputs.last == .startCloseTimer(.seconds(10)))
+        #expect(handler.keepAliveTimerFired() == [])
+    }
+}

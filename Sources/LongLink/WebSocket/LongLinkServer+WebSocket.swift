@@ -69,7 +69,8 @@ extension LongLinkServer {
     /// delegate's `listener(_:shouldTakeOver:)`): answers `101 Switching Protocols` for `request` (no
     /// subprotocol, no extension: each LongLink frame one binary message, <doc:LongLinkOverWebSocket>),
     /// then the connection is a session like those of ``Configuration/webSocket``'s port, with the same
-    /// limits, deadlines (counted from now) and ``Configuration/maxConnections`` (beyond it: the
+    /// limits (``Configuration/maxQueuedBytesPerSession`` too: the socket's write high watermark is set
+    /// to it), deadlines (counted from now) and ``Configuration/maxConnections`` (beyond it: the
     /// farewell, then a Close frame with 1013).
     ///
     /// `socket` must be connected, with nothing written to it yet and the bytes after the request head
@@ -95,6 +96,10 @@ extension LongLinkServer {
 
     /// `101` (with `responseHeaders`) for `request` on `socket` and a session over it (on the socket's loop).
     private func acceptUpgrade(_ socket: TCPSocket, _ request: WebSocketUpgradeRequest, responseHeaders: HTTPHeaders = HTTPHeaders()) {
+        // The slow-consumer bound, as on a socket accepted by this server's own listeners (which hand
+        // it on): one adopted from another server's listener has that listener's (none, by default),
+        // and a client that stops reading could make the queue grow without bound (its Pongs too).
+        socket.writeHighWatermark = configuration.maxQueuedBytesPerSession
         // No subprotocol, no extension: the frames go as they are.
         socket.write(Data(request.accept(extraHeaders: responseHeaders).bytes), withTimeout: -1, tag: 0)
         let channel = LinkWebSocketChannel(

@@ -86,19 +86,19 @@ public final class WebSocketConnection: Sendable {
     public func send(_ message: WebSocketMessage) async throws(WebSocketProtocolHandler.SendError) {
         guard await bridge.waitUntilWritable() else { throw .closing }
         switch message {
-        case .text(let text): webSocket.send(text: text)
-        case .binary(let data): webSocket.send(data: data)
-        case .ping(let payload), .pong(let payload):
-            guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
-            if case .ping = message { webSocket.sendPing(payload) } else { webSocket.sendPong(payload) }
-        case .close(let payload): webSocket.close(code: payload.code, reason: payload.reason)
+        case .ping(let payload), .pong(let payload): guard payload.count <= 125 else { throw .pingTooLong(payload.count) }
+        case .text, .binary, .close: break
         }
-        // Once the loop has queued the message (its hop was first), the watermark it crossed, if any,
-        // is in the bridge: the next send waits. Without this, a burst of sends all pass the check
-        // before the loop queues the first, and nothing bounds the queue.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            webSocket.socket.eventLoop.execute { continuation.resume() }
+        // Checked and queued in one step on the loop: a send after a Close (this side's or the peer's)
+        // throws, however soon after it comes (§5.5.1). Once this returns, the watermark the message
+        // crossed, if any, is in the bridge: the next send waits. (Without the wait for the loop, a
+        // burst of sends all pass the check before the loop queues the first, and nothing bounds the
+        // queue.)
+        let webSocket = webSocket
+        let refusal = await withCheckedContinuation { (continuation: CheckedContinuation<WebSocketProtocolHandler.SendError?, Never>) in
+            webSocket.socket.eventLoop.execute { continuation.resume(returning: webSocket.sendNow(message)) }
         }
+        if let refusal { throw refusal }
     }
 
     /// Starts the closing handshake and returns how the connection ended.
