@@ -304,6 +304,11 @@ public final class WebSocket: @unchecked Sendable {
     /// there is none. Loop thread only.
     private func writeCopying(_ opcode: WebSocketOpcode, _ payload: UnsafeRawBufferPointer, sending: (writeTag: Int, tag: Int)?) {
         if let sending { pendingSends.queued(sending.writeTag, tag: sending.tag) }
+        guard payload.count > 125 else {
+            // The usual small frame: FIN and opcode, then the 7-bit length (RFC 6455 §5.2), built here.
+            let header = (0x80 | opcode.rawValue, UInt8(payload.count))
+            return withUnsafeBytes(of: header) { socket.write(copying: $0, payload, tag: sending?.writeTag) }
+        }
         let header = WebSocketUnmaskedHeader(opcode: opcode, payloadLength: payload.count)
         withUnsafeBytes(of: header.bytes) { bytes in
             socket.write(copying: UnsafeRawBufferPointer(rebasing: bytes[..<header.count]), payload, tag: sending?.writeTag)
