@@ -95,20 +95,11 @@ public final class WebSocket: @unchecked Sendable {
     /// callback is called from the next read on (the frames of one `read(2)` go to one delegate).
     public var delegate: (any WebSocketDelegate)? {
         get { delegateStorage.withLock { $0.delegate } }
-        set {
-            let borrowing = newValue as? any WebSocketBorrowingDelegate
-            delegateStorage.withLock {
-                $0.delegate = newValue
-                $0.borrowing = borrowing
-            }
-        }
+        set { delegateStorage.withLock { $0.delegate = newValue } }
     }
 
-    /// The delegate, and the same one again when it reads borrowed messages (so that is asked once,
-    /// when it is set, not per message).
     private struct WeakDelegate {
         weak var delegate: (any WebSocketDelegate)?
-        weak var borrowing: (any WebSocketBorrowingDelegate)?
     }
 
     /// Who a read's messages go to on the loop, looked up once per read.
@@ -118,13 +109,13 @@ public final class WebSocket: @unchecked Sendable {
         case borrowing(any WebSocketBorrowingDelegate)
     }
 
-    /// The delegate to hand this read's messages to on the loop (`delegateQueue` `nil`).
+    /// The delegate to hand this read's messages to on the loop (`delegateQueue` `nil`). Whether it reads
+    /// borrowed messages is asked here, once per read, rather than kept beside it: a second weak reference
+    /// in the delegate's box would cost every idle connection 16 bytes.
     private func loopReceiver() -> Receiver {
-        delegateStorage.withLock { storage in
-            if let borrowing = storage.borrowing { return .borrowing(borrowing) }
-            if let delegate = storage.delegate { return .plain(delegate) }
-            return .none
-        }
+        guard let delegate = delegateStorage.withLock({ $0.delegate }) else { return .none }
+        if let borrowing = delegate as? any WebSocketBorrowingDelegate { return .borrowing(borrowing) }
+        return .plain(delegate)
     }
 
     /// A WebSocket over `socket`, whose upgrade is done (bytes after the upgrade's head are the first

@@ -9,7 +9,7 @@ import SocketFraming
 /// ``WebSocketDelegate/webSocket(_:didReceive:)``; with a delegate queue the bytes could not outlive the
 /// loop's call, so ``WebSocketDelegate/webSocket(_:didReceive:)`` is called on the queue as for any delegate.
 /// Pings, Pongs and Close frames are handled as for any delegate. Whether the delegate conforms is
-/// looked at when ``WebSocket/delegate`` is set.
+/// asked once per read.
 public protocol WebSocketBorrowingDelegate: WebSocketDelegate {
     /// A whole text or binary message arrived: its payload, unmasked (and inflated with
     /// permessage-deflate), `opcode` `.text` (then `bytes` are valid UTF-8, RFC 6455 §8.1) or `.binary`.
