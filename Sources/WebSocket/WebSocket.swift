@@ -89,10 +89,12 @@ public final class WebSocket: @unchecked Sendable {
     package private(set) var unsentPongs: UInt8 = 0
     /// Whether sends with no timeout are reported (``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)``):
     /// the async face, which has no use for it, saves a delegate call per message. Set before use.
-    package var reportsSends = true
+    @exclusivity(unchecked) package var reportsSends = true
 
     /// The app's delegate (held weakly). Set it before the socket starts reading (in
-    /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one).
+    /// ``WebSocketListenerDelegate/listener(_:didAccept:request:)`` for an accepted one). With
+    /// `delegateQueue` `nil` it is looked up once for each read's run of messages: one set from inside a
+    /// callback is called from the next read on (the frames of one `read(2)` go to one delegate).
     public var delegate: (any WebSocketDelegate)? {
         get { delegateStorage.withLock { $0.delegate } }
         set { delegateStorage.withLock { $0.delegate = newValue } }
@@ -100,6 +102,22 @@ public final class WebSocket: @unchecked Sendable {
 
     private struct WeakDelegate {
         weak var delegate: (any WebSocketDelegate)?
+    }
+
+    /// Who a read's messages go to on the loop, looked up once per read.
+    private enum Receiver {
+        case none
+        case plain(any WebSocketDelegate)
+        case borrowing(any WebSocketBorrowingDelegate)
+    }
+
+    /// The delegate to hand this read's messages to on the loop (`delegateQueue` `nil`). Whether it reads
+    /// borrowed messages is asked here, once per read, rather than kept beside it: a second weak reference
+    /// in the delegate's box would cost every idle connection 16 bytes.
+    private func loopReceiver() -> Receiver {
+        guard let delegate = delegateStorage.withLock({ $0.delegate }) else { return .none }
+        if let borrowing = delegate as? any WebSocketBorrowingDelegate { return .borrowing(borrowing) }
+        return .plain(delegate)
     }
 
     /// A WebSocket over `socket`, whose upgrade is done (bytes after the upgrade's head are the first
@@ -160,6 +178,31 @@ public final class WebSocket: @unchecked Sendable {
     /// Sends `data` as a binary message; as ``send(text:withTimeout:tag:)``.
     public func send(data: Data, withTimeout timeout: TimeInterval = -1, tag: Int = 0) {
         send(.binary(data), timeout: timeout, tag: tag)
+    }
+
+    /// Sends a copy of `bytes` as one message, binary (`opcode` `.binary`, the default) or text (`.text`:
+    /// UTF-8; invalid sequences are replaced by U+FFFD, as `String(decoding:as:)` does, before sending),
+    /// as ``send(data:withTimeout:tag:)`` and ``send(text:withTimeout:tag:)`` do: for bytes borrowed only
+    /// for the call, such as a message from ``WebSocketBorrowingDelegate/webSocket(_:didReceive:opcode:)``.
+    /// On the event loop thread a server's message with no timeout is copied, after its frame header,
+    /// straight into the socket's write staging (no allocation per message once it has grown); otherwise
+    /// it is copied into a `Data` or `String` first. Any thread.
+    ///
+    /// - Precondition: `opcode` is `.text` or `.binary` (a programmer error).
+    public func send(
+        copying bytes: UnsafeRawBufferPointer, opcode: WebSocketOpcode = .binary, withTimeout timeout: TimeInterval = -1,
+        tag: Int = 0
+    ) {
+        precondition(opcode == .binary || opcode == .text, "a message is text or binary, not \(opcode)")
+        guard timeout < 0, socket.eventLoop.inEventLoop, opcode == .binary || Self.isWholeUTF8(bytes) else {
+            return send(Self.message(opcode, bytes), timeout: timeout, tag: tag)
+        }
+        do throws(WebSocketProtocolHandler.SendError) {
+            guard try handler.sendsPlainDataFrames() else { return send(Self.message(opcode, bytes), timeout: timeout, tag: tag) }
+            writeCopying(opcode, bytes, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
+        } catch {
+            tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
+        }
     }
 
     /// Sends a Ping with `payload` (at most 125 bytes; longer ones are not sent). A client's goes out
@@ -270,9 +313,22 @@ public final class WebSocket: @unchecked Sendable {
             }
             return socket.write(payload, withTimeout: -1, tag: writeTag)
         }
+        payload.withUnsafeBytes { writeCopying(opcode, $0, sending: sending) }
+    }
+
+    /// Writes an unmasked data frame of `opcode` as its header and a copy of `payload`, both staged in the
+    /// socket's write buffer, with no timeout, under the send's write tag (`sending`), or unreported when
+    /// there is none. Loop thread only.
+    private func writeCopying(_ opcode: WebSocketOpcode, _ payload: UnsafeRawBufferPointer, sending: (writeTag: Int, tag: Int)?) {
         if let sending { pendingSends.queued(sending.writeTag, tag: sending.tag) }
-        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
-            payload.withUnsafeBytes { socket.write(copying: header, $0, tag: sending?.writeTag) }
+        guard payload.count > 125 else {
+            // The usual small frame: FIN and opcode, then the 7-bit length (RFC 6455 §5.2), built here.
+            let header = (0x80 | opcode.rawValue, UInt8(payload.count))
+            return withUnsafeBytes(of: header) { socket.write(copying: $0, payload, tag: sending?.writeTag) }
+        }
+        let header = WebSocketUnmaskedHeader(opcode: opcode, payloadLength: payload.count)
+        withUnsafeBytes(of: header.bytes) { bytes in
+            socket.write(copying: UnsafeRawBufferPointer(rebasing: bytes[..<header.count]), payload, tag: sending?.writeTag)
         }
     }
 
@@ -361,12 +417,65 @@ public final class WebSocket: @unchecked Sendable {
         }
     }
 
-    /// Decodes what arrived; reading goes on until the connection is closed.
+    /// Decodes what arrived, frame by frame, each handed on before the next is decoded; reading goes on
+    /// until the connection is closed. A whole one-frame text or binary message is taken in place: its
+    /// payload unmasked into a scratch buffer of this read and handed on borrowed (to a
+    /// ``WebSocketBorrowingDelegate`` on the loop) or as a ``WebSocketMessage``, with no `WebSocketFrame`;
+    /// anything else goes through the handler's ``WebSocketProtocolHandler/receive(_:)``.
     private func consume(_ bytes: UnsafeRawBufferPointer) -> ByteConsumption {
-        var outputs: [WebSocketProtocolHandler.Output] = []
-        let consumed = FrameBuffer.borrowing(bytes) { buffer in outputs = handler.receive(&buffer) }.consumed
-        run(outputs)
+        let receiver = delegateQueue == nil ? loopReceiver() : .none
+        var scratch = UnmaskScratch()
+        defer { scratch.deallocate() }
+        var consumed = 0
+        while !handler.isClosed && consumed < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+            if let header = handler.wholeMessageFrame(in: rest) {
+                let payload = scratch.unmasked(header, in: rest)
+                if header.opcode == .binary || Self.isWholeUTF8(payload) {
+                    handler.tookWholeMessageFrame()
+                    consumed += header.headerLength + header.payloadLength
+                    switch receiver {
+                    case .borrowing(let delegate): delegate.webSocket(self, didReceive: payload, opcode: header.opcode)
+                    case .plain, .none: deliver(Self.message(header.opcode, payload), to: receiver)
+                    }
+                    continue
+                }
+                // Text that is not UTF-8: the handler fails the connection with 1007.
+            }
+            var outputs: [WebSocketProtocolHandler.Output] = []
+            let taken = FrameBuffer.borrowing(rest) { buffer in outputs = handler.receive(&buffer, maxFrames: 1) }.consumed
+            consumed += taken
+            run(outputs, receiver: receiver)
+            if taken == 0 { break }
+        }
         return handler.isClosed || readIsPaused ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
+    }
+
+    /// Whether `bytes` are whole, well-formed UTF-8 (RFC 6455 §8.1).
+    private static func isWholeUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var validator = UTF8Validator()
+        return validator.validate(bytes) == nil && validator.isAtCharacterBoundary
+    }
+
+    /// A text (valid UTF-8) or binary message of `payload`'s bytes.
+    private static func message(_ opcode: WebSocketOpcode, _ payload: UnsafeRawBufferPointer) -> WebSocketMessage {
+        opcode == .text ? .text(String(decoding: payload, as: UTF8.self)) : .binary(Data(payload))
+    }
+
+    /// Hands `message` (text or binary) to the delegate: inline to `receiver` on the loop, or on the
+    /// delegate queue.
+    private func deliver(_ message: WebSocketMessage, to receiver: Receiver) {
+        guard delegateQueue == nil else { return tellDelegate { $0.webSocket(self, didReceive: message) } }
+        switch receiver {
+        case .none: return
+        case .plain(let delegate): delegate.webSocket(self, didReceive: message)
+        case .borrowing(let delegate):
+            switch message {
+            case .binary(let data): data.withUnsafeBytes { delegate.webSocket(self, didReceive: $0, opcode: .binary) }
+            case .text(var text): text.withUTF8 { delegate.webSocket(self, didReceive: UnsafeRawBufferPointer($0), opcode: .text) }
+            case .ping, .pong, .close: delegate.webSocket(self, didReceive: message)
+            }
+        }
     }
 
     /// Runs `step` on the handler on the loop, then its outputs.
@@ -383,7 +492,7 @@ public final class WebSocket: @unchecked Sendable {
     /// (given when TCP's end is what is being run, not kept: one fewer field in every connection).
     private func run(
         _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
-        transportError: SocketError? = nil
+        transportError: SocketError? = nil, receiver: Receiver? = nil
     ) {
         // How many of these outputs' Pongs go unwritten (the earliest): counted at the first Pong.
         var pongsToSkip = -1
@@ -403,11 +512,7 @@ public final class WebSocket: @unchecked Sendable {
                 socket.write(bytes, withTimeout: sending.timeout, tag: sending.writeTag)
             case .message(let message):
                 // On the loop: called inline, with no closure to allocate per message.
-                guard delegateQueue != nil else {
-                    delegate?.webSocket(self, didReceive: message)
-                    continue
-                }
-                tellDelegate { $0.webSocket(self, didReceive: message) }
+                deliver(message, to: receiver ?? (delegateQueue == nil ? loopReceiver() : .none))
             case .pong(let payload): tellDelegate { $0.webSocket(self, didReceivePong: payload) }
             case .closeTransport(let afterWriting):
                 if afterWriting { socket.disconnectAfterWriting() } else { socket.disconnect() }

@@ -111,14 +111,19 @@ public struct WebSocketProtocolHandler: Sendable {
 
     /// Decodes every whole frame in `buffer` (consuming exactly their bytes) and handles it. After a
     /// failure or the end, nothing more is read.
-    public mutating func receive(_ buffer: inout FrameBuffer) -> [Output] {
+    public mutating func receive(_ buffer: inout FrameBuffer) -> [Output] { receive(&buffer, maxFrames: .max) }
+
+    /// ``receive(_:)`` of at most `maxFrames` whole frames: the rest stays in `buffer`.
+    package mutating func receive(_ buffer: inout FrameBuffer, maxFrames: Int) -> [Output] {
         var outputs: [Output] = []
-        while !isClosed {
+        var frames = 0
+        while !isClosed && frames < maxFrames {
             do throws(WebSocketProtocolError) {
                 guard var frame = try decoder.decode(&buffer) else {
                     try partialText.check(buffer, decoder: decoder, assembler: assembler, deflate: deflate)
                     break
                 }
+                frames += 1
                 // The bytes of this frame checked as UTF-8 before it had all arrived are not checked again.
                 let checkedText = partialText.checkedText
                 partialText = WebSocketPartialTextCheck()
@@ -129,6 +134,29 @@ public struct WebSocketProtocolHandler: Sendable {
             }
         }
         return outputs
+    }
+
+    /// The header of the frame at the front of `bytes` when it is all there and is a whole text or binary
+    /// message that ``receive(_:)`` would hand to the app as it is: FIN set, no fragmented message open,
+    /// no permessage-deflate, within the message limit, while messages are delivered (until the peer's
+    /// Close). Nil for anything else, which ``receive(_:)`` then handles (a refused header, a control
+    /// frame, a fragment, a frame not all arrived). Text is not checked here: the caller checks the
+    /// unmasked payload as UTF-8 and, when it is valid, takes the frame (``tookWholeMessageFrame()``);
+    /// when it is not, ``receive(_:)`` fails the connection with 1007 as for any frame. Changes nothing
+    /// (`mutating` only so that a handler stored in a class is not copied for the call, as
+    /// ``plainDataFrame(_:)``).
+    package mutating func wholeMessageFrame(in bytes: UnsafeRawBufferPointer) -> WebSocketFrameHeader? {
+        guard deflate == nil, !assembler.isAssemblingMessage, handshake.deliversMessages,
+            let header = decoder.wholeFrameHeader(in: bytes), header.fin,
+            header.opcode == .binary || header.opcode == .text, header.payloadLength <= assembler.maxMessageSize
+        else { return nil }
+        return header
+    }
+
+    /// The frame ``wholeMessageFrame(in:)`` found was taken (its bytes consumed, its message handed on):
+    /// what was checked of it as UTF-8 before it had all arrived is forgotten, as ``receive(_:)`` does.
+    package mutating func tookWholeMessageFrame() {
+        partialText = WebSocketPartialTextCheck()
     }
 
     /// True once the connection has ended (``Output/closed(_:)`` came out).
@@ -178,13 +206,22 @@ public struct WebSocketProtocolHandler: Sendable {
     /// references once per message sent).
     /// - Throws: ``SendError/closing`` once closing has begun.
     package mutating func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
-        guard decoder.role == .server, deflate == nil else { return nil }
-        guard handshake.canSend else { throw .closing }
+        guard try sendsPlainDataFrames() else { return nil }
         switch message {
         case .text(let text): return (.text, Data(text.utf8))
         case .binary(let data): return (.binary, data)
         case .ping, .pong, .close: return nil
         }
+    }
+
+    /// Whether a data message may be written now as one plain frame (header and payload as they are):
+    /// true for a server without permessage-deflate, false when it needs ``send(_:)`` (a client masks,
+    /// deflate compresses). Changes nothing (`mutating` as ``plainDataFrame(_:)``).
+    /// - Throws: ``SendError/closing`` once closing has begun.
+    package mutating func sendsPlainDataFrames() throws(SendError) -> Bool {
+        guard decoder.role == .server, deflate == nil else { return false }
+        guard handshake.canSend else { throw .closing }
+        return true
     }
 
     /// Sends a Ping with `payload` (at most 125 bytes).

@@ -41,6 +41,20 @@ struct ReadBuffer: ~Copyable {
         writerIndex += chunk.count
     }
 
+    /// Appends `first` and then `second` (either may be empty), making room for both at once.
+    mutating func append(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        makeRoom(for: first.count + second.count)
+        copyIn(first)
+        copyIn(second)
+    }
+
+    /// Copies `chunk` after the unread bytes, in room already made.
+    private mutating func copyIn(_ chunk: UnsafeRawBufferPointer) {
+        guard let source = chunk.baseAddress, chunk.count > 0 else { return }
+        storage.baseAddress.unsafelyUnwrapped.advanced(by: writerIndex).copyMemory(from: source, byteCount: chunk.count)
+        writerIndex += chunk.count
+    }
+
     /// Room for up to `maximum` bytes after the unread ones, for a `read(2)` straight into the buffer;
     /// ``didAppend(_:)`` then keeps what the read wrote. When the room left at the end holds at least a
     /// quarter of `maximum`, that room is all it gets, so the unread bytes are not moved for every read.

@@ -58,8 +58,7 @@ extension TCPSocket {
         let count = header.count + payload.count
         guard count > 0 else { return rejectWrite(tag: tag, .badParam("a write needs at least one byte")) }
         guard let connection = writableConnection(tag: tag) else { return }
-        connection.stagedWrites.append(header)
-        connection.stagedWrites.append(payload)
+        connection.stagedWrites.append(header, payload)
         // Right behind an unreported staged write (and no startTLS waiting): part of that one request.
         if tag == nil, connection.tls?.isSecured ?? true, connection.writeQueue.updateLast({ $0.absorbStaged(count) }) == true {
             adjustQueuedWriteBytes(connection, by: count)

@@ -53,15 +53,22 @@ extension BenchConnection {
         let now = MonotonicClock.now()
         lastRead = now
         var completed = 0
+        // The loop's state once per read, not once per use (each use of the unowned reference retained it).
+        let loop = self.loop
         let isIdle = loop.options.mode == .idle
+        let firstOpcode: UInt8 = loop.webSocketPattern?.opcode == 0x9 ? 0xA : loop.webSocketPattern?.opcode ?? 0x2
         try reader.consume(bytes) { frame, piece, endsFrame in
             switch frame.opcode {
             case 0x0...0x2 where loop.corpus != nil:
                 if try receiveCorpusEcho(frame, piece, endsFrame: endsFrame, at: now) { completed += 1 }
             case 0x0...0x2 where !isIdle:
-                if try checkEcho(frame, piece, endsFrame: endsFrame, isFirst: !isInsideMessage, at: now) { completed += 1 }
+                if try checkEcho(
+                    frame, piece, endsFrame: endsFrame, expectedOpcode: isInsideMessage ? 0x0 : firstOpcode, loop: loop, at: now)
+                {
+                    completed += 1
+                }
             case 0xA where isIdle:
-                if try checkEcho(frame, piece, endsFrame: endsFrame, isFirst: true, at: now) { completed += 1 }
+                if try checkEcho(frame, piece, endsFrame: endsFrame, expectedOpcode: firstOpcode, loop: loop, at: now) { completed += 1 }
             case 0xA:
                 break  // an unsolicited Pong
             case 0x8, 0x9:
@@ -82,12 +89,12 @@ extension BenchConnection {
         return completed
     }
 
-    /// Checks one piece of an echo's payload; returns true when it completes the message.
+    /// Checks one piece of an echo's payload (of the opcode expected: the pattern's for a message's first
+    /// frame, a Pong for a Ping's echo, continuation after it); returns true when it completes the message.
     private func checkEcho(
-        _ frame: ServerFrame, _ piece: UnsafeRawBufferPointer, endsFrame: Bool, isFirst: Bool, at now: UInt64
+        _ frame: ServerFrame, _ piece: UnsafeRawBufferPointer, endsFrame: Bool, expectedOpcode: UInt8, loop: LoopState, at now: UInt64
     ) throws -> Bool {
         let size = loop.pattern.payloadSize
-        let expectedOpcode = isFirst ? (loop.webSocketPattern?.opcode == 0x9 ? 0xA : loop.webSocketPattern?.opcode ?? 0x2) : 0x0
         guard received < sent, frame.opcode == expectedOpcode, !frame.compressed, receivedBytes + piece.count <= size,
             piece.isEmpty || loop.pattern.matches(piece, sequence: received, connection: id, offset: 4 + receivedBytes)
         else {

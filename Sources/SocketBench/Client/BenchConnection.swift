@@ -28,22 +28,26 @@ final class BenchConnection: TCPSocketDelegate, @unchecked Sendable {
     /// Failed or missed a heartbeat echo.
     private(set) var hasFailed = false
     /// Frames queued for writing, frames echoed and verified, and bytes of frame `received` verified.
-    var sent: UInt64 = 0, received: UInt64 = 0, receivedBytes = 0
+    /// Loop-confined, as everything here: the fields used per echo are unchecked for exclusivity (no
+    /// runtime access record per use).
+    @exclusivity(unchecked) var sent: UInt64 = 0
+    @exclusivity(unchecked) var received: UInt64 = 0
+    @exclusivity(unchecked) var receivedBytes = 0
     /// Frames that may be queued: `received + depth` while the run lasts (idle: heartbeats due).
-    var limit: UInt64 = 0
+    @exclusivity(unchecked) var limit: UInt64 = 0
     /// When each frame in flight was queued, by sequence number modulo the depth (nanoseconds).
-    var sendTimes: [UInt64]
+    @exclusivity(unchecked) var sendTimes: [UInt64]
     /// When the next heartbeat is due (idle; nanoseconds on ``MonotonicClock``).
     var nextHeartbeat: UInt64 = 0
     /// The verifying read's consumer, made once.
     private var verifier: ByteConsumer?
     /// Clock reading of the last verified read, nanoseconds.
-    var lastRead: UInt64 = 0
+    @exclusivity(unchecked) var lastRead: UInt64 = 0
     /// WebSocket runs: the upgrade is done; the server's frames; whether a data message is partly
     /// received; the payload of a control frame being read (a Ping to answer, a Close).
     var isUpgraded = false
-    var reader = WebSocketEchoReader()
-    var isInsideMessage = false
+    @exclusivity(unchecked) var reader = WebSocketEchoReader()
+    @exclusivity(unchecked) var isInsideMessage = false
     var controlPayload: [UInt8] = []
     /// Corpus runs: the negotiated permessage-deflate (nil: none), the echo being received, and whether
     /// it is compressed (RSV1 on its first frame).

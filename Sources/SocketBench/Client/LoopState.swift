@@ -69,8 +69,8 @@ final class LoopState: @unchecked Sendable {
     var connections: [BenchConnection] = []
     /// Set when traffic starts.
     private(set) var schedule = RunSchedule(go: 0, measureStart: .max, measureEnd: .max)
-    /// Figures so far.
-    var figures = LoopFigures()
+    /// Figures so far (loop-confined, so unchecked for exclusivity: no runtime access record per echo).
+    @exclusivity(unchecked) var figures = LoopFigures()
     /// Set when the run ends: from then on, disconnects are ours, not errors.
     private(set) var isStopping = false
     /// Index of this loop in the group, and the group's size (to stagger heartbeats across loops).

@@ -47,6 +47,12 @@ struct WebSocketEchoReader {
                 try body(current, piece, left == 0)
                 continue
             }
+            if header.isEmpty, bytes.count - offset >= 2, bytes[offset + 1] < 126 {
+                // A whole 2-byte header (unmasked, 7-bit length), the usual case: read in place.
+                try startFrame(first: bytes[offset], length: Int(bytes[offset + 1]))
+                offset += 2
+                continue
+            }
             header.append(bytes[offset])
             offset += 1
             guard let needed = Self.headerLength(header), header.count == needed else { continue }
@@ -64,7 +70,6 @@ struct WebSocketEchoReader {
     private mutating func startFrame() throws {
         defer { header.removeAll(keepingCapacity: true) }
         guard header[1] & 0x80 == 0 else { throw ServerFrameError(description: "a masked frame from the server (RFC 6455 §5.1)") }
-        guard header[0] & 0x30 == 0 else { throw ServerFrameError(description: "RSV2 or RSV3 set (RFC 6455 §5.2)") }
         var length = UInt64(header[1] & 0x7F)
         if length == 126 {
             length = UInt64(header[2]) << 8 | UInt64(header[3])
@@ -74,7 +79,14 @@ struct WebSocketEchoReader {
         guard length <= UInt64(Self.maxLength) else {
             throw ServerFrameError(description: "a frame of \(length) bytes, over \(Self.maxLength)")
         }
-        frame = ServerFrame(opcode: header[0] & 0x0F, fin: header[0] & 0x80 != 0, compressed: header[0] & 0x40 != 0, length: Int(length))
-        left = Int(length)
+        try startFrame(first: header[0], length: Int(length))
+    }
+
+    /// Starts the frame whose header's first byte is `first` and whose payload is `length` bytes (within
+    /// ``maxLength``, unmasked).
+    private mutating func startFrame(first: UInt8, length: Int) throws {
+        guard first & 0x30 == 0 else { throw ServerFrameError(description: "RSV2 or RSV3 set (RFC 6455 §5.2)") }
+        frame = ServerFrame(opcode: first & 0x0F, fin: first & 0x80 != 0, compressed: first & 0x40 != 0, length: length)
+        left = length
     }
 }

@@ -11,9 +11,11 @@ import WebSocket
 /// binary. Pings are answered and the closing handshake echoes the peer's code by the library itself.
 ///
 /// Delegate calls arrive on the connections' event loop threads (the listener's `delegateQueue` is
-/// `nil`: no thread hop per message, each echo goes out with the read that brought it); the set of
-/// open connections is kept under a lock. ``start(port:)`` and ``stop()`` may be called from any thread.
-public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDelegate, @unchecked Sendable {
+/// `nil`: no thread hop per message, each echo goes out with the read that brought it). Messages come
+/// borrowed (``WebSocketBorrowingDelegate``) and go back with `send(copying:opcode:)`: no `Data` or
+/// `String` per message, the payload copied once into the socket's write staging. The set of open
+/// connections is kept under a lock. ``start(port:)`` and ``stop()`` may be called from any thread.
+public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketBorrowingDelegate, @unchecked Sendable {
     /// The only path (request target without its query) upgraded, or nil for any.
     public let path: String?
     /// Whether permessage-deflate (RFC 7692) is offered to clients that ask for it.
@@ -70,6 +72,11 @@ public final class WebSocketEchoServer: WebSocketListenerDelegate, WebSocketDele
 
     // MARK: WebSocketDelegate (the connection's loop)
 
+    public func webSocket(_ webSocket: WebSocket, didReceive bytes: UnsafeRawBufferPointer, opcode: WebSocketOpcode) {
+        webSocket.send(copying: bytes, opcode: opcode)
+    }
+
+    /// Not called while messages come borrowed (above); kept for a delegate queue.
     public func webSocket(_ webSocket: WebSocket, didReceive message: WebSocketMessage) {
         switch message {
         case .text(let text): webSocket.send(text: text)

@@ -62,18 +62,70 @@ public struct WebSocketFrameDecoder: Sendable {
     ///
     /// - Throws: `WebSocketProtocolError` as the type's documentation lists; nothing is consumed.
     public mutating func decode(_ buffer: inout FrameBuffer) throws(WebSocketProtocolError) -> WebSocketFrame? {
-        let rules = WebSocketFrameHeader.Rules(
-            role: role, allowedReservedBits: allowedReservedBits, maxFrameSize: maxFrameSize)
         let readable = buffer.readableBytes
-        let parsed = buffer.withUnsafeReadableBytes { bytes in
-            Result { () throws(WebSocketProtocolError) in try WebSocketFrameHeader.parse(bytes, rules: rules) }
-        }
-        guard let header = try parsed.get(), readable - header.headerLength >= header.payloadLength else { return nil }
+        guard let header = try parseHeader(buffer), readable - header.headerLength >= header.payloadLength else { return nil }
         buffer.moveReaderIndex(forwardBy: header.headerLength)
         let payload = Self.readPayload(count: header.payloadLength, maskingKey: header.maskingKey, from: &buffer)
         return WebSocketFrame(
             fin: header.fin, reservedBits: header.reservedBits, opcode: header.opcode, maskingKey: header.maskingKey,
             payload: payload)
+    }
+
+    /// The header at the front of `buffer` checked against this decoder's rules, or nil until it has all
+    /// arrived. Through a non-generic outcome rather than a `Result`: a `Result` made inside the generic
+    /// `withUnsafeReadableBytes` had its type metadata looked up at run time on every frame.
+    private func parseHeader(_ buffer: FrameBuffer) throws(WebSocketProtocolError) -> WebSocketFrameHeader? {
+        let outcome = buffer.withUnsafeReadableBytes { bytes in HeaderOutcome(parsing: bytes, rules: rules) }
+        switch outcome {
+        case .header(let header): return header
+        case .incomplete: return nil
+        case .refused(let error): throw error
+        }
+    }
+
+    /// What reading a header gave (``parseHeader(_:)``).
+    private enum HeaderOutcome {
+        case header(WebSocketFrameHeader)
+        case incomplete
+        case refused(WebSocketProtocolError)
+
+        init(parsing bytes: UnsafeRawBufferPointer, rules: WebSocketFrameHeader.Rules) {
+            do throws(WebSocketProtocolError) {
+                self = try WebSocketFrameHeader.parse(bytes, rules: rules).map { .header($0) } ?? .incomplete
+            } catch {
+                self = .refused(error)
+            }
+        }
+    }
+
+    /// The rules every header is checked against.
+    private var rules: WebSocketFrameHeader.Rules {
+        WebSocketFrameHeader.Rules(role: role, allowedReservedBits: allowedReservedBits, maxFrameSize: maxFrameSize)
+    }
+
+    /// The header of the frame at the front of `bytes` when all of the frame has arrived and its header
+    /// breaks no rule; nil otherwise (not all arrived, or refused: ``decode(_:)`` says why). Consumes
+    /// nothing: for a reader that takes whole frames in place, without a `WebSocketFrame` and its `Data`.
+    package func wholeFrameHeader(in bytes: UnsafeRawBufferPointer) -> WebSocketFrameHeader? {
+        if bytes.count >= 2 {
+            // The usual frame read at once: final text or binary, no reserved bits, a 7-bit length (so
+            // within every `maxFrameSize`, at least 125), masked as the role receives them.
+            let first = bytes[0], second = bytes[1]
+            let opcode = first & 0x0F, length = Int(second & 0x7F), masked = second & 0x80 != 0
+            if first & 0xF0 == 0x80, opcode == 0x1 || opcode == 0x2, length <= 125, masked == (role == .server) {
+                let headerLength = masked ? 6 : 2
+                guard bytes.count - headerLength >= length else { return nil }
+                let key =
+                    masked ? WebSocketMaskingKey(rawValue: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt32.self))) : nil
+                return WebSocketFrameHeader(
+                    fin: true, reservedBits: [], opcode: opcode == 0x1 ? .text : .binary, maskingKey: key,
+                    payloadLength: length, headerLength: headerLength)
+            }
+        }
+        guard case .header(let header) = HeaderOutcome(parsing: bytes, rules: rules),
+            bytes.count - header.headerLength >= header.payloadLength
+        else { return nil }
+        return header
     }
 
     /// Payloads of more bytes than this are unmasked as they are copied out of the buffer (one pass, into
@@ -108,12 +160,7 @@ public struct WebSocketFrameDecoder: Sendable {
     public func partialFrame(
         in buffer: FrameBuffer, payloadOffset: Int = 0
     ) throws(WebSocketProtocolError) -> (frame: WebSocketFrame, payloadLength: Int)? {
-        let rules = WebSocketFrameHeader.Rules(
-            role: role, allowedReservedBits: allowedReservedBits, maxFrameSize: maxFrameSize)
-        let parsed = buffer.withUnsafeReadableBytes { bytes in
-            Result { () throws(WebSocketProtocolError) in try WebSocketFrameHeader.parse(bytes, rules: rules) }
-        }
-        guard let header = try parsed.get() else { return nil }
+        guard let header = try parseHeader(buffer) else { return nil }
         let available = buffer.readableBytes - header.headerLength
         guard available < header.payloadLength else { return nil }
         let start = min(max(payloadOffset, 0), available)

@@ -76,23 +76,17 @@ public struct WebSocketFrameEncoder: Sendable {
     static func withHeader<R>(
         first: UInt8, payloadLength: Int, maskingKey: WebSocketMaskingKey?, _ body: (UnsafeRawBufferPointer) -> R
     ) -> R {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 14) { header in
-            header[0] = first
-            let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
-            let extended = WebSocketFrameHeader.extendedLengthBytes(forPayloadLength: payloadLength)
-            switch extended {
-            case 0: header[1] = maskBit | UInt8(payloadLength)
-            case 2: header[1] = maskBit | 126
-            default: header[1] = maskBit | 127
-            }
-            let wide = UInt64(payloadLength)
-            for index in 0..<extended { header[2 + index] = UInt8(truncatingIfNeeded: wide >> (8 * UInt64(extended - 1 - index))) }
-            var count = 2 + extended
+        // A tuple on the stack, not `withUnsafeTemporaryAllocation`: unspecialized (callers in other
+        // modules) that went through a `Result` whose type metadata was looked up on every frame.
+        let header = WebSocketUnmaskedHeader(first: first, payloadLength: payloadLength, maskBit: maskingKey == nil ? 0 : 0x80)
+        var bytes = (header.bytes, UInt32(0))
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            var count = header.count
             if let maskingKey {
-                for index in 0..<4 { header[count + index] = maskingKey.byte(index) }
+                for index in 0..<4 { raw[count + index] = maskingKey.byte(index) }
                 count += 4
             }
-            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: header[..<count])))
+            return body(UnsafeRawBufferPointer(rebasing: raw[..<count]))
         }
     }
 }

@@ -1,13 +1,13 @@
 /// The fixed part of a WebSocket frame before its payload (RFC 6455 §5.2): 2 to 14 bytes.
-struct WebSocketFrameHeader: Hashable, Sendable {
-    var fin: Bool
-    var reservedBits: WebSocketReservedBits
-    var opcode: WebSocketOpcode
-    var maskingKey: WebSocketMaskingKey?
+package struct WebSocketFrameHeader: Hashable, Sendable {
+    package var fin: Bool
+    package var reservedBits: WebSocketReservedBits
+    package var opcode: WebSocketOpcode
+    package var maskingKey: WebSocketMaskingKey?
     /// The payload length in bytes, already checked against the decoder's limit.
-    var payloadLength: Int
+    package var payloadLength: Int
     /// The header's own length in bytes: 2, plus 2 or 8 for an extended length, plus 4 for a masking key.
-    var headerLength: Int
+    package var headerLength: Int
 
     /// The rules a header is checked against while it is read.
     struct Rules: Hashable, Sendable {

@@ -48,12 +48,13 @@ public struct WebSocketMaskingKey: RawRepresentable, Hashable, Sendable, CustomS
     package func apply(from source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer?, offset: Int = 0) {
         guard let base = source.baseAddress, let target = destination, !source.isEmpty else { return }
         // The key repeated twice, rotated to start at `offset`, laid out in memory as on the wire, so the
-        // 8-byte XOR is right whatever the machine's byte order.
-        var pattern: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &pattern) { raw in
-            for index in 0..<8 { raw[index] = byte(index + offset) }
-        }
-        let wide = withUnsafeBytes(of: &pattern) { $0.loadUnaligned(as: UInt64.self) }
+        // 8-byte XOR is right whatever the machine's byte order: `rawValue` is the wire order read
+        // big-endian, so rotating it left by whole bytes starts it at `offset`, and `.bigEndian` lays it
+        // out in memory in wire order; both halves of `wide` are that same word.
+        let shift = UInt32(8 * (offset & 3))
+        let rotated = shift == 0 ? rawValue : rawValue << shift | rawValue >> (32 - shift)
+        let inWireOrder = UInt64(rotated.bigEndian)
+        let wide = inWireOrder | inWireOrder << 32
         let count = source.count
         var index = 0
         while index + 32 <= count {
