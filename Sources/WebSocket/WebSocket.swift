@@ -142,7 +142,8 @@ public final class WebSocket: @unchecked Sendable {
     /// ``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)`` with `tag`.
     ///
     /// - Parameters:
-    ///   - text: the message; sent as one frame of its UTF-8 bytes.
+    ///   - text: the message; sent as one frame of its UTF-8 bytes, or when they are more than the frame
+    ///     limit (16 MiB by default) as fragments of that size (RFC 6455 §5.4).
     ///   - timeout: seconds from when the message's frame becomes the socket's current write; negative
     ///     (the default) means none. When it expires the connection fails: TCP is closed and
     ///     ``WebSocketDelegate/webSocket(_:didCloseWith:)`` reports 1006 with the error
