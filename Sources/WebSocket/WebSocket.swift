@@ -160,7 +160,8 @@ public final class WebSocket: @unchecked Sendable {
     /// ``WebSocketDelegate/webSocket(_:didSendMessageWithTag:)`` with `tag`.
     ///
     /// - Parameters:
-    ///   - text: the message; sent as one frame of its UTF-8 bytes.
+    ///   - text: the message; sent as one frame of its UTF-8 bytes, or when they are more than the frame
+    ///     limit (16 MiB by default) as fragments of that size (RFC 6455 §5.4).
     ///   - timeout: seconds from when the message's frame becomes the socket's current write; negative
     ///     (the default) means none. When it expires the connection fails: TCP is closed and
     ///     ``WebSocketDelegate/webSocket(_:didCloseWith:)`` reports 1006 with the error
@@ -184,7 +185,8 @@ public final class WebSocket: @unchecked Sendable {
     /// UTF-8; invalid sequences are replaced by U+FFFD, as `String(decoding:as:)` does, before sending),
     /// as ``send(data:withTimeout:tag:)`` and ``send(text:withTimeout:tag:)`` do: for bytes borrowed only
     /// for the call, such as a message from ``WebSocketBorrowingDelegate/webSocket(_:didReceive:opcode:)``.
-    /// On the event loop thread a server's message with no timeout is copied, after its frame header,
+    /// On the event loop thread a server's message with no timeout, within the frame limit, is copied,
+    /// after its frame header,
     /// straight into the socket's write staging (no allocation per message once it has grown); otherwise
     /// it is copied into a `Data` or `String` first. Any thread.
     ///
@@ -198,7 +200,9 @@ public final class WebSocket: @unchecked Sendable {
             return send(Self.message(opcode, bytes), timeout: timeout, tag: tag)
         }
         do throws(WebSocketProtocolHandler.SendError) {
-            guard try handler.sendsPlainDataFrames() else { return send(Self.message(opcode, bytes), timeout: timeout, tag: tag) }
+            guard try handler.sendsPlainDataFrame(ofLength: bytes.count) else {
+                return send(Self.message(opcode, bytes), timeout: timeout, tag: tag)
+            }
             writeCopying(opcode, bytes, sending: reportsSends ? (pendingSends.begin(), tag) : nil)
         } catch {
             tellDelegate { $0.webSocket(self, didRejectSendWithTag: tag, error: error) }
@@ -426,6 +430,8 @@ public final class WebSocket: @unchecked Sendable {
         let receiver = delegateQueue == nil ? loopReceiver() : .none
         var scratch = UnmaskScratch()
         defer { scratch.deallocate() }
+        var pongs: [Data] = []  // this read's Pongs not yet written: see writePongs(_:)
+        defer { writePongs(&pongs) }
         var consumed = 0
         while !handler.isClosed && consumed < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
@@ -434,6 +440,7 @@ public final class WebSocket: @unchecked Sendable {
                 if header.opcode == .binary || Self.isWholeUTF8(payload) {
                     handler.tookWholeMessageFrame()
                     consumed += header.headerLength + header.payloadLength
+                    writePongs(&pongs)
                     switch receiver {
                     case .borrowing(let delegate): delegate.webSocket(self, didReceive: payload, opcode: header.opcode)
                     case .plain, .none: deliver(Self.message(header.opcode, payload), to: receiver)
@@ -445,7 +452,7 @@ public final class WebSocket: @unchecked Sendable {
             var outputs: [WebSocketProtocolHandler.Output] = []
             let taken = FrameBuffer.borrowing(rest) { buffer in outputs = handler.receive(&buffer, maxFrames: 1) }.consumed
             consumed += taken
-            run(outputs, receiver: receiver)
+            run(outputs, receiver: receiver, pongs: &pongs)
             if taken == 0 { break }
         }
         return handler.isClosed || readIsPaused ? .complete(consumed: consumed) : .needMoreData(consumed: consumed)
@@ -492,20 +499,29 @@ public final class WebSocket: @unchecked Sendable {
     /// (given when TCP's end is what is being run, not kept: one fewer field in every connection).
     private func run(
         _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
-        transportError: SocketError? = nil, receiver: Receiver? = nil
+        transportError: SocketError? = nil
     ) {
-        // How many of these outputs' Pongs go unwritten (the earliest): counted at the first Pong.
-        var pongsToSkip = -1
+        var pongs: [Data] = []
+        run(outputs, sending: sending, transportError: transportError, pongs: &pongs)
+        writePongs(&pongs)
+    }
+
+    /// ``run(_:sending:transportError:)`` for outputs whose Pongs join `pongs` (a read's, written by
+    /// ``writePongs(_:)`` before anything else that follows them and at the end of the read).
+    private func run(
+        _ outputs: [WebSocketProtocolHandler.Output], sending: (writeTag: Int, tag: Int, timeout: TimeInterval)? = nil,
+        transportError: SocketError? = nil, receiver: Receiver? = nil, pongs: inout [Data]
+    ) {
         for output in outputs {
+            if case .write(let bytes) = output, sending == nil, bytes.first == Self.pongFirstByte {
+                pongs.append(bytes)
+                continue
+            }
+            writePongs(&pongs)
             switch output {
             case .write(let bytes):
                 guard let sending else {
-                    if bytes.first == Self.pongFirstByte {
-                        if pongsToSkip < 0 { pongsToSkip = pongsSkipped(of: outputs) }
-                        if pongsToSkip > 0 { pongsToSkip -= 1 } else { writePong(bytes) }
-                    } else {
-                        socket.write(bytes, withTimeout: -1, tag: 0)
-                    }
+                    socket.write(bytes, withTimeout: -1, tag: 0)
                     continue
                 }
                 pendingSends.queued(sending.writeTag, tag: sending.tag)
@@ -544,14 +560,15 @@ public final class WebSocket: @unchecked Sendable {
     /// fewer than 128 Pongs; a peer's keep-alive never has 64 unanswered.
     package static let maxUnsentPongs: UInt8 = 64
 
-    /// How many of the Pongs among `outputs` (one read's answers, or one call's) to leave unwritten, the
-    /// earliest first: all while ``maxUnsentPongs`` wait, else those before the last 64.
-    private func pongsSkipped(of outputs: [WebSocketProtocolHandler.Output]) -> Int {
-        let pongs = outputs.reduce(0) { count, output in
-            guard case .write(let bytes) = output, bytes.first == Self.pongFirstByte else { return count }
-            return count + 1
+    /// Writes `pongs` (Pong frames in a row: one read's answers, or one call's) and empties it: none while
+    /// ``maxUnsentPongs`` wait, else the last 64 (the most recent Pings', §5.5.3). Called before whatever
+    /// follows them (another frame, a message handed to the app, the end), so the order is kept.
+    private func writePongs(_ pongs: inout [Data]) {
+        guard !pongs.isEmpty else { return }
+        if unsentPongs < Self.maxUnsentPongs {
+            for bytes in pongs.suffix(Int(Self.maxUnsentPongs)) { writePong(bytes) }
         }
-        return unsentPongs >= Self.maxUnsentPongs ? pongs : max(0, pongs - Int(Self.maxUnsentPongs))
+        pongs.removeAll(keepingCapacity: true)
     }
 
     /// The first byte of every Pong frame: FIN, no reserved bits, opcode 0xA (RFC 6455 §5.2).

@@ -5,8 +5,9 @@ import SocketFraming
 /// `WebSocketMessageAssembler` on the way in and before `WebSocketFrameEncoder` on the way out; what
 /// ``WebSocketProtocolHandler`` holds once an agreement exists.
 ///
-/// - Out (§6, §7.2.1): a text or binary message is compressed whole and sent as one frame with RSV1
-///   set; control frames are never compressed.
+/// - Out (§6, §7.2.1): a text or binary message is compressed whole into one frame with RSV1 set (which
+///   the handler fragments when it is over the frame limit, RSV1 on the first only); control frames are
+///   never compressed.
 /// - In (§6.1, §7.2.2): a data message whose first frame has RSV1 is inflated frame by frame as its
 ///   frames arrive (so text is checked as UTF-8 per frame, and a bomb stops at the message limit, 1009);
 ///   RSV1 on a control frame or a continuation frame fails the connection (1002, §6.1).

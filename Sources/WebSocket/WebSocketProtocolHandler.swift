@@ -19,7 +19,7 @@ import SocketFraming
 ///   such a frame that have arrived are unmasked and checked without being consumed). A compressed
 ///   message (permessage-deflate) is checked frame by frame, as each frame is inflated.
 /// - With permessage-deflate agreed (``enablePerMessageDeflate(_:)``, RFC 7692) text and binary
-///   messages go out compressed (RSV1 on their one frame, §6) and compressed ones coming in are
+///   messages go out compressed (RSV1 on their first frame, §6) and compressed ones coming in are
 ///   inflated no further than the message limit (1009); control frames are never compressed.
 /// - Keep-alive pings stop once closing has begun: the close timeout then bounds the wait.
 /// - When ``Output/closed(_:)`` comes out, the owner stops every timer.
@@ -183,7 +183,8 @@ public struct WebSocketProtocolHandler: Sendable {
         }
     }
 
-    /// Sends a text or binary `message` as one frame.
+    /// Sends a text or binary `message`: one frame, or fragments of at most `maxFrameSize` payload bytes
+    /// when it is longer.
     /// - Throws: ``SendError/closing`` once closing has begun.
     public mutating func send(_ message: WebSocketMessage) throws(SendError) -> [Output] {
         guard handshake.canSend else { throw .closing }
@@ -201,25 +202,25 @@ public struct WebSocketProtocolHandler: Sendable {
     /// A text or binary `message` a server without permessage-deflate may write as it is: the frame's
     /// opcode and payload (the header from `WebSocketFrameEncoder.withUnmaskedHeader`), after the check
     /// ``send(_:)`` makes; nil when the message needs ``send(_:)`` (a client masks, deflate compresses,
-    /// control frames). Changes nothing: sending a data frame moves no state. `mutating` only so that a
-    /// handler stored in a class is not copied for the call (a copy retained and released each of its
-    /// references once per message sent).
+    /// control frames, a message longer than `maxFrameSize` is fragmented). Changes nothing: sending a
+    /// data frame moves no state. `mutating` only so that a handler stored in a class is not copied for
+    /// the call (a copy retained and released each of its references once per message sent).
     /// - Throws: ``SendError/closing`` once closing has begun.
     package mutating func plainDataFrame(_ message: WebSocketMessage) throws(SendError) -> (opcode: WebSocketOpcode, payload: Data)? {
-        guard try sendsPlainDataFrames() else { return nil }
         switch message {
-        case .text(let text): return (.text, Data(text.utf8))
-        case .binary(let data): return (.binary, data)
+        case .text(let text): return try sendsPlainDataFrame(ofLength: text.utf8.count) ? (.text, Data(text.utf8)) : nil
+        case .binary(let data): return try sendsPlainDataFrame(ofLength: data.count) ? (.binary, data) : nil
         case .ping, .pong, .close: return nil
         }
     }
 
-    /// Whether a data message may be written now as one plain frame (header and payload as they are):
-    /// true for a server without permessage-deflate, false when it needs ``send(_:)`` (a client masks,
-    /// deflate compresses). Changes nothing (`mutating` as ``plainDataFrame(_:)``).
+    /// Whether a data message of `count` payload bytes may be written now as one plain frame (header and
+    /// payload as they are): true for a server without permessage-deflate, false when it needs
+    /// ``send(_:)`` (a client masks, deflate compresses, a message over `maxFrameSize` is fragmented).
+    /// Changes nothing (`mutating` as ``plainDataFrame(_:)``).
     /// - Throws: ``SendError/closing`` once closing has begun.
-    package mutating func sendsPlainDataFrames() throws(SendError) -> Bool {
-        guard decoder.role == .server, deflate == nil else { return false }
+    package mutating func sendsPlainDataFrame(ofLength count: Int) throws(SendError) -> Bool {
+        guard decoder.role == .server, deflate == nil, count <= decoder.maxFrameSize else { return false }
         guard handshake.canSend else { throw .closing }
         return true
     }
@@ -286,11 +287,30 @@ public struct WebSocketProtocolHandler: Sendable {
         return [.write(bytes)]
     }
 
-    /// A whole text or binary message as one frame: compressed with RSV1 when permessage-deflate is on.
+    /// A whole text or binary message: compressed with RSV1 when permessage-deflate is on; one frame, or
+    /// when its payload is longer than this connection's frame limit (`maxFrameSize`, 16 MiB by default)
+    /// fragments of that size (RFC 6455 §5.4; RSV1 on the first only, RFC 7692 §6.1), so that a message
+    /// up to the message limit reaches a peer with the same limits as ours.
     private func dataFrame(_ opcode: WebSocketOpcode, _ payload: Data) -> [Output] {
-        guard let deflate else { return frame(opcode, payload) }
-        guard let bytes = try? encoder.encode(deflate.frame(opcode, payload)) else { return [] }
-        return [.write(bytes)]
+        let whole = deflate?.frame(opcode, payload) ?? WebSocketFrame(opcode: opcode, payload: payload)
+        let limit = decoder.maxFrameSize
+        guard whole.payload.count > limit else {
+            guard let bytes = try? encoder.encode(whole) else { return [] }
+            return [.write(bytes)]
+        }
+        var outputs: [Output] = []
+        var start = whole.payload.startIndex
+        while start < whole.payload.endIndex {
+            let end = whole.payload.index(start, offsetBy: limit, limitedBy: whole.payload.endIndex) ?? whole.payload.endIndex
+            let first = start == whole.payload.startIndex
+            let fragment = WebSocketFrame(
+                fin: end == whole.payload.endIndex, reservedBits: first ? whole.reservedBits : [],
+                opcode: first ? opcode : .continuation, payload: whole.payload[start..<end])
+            guard let bytes = try? encoder.encode(fragment) else { return [] }
+            outputs.append(.write(bytes))
+            start = end
+        }
+        return outputs
     }
 
     /// A close reason from `error`'s description, cut to the 123 bytes a Close frame holds.
