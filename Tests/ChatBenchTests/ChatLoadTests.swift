@@ -8,6 +8,16 @@ import ChatServer
 /// Short `socket-bench client chat` load runs against an in-process chat server: exact counts of what
 /// was sent and delivered, not speed.
 @Suite struct ChatLoadRunTests {
+    /// The load tests' heartbeat period, seconds: longer than any run, so each connection beats
+    /// exactly once (at its slice's tick, or as the drain begins) and its answer is bounded only by
+    /// the drain, which only a hang reaches. With a 1 s period the bench's rule (an answer not in by
+    /// the connection's next heartbeat is missed) made each test assert a 1 s round trip through an
+    /// in-process server whose event loops (`EventLoopGroup.shared`) and CPU the parallel suite
+    /// shares: answers took up to 1.1 s beside the WebSocket suites, and `heartbeatsMissed: 1` failed
+    /// 3 of 6 fresh-clone runs at a load average of about 5 (docs/TESTING.md). The rule is the bench's
+    /// and stays; these tests check that every heartbeat is answered, not how fast.
+    static let heartbeatLongerThanTheRun = 3600.0
+
     /// A chat server on a free loopback port, storing in memory, cheap password hashes, and a login
     /// deadline only a hang reaches (`TestTiming.hangLimit`: under ThreadSanitizer 6 logins took 11–13 s).
     private func startServer() throws -> ChatServer {
@@ -25,10 +35,7 @@ import ChatServer
         options.rates.directRate = 100
         options.rates.broadcastRate = 10
         options.timing.duration = 0.5
-        // A heartbeat is "missed" when unanswered at the connection's next one: 1 s leaves room for a
-        // loaded machine (at 0.2 s a 200 ms round trip during the parallel suite counted as missed),
-        // and 10 s under ThreadSanitizer, 5–15 times slower.
-        options.timing.heartbeat = Double(TestTiming.slowdown)
+        options.timing.heartbeat = Self.heartbeatLongerThanTheRun
         options.timing.loginTimeout = TestTiming.hangTimeout(30)
         // The drain ends as soon as everything is in; only a hang reaches this.
         options.timing.drain = TestTiming.hangTimeout(10)
@@ -60,9 +67,9 @@ import ChatServer
             result.deliveries.gaps == 0 && result.deliveries.resentDeliveries == 0 && result.errorCount == 0
                 && result.failures.connectionFailures == 0)
         #expect(result.answers.acknowledged == (options.version == .v2 ? 55 : 0) && result.answers.unacknowledged == 0)
-        // At least one each: the drain begins with one from every connection that has sent none.
+        // Exactly one each: at its slice's tick, or as the drain begins for one that has sent none.
         #expect(
-            result.heartbeats.heartbeatsSent >= 6 && result.heartbeats.heartbeatsAnswered == result.heartbeats.heartbeatsSent
+            result.heartbeats.heartbeatsSent == 6 && result.heartbeats.heartbeatsAnswered == 6
                 && result.heartbeats.heartbeatsMissed == 0)
         #expect(result.drained && result.deliveries.foreign == 0 && result.answers.unexpected == 0)
         #expect(
@@ -77,7 +84,6 @@ import ChatServer
         let server = try startServer()
         defer { server.stop() }
         var options = options(server, users: 6)
-        options.timing.heartbeat = 3600
         options.timing.duration = 0.1
         let result = await runOnAThread { [options] in ChatBench.runLoad(options) }
 
@@ -107,6 +113,10 @@ import ChatServer
             result.traffic.sentProbe > 0 && result.traffic.probeExpected == result.traffic.sentProbe
                 && result.traffic.probeDelivered == result.traffic.sentProbe)
         #expect(result.latencies.probeLatency.count == UInt64(result.traffic.sentProbe) && result.latencies.deliveryLatency.count == 0)
+        // One heartbeat from each of the 20 users and the 2 probes, every one answered.
+        #expect(
+            result.heartbeats.heartbeatsSent == 22 && result.heartbeats.heartbeatsAnswered == 22
+                && result.heartbeats.heartbeatsMissed == 0)
         #expect(result.fields.contains { $0.key == "probe_p99_ms" })
     }
 
