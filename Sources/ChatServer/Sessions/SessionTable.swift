@@ -15,10 +15,11 @@ struct SessionTable {
     /// A logged-in user: its session and what its login said.
     struct User {
         let session: any ChatPeer
-        let resumeToken: String
+        /// The resume token (kept compact: ``CompactToken``).
+        private let token: CompactToken
         let version: ChatProtocolVersion
-        /// The client instance of a version 2 login (the de-duplication key with the message ids).
-        let clientInstance: String
+        /// The client instance (kept compact: ``CompactToken``).
+        private let instance: CompactToken
         /// Delivery state of a stored session (version 2 with a password); nil for live-only sessions.
         var window: DeliveryWindow?
         /// Version 2 login with `presenceChanges`: one `presenceChanges` per presence tick instead of
@@ -27,6 +28,26 @@ struct SessionTable {
         /// The presence event its login reply reflects (``PresenceBoard/event``): changes up to it are
         /// not announced to it again.
         var presenceSeen: UInt64 = 0
+
+        init(
+            session: any ChatPeer, resumeToken: String, version: ChatProtocolVersion, clientInstance: String,
+            window: DeliveryWindow?, presenceChanges: Bool = false, presenceSeen: UInt64 = 0
+        ) {
+            self.session = session
+            self.token = CompactToken(resumeToken)
+            self.version = version
+            self.instance = CompactToken(clientInstance)
+            self.window = window
+            self.presenceChanges = presenceChanges
+            self.presenceSeen = presenceSeen
+        }
+
+        /// The resume token its login was answered with.
+        var resumeToken: String { token.string }
+        /// The client instance of a version 2 login (the de-duplication key with the message ids).
+        var clientInstance: String { instance.string }
+        /// Whether `text` is its resume token.
+        func hasResumeToken(_ text: String) -> Bool { token.matches(text) }
     }
 
     /// Open sessions by ``ChatPeer/id``.
