@@ -12,7 +12,8 @@
 #   USERS=10000 STORED=1 scripts/bench-chat-memory.sh
 #
 # USERS (19000), REPEAT (3), LOGIN_RATE (1000 per second), PRESENCE_INTERVAL (10), STORED (0),
-# WEBSOCKET (0: TCP; 1: every user over the web port), WORKDIR (a new temporary directory).
+# WEBSOCKET (0: TCP; 1: every user over the web port), WORKDIR (a new temporary directory), SERVER and
+# BENCH (the im-server and socket-bench binaries to run; default: this checkout's, built release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-19000}
@@ -25,10 +26,14 @@ WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-chat-memory.XXXXXX")}
 mkdir -p "$WORKDIR"
 ulimit -n "$(ulimit -Hn)"
 
-swift build -c release --product im-server >&2
-swift build -c release --product socket-bench >&2
-SERVER="$(pwd)/.build/release/im-server"
-BENCH="$(pwd)/.build/release/socket-bench"
+if [[ -z ${SERVER:-} ]]; then
+    swift build -c release --product im-server >&2
+    SERVER="$(pwd)/.build/release/im-server"
+fi
+if [[ -z ${BENCH:-} ]]; then
+    swift build -c release --product socket-bench >&2
+    BENCH="$(pwd)/.build/release/socket-bench"
+fi
 
 server_pid=""
 cleanup() { if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; fi; }

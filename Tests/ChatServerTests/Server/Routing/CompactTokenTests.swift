@@ -1,5 +1,6 @@
 @testable import ChatServer
 import Foundation
+import LongLink
 import Testing
 
 /// Resume tokens and client instances as a logged-in user's record keeps them (issue 35 §2).
@@ -53,6 +54,24 @@ import Testing
         #expect(MemoryLayout<CompactToken>.size <= 17)
         #expect(MemoryLayout<SessionPhase>.size <= 17, "\(MemoryLayout<SessionPhase>.size)")
         #expect(MemoryLayout<SessionTable.Record>.stride <= 96, "\(MemoryLayout<SessionTable.Record>.stride)")
-        #expect(MemoryLayout<SessionTable.User>.stride <= 128, "\(MemoryLayout<SessionTable.User>.stride)")
+        #expect(MemoryLayout<SessionTable.User>.stride <= 80, "\(MemoryLayout<SessionTable.User>.stride)")
+    }
+
+    /// A user's delivery window is boxed out of line, but stays a value: a change through one copy is
+    /// not seen by another, and setting it to nil drops it.
+    @Test func aUsersBoxedWindowIsStillAValue() {
+        var user = SessionTable.User(
+            session: FakePeer(id: 1), resumeToken: "t", version: .v2, clientInstance: "i",
+            window: DeliveryWindow(positions: ["room": 0], limit: 10))
+        let copy = user
+        user.window?.available(conversation: "room", upTo: 5)
+        #expect(user.window?.nextFetch() == DeliveryWindow.Fetch(conversation: "room", after: 0, limit: 5))
+        #expect(copy.window?.nextFetch() == nil)
+        var again = user
+        again.window = nil
+        #expect(again.window == nil)
+        #expect(user.window?.nextFetch() == DeliveryWindow.Fetch(conversation: "room", after: 0, limit: 5))
+        let live = SessionTable.User(session: FakePeer(id: 2), resumeToken: "u", version: .v2, clientInstance: "j", window: nil)
+        #expect(live.window == nil)
     }
 }
