@@ -18,10 +18,18 @@ extension LongLinkServer {
         /// The WebSocket carrying the session on ``socket`` (``Configuration/webSocket``); nil over TCP.
         let webSocket: LinkWebSocketChannel?
         private let server: LongLinkServer
-        private let socketCallbacks = SocketCallbacks()
-        private let contextStorage = LockedValue<(any Sendable)?>(nil)
-        /// Heartbeat acknowledgements waiting for ``releaseHeartbeatAcknowledgements()``; nil when not held.
-        private let heldAcknowledgements = LockedValue<[Codec.Message]?>(nil)
+        /// The socket's delegate, and what the frame read's handlers capture: one small object that
+        /// refers to the session weakly (closures capturing `[weak self]` cost a heap block each).
+        private let relay: SessionRelay
+        /// ``context``, and the heartbeat acknowledgements waiting for ``releaseHeartbeatAcknowledgements()``
+        /// (nil when not held): one lock for both, one heap block per session.
+        private let shared = LockedValue(Shared())
+
+        /// What ``shared`` guards.
+        private struct Shared {
+            var context: (any Sendable)?
+            var heldAcknowledgements: [Codec.Message]?
+        }
         /// Set by ``admit()`` at the call, on the caller's thread, and cleared by ``requireAdmission()``:
         /// an admission timer that fires after an `admit()` whose cancel is still on its way to the
         /// loop does nothing. (It closed the session: a login accepted just before its deadline, while
@@ -31,11 +39,13 @@ extension LongLinkServer {
         /// What only the socket's loop reads and writes.
         private var loop = LoopState()
 
+        /// Its place in its loop's ``IdleList`` (the socket's loop only): the idle timeout's state.
+        var idleLink = IdleLink()
+        /// Its loop's ``IdleList``, which drops it once silent for the idle timeout.
+        private let idleList: IdleList
+
         /// The session's loop-confined state (the socket's loop).
         private struct LoopState {
-            /// When the last whole frame arrived (loop clock, ns).
-            var lastActivity: UInt64 = 0
-            var idleTimer: Scheduled?
             /// Set once the session is ending: why (frames arriving meanwhile are not handed on).
             var closeReason: CloseReason?
             /// The version (``LinkCodec/version(of:)``) of the client's last message, for farewells.
@@ -52,15 +62,16 @@ extension LongLinkServer {
             self.webSocket = webSocket
             self.server = server
             self.remoteAddress = socket.connectedAddress
-            socketCallbacks.didDisconnect = { [weak self] _, error in self?.finish(error: error) }
-            socketCallbacks.didExceedHighWatermark = { [weak self] _, queued in self?.tooSlow(queued) }
-            socket.setDelegate(socketCallbacks, delegateQueue: nil)
+            self.relay = SessionRelay()
+            self.idleList = server.idleList(for: socket.eventLoop)
+            relay.session = self
+            socket.setDelegate(relay, delegateQueue: nil)
         }
 
         /// Anything the app wants to keep with this session (the logged-in user's name, say).
         public var context: (any Sendable)? {
-            get { contextStorage.withLock { $0 } }
-            set { contextStorage.withLock { $0 = newValue } }
+            get { shared.withLock { $0.context } }
+            set { shared.withLock { $0.context = newValue } }
         }
 
         /// Whether a WebSocket carries the session (each frame one binary message: ``Configuration/webSocket``'s
@@ -131,16 +142,16 @@ extension LongLinkServer {
         /// (its acknowledgement follows the app's replies to everything sent before it). Call it on the
         /// event queue, from the event handler. Calling it again does nothing.
         public func holdHeartbeatAcknowledgements() {
-            heldAcknowledgements.withLock { held in if held == nil { held = [] } }
+            shared.withLock { if $0.heldAcknowledgements == nil { $0.heldAcknowledgements = [] } }
         }
 
         /// The app has handled what it put aside: the acknowledgements held since
         /// ``holdHeartbeatAcknowledgements()`` are sent, in order, after the replies sent before this
         /// call, and later ones go out as usual. Call it on the event queue. Does nothing when none are held.
         public func releaseHeartbeatAcknowledgements() {
-            let held = heldAcknowledgements.withLock { held -> [Codec.Message] in
-                defer { held = nil }
-                return held ?? []
+            let held = shared.withLock { shared -> [Codec.Message] in
+                defer { shared.heldAcknowledgements = nil }
+                return shared.heldAcknowledgements ?? []
             }
             for acknowledgement in held { send(acknowledgement) }
         }
@@ -154,35 +165,36 @@ extension LongLinkServer {
         /// accept callback that queued this has returned).
         func start() {
             let configuration = server.configuration
-            loop.lastActivity = socket.eventLoop.now()
-            armIdleTimer(after: configuration.idleTimeout)
+            idleList.touch(self, at: socket.eventLoop.now())
             if let timeout = configuration.admissionTimeout { armAdmissionTimer(after: timeout) }
             server.emit(.opened(self))
             if let webSocket {
                 // TLS, if any, started before the upgrade; frame timeouts do not apply (the WebSocket's
                 // message limit bounds an unfinished frame, the idle timeout its silence).
                 webSocket.readFrames(
-                    using: server.codec.makeDecoder(), onFailure: { [weak self] error in self?.badMessage(error) }
-                ) { [weak self] frame in
-                    self?.received(frame)
+                    using: server.codec.makeDecoder(), onFailure: { [relay] error in relay.session?.badMessage(error) }
+                ) { [relay] frame in
+                    relay.session?.received(frame)
                 }
                 return
             }
             // The frame reads queued next wait for the handshake (startTLS is a barrier).
             if let tls = configuration.tls { socket.startTLS(tls) }
+            // Each handler captures only the relay (no closure context of its own).
+            let relay = relay
             let unfinished: ((TCPSocket, Int) -> Void)? =
                 configuration.frameTimeout == nil
                 ? nil
-                : { [weak self] _, _ in
-                    self?.frameUnfinished()
+                : { _, _ in
+                    relay.session?.frameUnfinished()
                 }
             // Frames arriving while the session ends are not handed on (received(_:) checks loop.closeReason).
             socket.readFrames(
                 using: SocketFrameDecoder(server.codec.makeDecoder()),
                 onUnfinishedFrame: unfinished,
-                onDecodingError: { [weak self] _, error in self?.badBytes(error) }
-            ) { [weak self] _, frame in
-                self?.received(frame)
+                onDecodingError: { _, error in relay.session?.badBytes(error) }
+            ) { _, frame in
+                relay.session?.received(frame)
             }
         }
 
@@ -221,33 +233,26 @@ extension LongLinkServer {
             }
         }
 
-        private func armIdleTimer(after delay: Duration) {
-            loop.idleTimer = socket.eventLoop.scheduleTask(in: delay) { [self] in
-                let timeout = server.configuration.idleTimeout.nanosecondsValue
-                let silent = socket.eventLoop.now() &- loop.lastActivity
-                if silent >= timeout {
-                    if loop.closeReason == nil { loop.closeReason = .idleTimeout }
-                    socket.disconnect()
-                } else {
-                    armIdleTimer(after: .nanoseconds(Int64(clamping: timeout - silent)))
-                }
-            }
+        /// Silent for the idle timeout (its ``IdleList`` has taken it off): closed at once.
+        func idleTimedOut() {
+            if loop.closeReason == nil { loop.closeReason = .idleTimeout }
+            socket.disconnect()
         }
 
-        private func tooSlow(_ queuedBytes: Int) {
+        fileprivate func tooSlow(_ queuedBytes: Int) {
             loop.closeReason = .slowConsumer(queuedBytes: queuedBytes)
             socket.disconnect()
         }
 
         /// The decoder refused the bytes after the frames handed on: a protocol error, told to the client.
-        private func badBytes(_ error: FramingError) {
+        fileprivate func badBytes(_ error: FramingError) {
             let why = server.codec.describe(error)
             refuse(.protocolError(why), reason: .protocolError(why))
         }
 
         /// A WebSocket message that is not one whole frame (or text, or a WebSocket failure): a protocol
         /// error, told to the client (its farewell, then a Close frame with the error's code).
-        private func badMessage(_ error: WebSocketLinkError) {
+        fileprivate func badMessage(_ error: WebSocketLinkError) {
             let why = server.codec.describe(error)
             refuse(.protocolError(why), reason: .protocolError(why))
         }
@@ -255,7 +260,7 @@ extension LongLinkServer {
         // MARK: Unfinished frames
 
         /// An arrival left bytes of an unfinished frame: its deadline runs from its first byte.
-        private func frameUnfinished() {
+        fileprivate func frameUnfinished() {
             guard let timeout = server.configuration.frameTimeout else { return }
             if loop.unfinishedSince == nil { loop.unfinishedSince = socket.eventLoop.now() }
             if loop.frameTimer == nil { armFrameTimer(after: timeout) }
@@ -276,11 +281,11 @@ extension LongLinkServer {
 
         /// One whole frame, on the socket's loop (FramedSocket's shared receive path: decoded in place,
         /// no copy before the decoder's own).
-        private func received(_ frame: Codec.Decoder.Frame) {
+        fileprivate func received(_ frame: Codec.Decoder.Frame) {
             guard loop.closeReason == nil else { return }
             // Only whole frames count as activity, so a peer dripping one byte at a time ("slowloris")
             // is still dropped at the idle timeout (or, sooner, at the frame timeout).
-            loop.lastActivity = socket.eventLoop.now()
+            idleList.touch(self, at: socket.eventLoop.now())
             // The unfinished frame, if any, was this one: bytes left after it (reported next) start another.
             loop.unfinishedSince = nil
             let message: Codec.Message
@@ -298,9 +303,9 @@ extension LongLinkServer {
                 server.afterEvents { [self] in
                     server.heartbeatCount.add(1, ordering: .relaxed)
                     let acknowledgement = server.codec.heartbeatAck(answering: message)
-                    let held = heldAcknowledgements.withLock { held -> Bool in
-                        held?.append(acknowledgement)
-                        return held != nil
+                    let held = shared.withLock { shared -> Bool in
+                        shared.heldAcknowledgements?.append(acknowledgement)
+                        return shared.heldAcknowledgements != nil
                     }
                     if !held { send(acknowledgement) }
                 }
@@ -309,10 +314,9 @@ extension LongLinkServer {
             }
         }
 
-        private func finish(error: SocketError?) {
+        fileprivate func finish(error: SocketError?) {
             let error = webSocket.map { $0.transportClosed(error) } ?? error
-            loop.idleTimer?.cancel()
-            loop.idleTimer = nil
+            idleList.remove(self)
             loop.admissionTimer?.cancel()
             loop.admissionTimer = nil
             loop.frameTimer?.cancel()
@@ -328,6 +332,19 @@ extension LongLinkServer {
             server.emit(.closed(self, reason))
             if isLast { server.lastSessionClosed() }
         }
+    }
+
+    /// A session's socket delegate (the two socket events a session handles, on the socket's loop) and
+    /// the target of its frame read's handlers: it refers to the session weakly, so the socket's
+    /// callbacks and reads hold no session alive, at the cost of one small heap block per session
+    /// rather than a delegate of closures and a weak capture box per handler.
+    final class SessionRelay: TCPSocketDelegate, @unchecked Sendable {
+        /// Set once, on the accepting thread, before the socket has a delegate or a read.
+        weak var session: Session?
+
+        func socketDidDisconnect(_ sock: TCPSocket, withError err: SocketError?) { session?.finish(error: err) }
+
+        func socket(_ sock: TCPSocket, writeQueueDidExceedHighWatermark queuedBytes: Int) { session?.tooSlow(queuedBytes) }
     }
 }
 

@@ -143,6 +143,8 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
     let webSocketListener: TCPSocket?
     private let webSocketCallbacks = SocketCallbacks()
     private let sessionTable = LockedValue<[Int: Session]>([:])
+    /// Each event loop's ``IdleList`` of this server's sessions, made on the loop's first session.
+    private let idleLists = LockedValue<[ObjectIdentifier: IdleList]>([:])
     private let sessionIDs = Atomic(0)
     /// ``heartbeatsAnswered``.
     let heartbeatCount = Atomic(0)
@@ -193,6 +195,16 @@ public final class LongLinkServer<Codec: LinkCodec>: @unchecked Sendable {
         let session = Session(id: id, socket: socket, webSocket: webSocket, server: self)
         sessionTable.withLock { $0[id] = session }
         socket.eventLoop.execute { session.start() }
+    }
+
+    /// The ``IdleList`` of `loop`'s sessions (any thread).
+    func idleList(for loop: EventLoop) -> IdleList {
+        idleLists.withLock { lists in
+            if let list = lists[ObjectIdentifier(loop)] { return list }
+            let list = IdleList(loop: loop, timeout: configuration.idleTimeout.nanosecondsValue)
+            lists[ObjectIdentifier(loop)] = list
+            return list
+        }
     }
 
     /// Tells a connection that will not become a session why, and closes it once that is written.

@@ -37,7 +37,7 @@ enum NameClaim {
         }
         if let existing {
             // The resume token, or the password (a stored session), proves it is the same user.
-            guard proven || token == existing.resumeToken else {
+            guard proven || token.map(existing.hasResumeToken) == true else {
                 return .refuse(detail: "\(name) is already logged in", reason: "already logged in from \(existing.session.address)")
             }
             return .replaceHere

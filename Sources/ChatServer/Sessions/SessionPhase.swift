@@ -16,13 +16,17 @@ import ChatProtocol
 ///
 /// Messages a session sends while its login waits its turn or its password is checked are held in the
 /// phase, at most ``Router/maxHeldMessages``, and handled in order once the login is decided.
+///
+/// The phases with bulky payloads (a login message, a login attempt, a closing reason) are `indirect`:
+/// a session spends its life logged in, so its record holds one name inline (16 bytes) rather than room
+/// for the largest payload (issue 35 §2: memory per chat user).
 enum SessionPhase: Equatable {
     /// Connected, not logged in.
     case awaitingLogin
     /// Its login (`login`) waits its turn on the routing queue (``Router/loginsPerPass``); `held` came after it.
-    case loginQueued(login: ChatMessage, held: [ChatMessage])
+    indirect case loginQueued(login: ChatMessage, held: [ChatMessage])
     /// Its version 2 login's password is being hashed or checked off the routing queue.
-    case checkingPassword(LoginAttempt, held: [ChatMessage])
+    indirect case checkingPassword(LoginAttempt, held: [ChatMessage])
     /// Logged in as `name` (``SessionTable/users`` has the user's state).
     case loggedIn(name: String)
     /// Its user logged in again over another connection (here or on another node): being closed, and
@@ -30,7 +34,7 @@ enum SessionPhase: Equatable {
     case replaced(name: String)
     /// The router is closing it (a limit); `reason` is the close's log line, `name` who it was logged in
     /// as, if anyone. What it still sends is not answered.
-    case closing(reason: String, name: String?)
+    indirect case closing(reason: String, name: String?)
 
     /// The name it is logged in as (or was, while closing).
     var name: String? {

@@ -12,21 +12,78 @@ struct SessionTable {
         var pace: Router.Pace
     }
 
-    /// A logged-in user: its session and what its login said.
+    /// A logged-in user: its session and what its login said. Its fields are ordered so that they pack
+    /// into 80 bytes (issue 35 §2: one per logged-in user, in a dictionary at most ¾ full).
     struct User {
         let session: any ChatPeer
-        let resumeToken: String
+        /// The resume token (kept compact: ``CompactToken``).
+        private let token: CompactToken
         let version: ChatProtocolVersion
-        /// The client instance of a version 2 login (the de-duplication key with the message ids).
-        let clientInstance: String
-        /// Delivery state of a stored session (version 2 with a password); nil for live-only sessions.
-        var window: DeliveryWindow?
         /// Version 2 login with `presenceChanges`: one `presenceChanges` per presence tick instead of
         /// single `presence` messages (Router+Presence).
         var presenceChanges = false
+        /// The client instance (kept compact: ``CompactToken``).
+        private let instance: CompactToken
+        /// ``window``, boxed: live-only sessions (most) have none, and a stored one's is 41 bytes.
+        private var windowBox: WindowBox?
         /// The presence event its login reply reflects (``PresenceBoard/event``): changes up to it are
         /// not announced to it again.
         var presenceSeen: UInt64 = 0
+
+        init(
+            session: any ChatPeer, resumeToken: String, version: ChatProtocolVersion, clientInstance: String,
+            window: DeliveryWindow?, presenceChanges: Bool = false, presenceSeen: UInt64 = 0
+        ) {
+            self.session = session
+            self.token = CompactToken(resumeToken)
+            self.version = version
+            self.instance = CompactToken(clientInstance)
+            self.windowBox = window.map { WindowBox($0) }
+            self.presenceChanges = presenceChanges
+            self.presenceSeen = presenceSeen
+        }
+
+        /// The resume token its login was answered with.
+        var resumeToken: String { token.string }
+        /// The client instance of a version 2 login (the de-duplication key with the message ids).
+        var clientInstance: String { instance.string }
+        /// Whether `text` is its resume token.
+        func hasResumeToken(_ text: String) -> Bool { token.matches(text) }
+
+        /// Delivery state of a stored session (version 2 with a password); nil for live-only sessions.
+        /// A value, as if stored inline: a change made through one copy of the user is not seen by
+        /// another (the box is copied first when shared), and a change in place is made in place.
+        var window: DeliveryWindow? {
+            get { windowBox?.window }
+            _modify {
+                if windowBox != nil, !isKnownUniquelyReferenced(&windowBox) { windowBox = WindowBox(windowBox?.window) }
+                // Moved out of the box while it is changed, so that its storage has one owner.
+                var value = windowBox?.window
+                windowBox?.window = nil
+                defer { store(value) }
+                yield &value
+            }
+            set { store(newValue) }
+        }
+
+        private mutating func store(_ window: DeliveryWindow?) {
+            guard let window else {
+                windowBox = nil
+                return
+            }
+            if windowBox != nil, isKnownUniquelyReferenced(&windowBox) {
+                windowBox?.window = window
+            } else {
+                windowBox = WindowBox(window)
+            }
+        }
+    }
+
+    /// A stored session's ``DeliveryWindow``, out of line (``User/window``).
+    final class WindowBox {
+        var window: DeliveryWindow?
+
+        init(_ window: DeliveryWindow?) { self.window = window }
     }
 
     /// Open sessions by ``ChatPeer/id``.
