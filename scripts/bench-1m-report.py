@@ -80,16 +80,15 @@ def main():
         for key in totals:
             totals[key] += int(fields.get(key, 0))
 
-    # "connected 16700/16700 in 3.21 s at unix 1765044000.123; heartbeats every 30 s for 420 s"
-    pattern = re.compile(r"connected (\d+)/(\d+) in ([\d.]+) s at unix ([\d.]+); heartbeats every [\d.]+ s for ([\d.]+) s")
+    # "heartbeats every 30 s for 330 s from unix 1765044000.123"
+    pattern = re.compile(r"heartbeats every [\d.]+ s for ([\d.]+) s from unix ([\d.]+)")
     starts, ends = [], []
     for name in sorted(os.listdir(out)):
         if name.startswith("client.") and name.endswith(".log"):
             for match in pattern.finditer(read(f"{out}/{name}")):
-                starts.append(float(match.group(4)))
-                ends.append(float(match.group(4)) + float(match.group(5)))
-    started = float(read(f"{out}/start.time"))
-    connect_seconds = max(starts) - started if starts else float("nan")
+                starts.append(float(match.group(2)))
+                ends.append(float(match.group(2)) + float(match.group(1)))
+    connect_seconds = float(read(f"{out}/connected.time")) - float(read(f"{out}/start.time"))
     hold = min(ends) - max(starts) if starts else 0
 
     before, up, held, measured = (processes(out, name) for name in ("before", "servers-up", "held", "measured"))
@@ -120,6 +119,7 @@ def main():
         server_cpu_us_per_hb=f"{cpu['server'] * 1e6 / heartbeats:.2f}",
         client_cpu_us_per_hb=f"{cpu['client'] * 1e6 / heartbeats:.2f}",
         cpu_window_s=f"{seconds:.0f}",
+        established_held=read(f"{out}/held.established").strip() if os.path.exists(f"{out}/held.established") else "-",
     )
     print("RESULT " + " ".join(f"{key}={value}" for key, value in figures.items()))
 

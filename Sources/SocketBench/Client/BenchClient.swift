@@ -40,8 +40,13 @@ enum BenchClient {
         // Nothing to measure when no connection got through: report the failures at once.
         let measures = connected > 0
 
+        if options.mode == .idle {
+            Output.complain(
+                String(format: "connected %d/%d in %.2f s", connected, options.connections, Double(MonotonicClock.now() - started) / 1e9))
+            if let goFile = options.goFile { waitForFile(goFile) }
+            Output.complain(startLine(of: options))
+        }
         let go = MonotonicClock.now()
-        if options.mode == .idle { Output.complain(connectedLine(connected: connected, of: options, seconds: Double(go - started) / 1e9)) }
         let measureStart = go + UInt64(options.warmup * 1e9)
         let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
         var cpuAtStart: Double?, cpuAtEnd: Double?
@@ -76,14 +81,16 @@ enum BenchClient {
             serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
     }
 
-    /// The idle run's line once every connect has succeeded or failed, on standard error, with the wall
-    /// clock (seconds since 1970, UTC) at which the heartbeats start, so a script running many clients
-    /// knows when all of them hold their connections: `connected 16700/16700 in 3.21 s at unix
-    /// 1765044000.123; heartbeats every 30 s for 420 s`.
-    static func connectedLine(connected: Int, of options: ClientOptions, seconds: Double, now: Date = Date()) -> String {
-        String(
-            format: "connected %d/%d in %.2f s at unix %.3f; heartbeats every %g s for %g s", connected, options.connections, seconds,
-            now.timeIntervalSince1970, options.heartbeat, options.duration)
+    /// The idle run's line when the heartbeats start, on standard error, with the wall clock (seconds
+    /// since 1970, UTC), so a script running many clients knows when all of them hold their connections:
+    /// `heartbeats every 30 s for 420 s from unix 1765044000.123`.
+    static func startLine(of options: ClientOptions, now: Date = Date()) -> String {
+        String(format: "heartbeats every %g s for %g s from unix %.3f", options.heartbeat, options.duration, now.timeIntervalSince1970)
+    }
+
+    /// Returns once `path` exists, looking every 50 ms.
+    private static func waitForFile(_ path: String) {
+        while access(path, F_OK) != 0 { usleep(50_000) }
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of
