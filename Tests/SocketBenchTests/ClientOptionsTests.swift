@@ -47,6 +47,16 @@ import Testing
         #expect(idle.heartbeat == 30 && idle.duration == 30 && idle.warmup == 0)
     }
 
+    /// The idle heartbeat clock's tick (default 0: each heartbeat at its own time) and the go file
+    /// (default none: the heartbeats start once connected).
+    @Test func idleTakesATickAndAGoFile() throws {
+        let idle = try ClientOptions.parse(["idle", "--tick", "1.5", "--go-file", "/tmp/go"])
+        #expect(idle.tick == 1.5 && idle.goFile == "/tmp/go")
+        let defaults = try ClientOptions.parse(["idle"])
+        #expect(defaults.tick == 0 && defaults.goFile == nil)
+        #expect(throws: ArgumentError.self) { try ClientOptions.parse(["idle", "--tick", "-1"]) }
+    }
+
     /// Regression: `-D 8` was silently ignored for the modes that always keep one frame in flight.
     @Test func pingpongAndIdleKeepOneFrameInFlightAndSayWhenToldOtherwise() throws {
         #expect(try ClientOptions.parse(["pingpong", "-D", "1"]).depth == 1)

@@ -35,10 +35,17 @@ enum BenchClient {
             loop.connections = stride(from: index, to: connections.count, by: loops.count).map { connections[$0] }
         }
         let rssBefore = options.serverPID.flatMap(ProcessStatus.residentKilobytes(of:))
+        let started = MonotonicClock.now()
         let (connected, connectFailures) = connector.connectAll(connections)
         // Nothing to measure when no connection got through: report the failures at once.
         let measures = connected > 0
 
+        if options.mode == .idle {
+            Output.complain(
+                String(format: "connected %d/%d in %.2f s", connected, options.connections, Double(MonotonicClock.now() - started) / 1e9))
+            if let goFile = options.goFile { waitForFile(goFile) }
+            Output.complain(startLine(of: options))
+        }
         let go = MonotonicClock.now()
         let measureStart = go + UInt64(options.warmup * 1e9)
         let schedule = RunSchedule(go: go, measureStart: measureStart, measureEnd: measureStart + UInt64(options.duration * 1e9))
@@ -72,6 +79,18 @@ enum BenchClient {
                     plainSent: figures.plainBytesSent, wireSent: figures.wireBytesSent, plainReceived: figures.plainBytesReceived,
                     wireReceived: figures.wireBytesReceived) : nil,
             serverCPUSeconds: cpuAtEnd.flatMap { end in cpuAtStart.map { end - $0 } })
+    }
+
+    /// The idle run's line when the heartbeats start, on standard error, with the wall clock (seconds
+    /// since 1970, UTC), so a script running many clients knows when all of them hold their connections:
+    /// `heartbeats every 30 s for 420 s from unix 1765044000.123`.
+    static func startLine(of options: ClientOptions, now: Date = Date()) -> String {
+        String(format: "heartbeats every %g s for %g s from unix %.3f", options.heartbeat, options.duration, now.timeIntervalSince1970)
+    }
+
+    /// Returns once `path` exists, looking every 50 ms.
+    private static func waitForFile(_ path: String) {
+        while access(path, F_OK) != 0 { usleep(50_000) }
     }
 
     /// Runs `options`' load on a thread of its own and returns its figures, without blocking a thread of

@@ -32,6 +32,14 @@ struct ClientOptions: Equatable, Sendable {
     var warmup: Double
     /// Seconds between an idle connection's heartbeats (30).
     var heartbeat: Double = 30
+    /// Idle: the heartbeat clock ticks at most once per this many seconds and sends every heartbeat due
+    /// by then together (0: each at its own time, one tick per heartbeat). Each connection still beats
+    /// once per ``heartbeat``; a beat leaves up to a tick late. Fewer ticks wake both sides less often:
+    /// at 1,000,000 connections the wake-ups, not the bytes, are the cost.
+    var tick: Double = 0
+    /// Idle: after connecting, wait until this file exists before the heartbeats start (so many
+    /// client processes start together), or nil to start at once.
+    var goFile: String?
     /// Event-loop threads the connections are spread over (1).
     var loops = 1
     /// File the run appends a CSV row to, or nil.
@@ -89,6 +97,8 @@ struct ClientOptions: Equatable, Sendable {
           -d, --duration SEC     seconds measured (default 10; idle: one heartbeat period)
           -w, --warmup SEC       seconds before measuring, not counted (default 2; idle 0)
           -H, --heartbeat SEC    idle: seconds between a connection's heartbeats (default 30)
+          --tick SEC             idle: send the heartbeats due in batches, at most one per SEC (default 0: each on time)
+          --go-file PATH         idle: after connecting, start the heartbeats once PATH exists
           --loops N              event-loop threads (default 1)
           --csv FILE             append a CSV row (header first when the file is new)
           --label L              label for the RESULT line and the CSV row
@@ -123,6 +133,8 @@ struct ClientOptions: Equatable, Sendable {
             case "-d", "--duration": duration = try scanner.decimal(for: argument, in: 0.001...1_000_000)
             case "-w", "--warmup": options.warmup = try scanner.decimal(for: argument, in: 0...1_000_000)
             case "-H", "--heartbeat": options.heartbeat = try scanner.decimal(for: argument, in: 0.001...1_000_000)
+            case "--tick": options.tick = try scanner.decimal(for: argument, in: 0...3_600)
+            case "--go-file": options.goFile = try scanner.value(for: argument)
             case "--loops": options.loops = try scanner.number(for: argument, in: 1...256)
             case "--csv": options.csvPath = try scanner.value(for: argument)
             case "--label": options.label = try scanner.value(for: argument)

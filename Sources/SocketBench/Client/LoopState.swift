@@ -129,7 +129,8 @@ final class LoopState: @unchecked Sendable {
     }
 
     /// Sends the heartbeats that are due and schedules the next tick (every connection has the same
-    /// period, so they fall due in the order of ``connections``). Loop thread.
+    /// period, so they fall due in the order of ``connections``): the work of a tick is the heartbeats
+    /// it sends, whatever the number of connections, and the loop holds this one timer. Loop thread.
     private func heartbeatTick() {
         let now = MonotonicClock.now()
         guard !connections.isEmpty, !isStopping, now < schedule.measureEnd else { return }
@@ -140,8 +141,11 @@ final class LoopState: @unchecked Sendable {
             connection.sendHeartbeat(at: now)
             heartbeatCursor = (heartbeatCursor + 1) % connections.count
         }
+        // Until the next heartbeat is due, but no sooner than a tick from now (heartbeats due in between
+        // go out together then), and at most 50 ms (or a tick) so the end of the run is seen.
+        let tick = UInt64(options.tick * 1e9)
         let due = min(connections[heartbeatCursor].nextHeartbeat, schedule.measureEnd) - now
-        let delay = min(due, 50_000_000)
+        let delay = min(max(due, tick), max(tick, 50_000_000))
         eventLoop.scheduleTask(in: .nanoseconds(Int64(delay))) { [self] in heartbeatTick() }
     }
 

@@ -81,6 +81,11 @@ public final class EchoServer: TCPSocketDelegate, Sendable {
         group.shutdown()
     }
 
+    /// How many timers each of the server's loops holds (``EventLoop/pendingTimerCount``): none however
+    /// many connections are open, since no read or write has a timeout. Waits for each loop; not from a
+    /// loop thread of this server.
+    var loopTimerCounts: [Int] { group.loops.map { loop in loop.runAndWait { loop.pendingTimerCount } } }
+
     // MARK: - TCPSocketDelegate (on the connection's loop thread)
 
     public func socket(_ sock: TCPSocket, didAcceptNewSocket newSocket: TCPSocket) {
