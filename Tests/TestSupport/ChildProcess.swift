@@ -52,7 +52,15 @@ public final class ChildProcess: Sendable {
         let envp = environmentStrings.map { $0.map { strdup($0) } + [nil] }
         defer { envp?.forEach { free($0) } }
         var pid: pid_t = 0
-        let code = envp.map { posix_spawnp(&pid, path, &actions, nil, argv, $0) } ?? posix_spawnp(&pid, path, &actions, nil, argv, environ)
+        var code: Int32 = 0
+        // ETXTBSY: an executable the test has just written (a copy of a product) is still open for writing
+        // in a child that another test's thread forked meanwhile, until that child's exec closes it
+        // (StaticFilesTraversalTests, once in a soak). That lasts a moment: tried again, at most 50 times.
+        for attempt in 0..<50 {
+            if attempt > 0 { usleep(10_000) }
+            code = envp.map { posix_spawnp(&pid, path, &actions, nil, argv, $0) } ?? posix_spawnp(&pid, path, &actions, nil, argv, environ)
+            if code != ETXTBSY { break }
+        }
         // The child's ends belong to the child now (or to nobody, if the spawn failed).
         close(stdinPipe[0])
         close(stdoutPipe[1])
