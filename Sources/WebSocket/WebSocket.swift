@@ -330,9 +330,8 @@ public final class WebSocket: @unchecked Sendable {
             let header = (0x80 | opcode.rawValue, UInt8(payload.count))
             return withUnsafeBytes(of: header) { socket.write(copying: $0, payload, tag: sending?.writeTag) }
         }
-        let header = WebSocketUnmaskedHeader(opcode: opcode, payloadLength: payload.count)
-        withUnsafeBytes(of: header.bytes) { bytes in
-            socket.write(copying: UnsafeRawBufferPointer(rebasing: bytes[..<header.count]), payload, tag: sending?.writeTag)
+        WebSocketFrameEncoder.withUnmaskedHeader(opcode: opcode, payloadLength: payload.count) { header in
+            socket.write(copying: header, payload, tag: sending?.writeTag)
         }
     }
 
