@@ -94,14 +94,14 @@ extension ChatPresenter {
     /// the login's refusals, which end the session with a status of their own (`nameTaken`,
     /// `invalidName`, `badPassword`), nor any answer the client rides out: it reconnects, waits or
     /// resends, and the message stays in the outbox until stored (`throttled`, `storeUnavailable`,
-    /// `replaced`, `notLoggedIn`, `serverFull`, `rateLimited`, `loginTimeout`, `frameTimeout`,
+    /// `replaced`, `notLoggedIn`, `serverFull`, `serverBusy`, `rateLimited`, `loginTimeout`, `frameTimeout`,
     /// `serverShuttingDown`). An outage the client came through is no failure of the user's messages.
     static func isFailure(_ code: ChatErrorCode) -> Bool {
         switch code {
         case .unknownRecipient, .badRequest, .messageTooLong, .historyUnavailable, .alreadyLoggedIn, .protocolError:
             return true
         case .nameTaken, .invalidName, .badPassword, .throttled, .storeUnavailable, .replaced, .notLoggedIn, .serverFull,
-            .rateLimited, .loginTimeout, .frameTimeout, .serverShuttingDown:
+            .serverBusy, .rateLimited, .loginTimeout, .frameTimeout, .serverShuttingDown:
             return false
         }
     }

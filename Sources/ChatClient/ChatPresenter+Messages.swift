@@ -96,7 +96,8 @@ extension ChatPresenter {
 
     /// A login answered with an error: a refused name or password ends the session; `throttled`
     /// reconnects after `retryAfter` seconds (30 if not said), `storeUnavailable` (the server's store,
-    /// or a cluster node's NATS, failed for a moment) after `retryAfter` seconds (1 if not said).
+    /// or a cluster node's NATS, failed for a moment) and `serverBusy` (too many logins waiting there)
+    /// after `retryAfter` seconds (1 if not said).
     func loginFailed(_ code: ChatErrorCode, retryAfter: UInt64?) {
         switch code {
         case .nameTaken, .invalidName, .badPassword:
@@ -107,6 +108,9 @@ extension ChatPresenter {
             link?.disconnect()
         case .storeUnavailable:
             session.loginRetry = ("the server's store is unavailable", .seconds(Int64(clamping: max(retryAfter ?? 1, 1))))
+            link?.disconnect()
+        case .serverBusy:
+            session.loginRetry = ("the server is busy", .seconds(Int64(clamping: max(retryAfter ?? 1, 1))))
             link?.disconnect()
         default:
             break

@@ -5,19 +5,14 @@ import LongLink
 /// Version 1 logins, and the admission every login ends with: the session takes its name (from an
 /// older session of the same user, here or on another node), gets its reply and the roster.
 extension Router {
-    func loginV1(_ name: String, token: String?, session: Session) {
-        guard self.name(of: session) == nil else {
-            refuseLogin(
-                name, session, version: .v1, .alreadyLoggedIn, "this connection is logged in already",
-                reason: "a second login on one connection")
-            return
-        }
+    /// Decides a version 1 login with its user's `record` as read from the store (Router+LoginReads).
+    func loginV1(_ name: String, token: String?, record lookup: Result<UserRecord?, any Error>, session: Session) {
         if let refusal = Router.invalidNameDetail(name) {
             refuseLogin(name, session, version: .v1, .invalidName, refusal, reason: "invalid name: \(refusal)")
             return
         }
         do {
-            let record = try store.user(named: name)
+            let record = try lookup.get()
             if let detail = Router.similarNameDetail(name, record) {
                 refuseLogin(name, session, version: .v1, .nameTaken, detail, reason: detail)
                 return

@@ -170,6 +170,7 @@ extension Router {
     /// sessions through their windows, live-only ones at once. `storedSessionsOnly`: through the windows
     /// only (a message the store reports as a duplicate).
     func fanOut(_ message: StoredMessage, storedSessionsOnly: Bool = false) {
+        if !logins.windowNotes.isEmpty { noteForWindowsBeingRead(message) }
         let plan = FanOut.plan(message, users: &sessions.users, storedSessionsOnly: storedSessionsOnly)
         let tracing = logger.logLevel == .trace  // asked once, not per reader
         for name in plan.windows {

@@ -8,27 +8,23 @@ import SocketLog
 /// Version 2 logins: names claimed with a password, checked off the routing queue, throttled per name
 /// and per address; a stored session's delivery window starts where its client says it is.
 extension Router {
-    /// What checking (or claiming) a password came to.
+    /// What checking (or claiming) a password came to: `verified` carries the user's record as read
+    /// before the check.
     enum PasswordOutcome: Sendable {
-        case verified
+        case verified(UserRecord)
         case claimed(hash: String)
         case wrong
         case failed
     }
 
+    /// Decides a version 2 login with its user's `record` as read from the store (Router+LoginReads).
     func loginV2(
         _ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64],
-        presenceChanges: Bool = false, session: Session
+        presenceChanges: Bool = false, record lookup: Result<UserRecord?, any Error>, session: Session
     ) {
         func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
             metrics.loginRefused(code)
             session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
-        }
-        guard self.name(of: session) == nil else {
-            refuseLogin(
-                name, session, version: .v2, .alreadyLoggedIn, "this connection is logged in already",
-                reason: "a second login on one connection")
-            return
         }
         if let refusal = Router.invalidNameDetail(name) {
             refuseLogin(name, session, version: .v2, .invalidName, refusal, reason: "invalid name: \(refusal)")
@@ -36,9 +32,9 @@ extension Router {
         }
         let address = session.remoteAddress?.host ?? "?"
         let record: UserRecord?
-        do {
-            record = try store.user(named: name)
-        } catch {
+        switch lookup {
+        case .success(let found): record = found
+        case .failure(let error):
             logger.error("store error reading user \(name): \(error)")
             refuse(.storeUnavailable, "the message store failed; try again later")
             return
@@ -76,12 +72,13 @@ extension Router {
         sessions.set(.checkingPassword(attempt, held: []), of: session)
         session.releaseHeartbeatAcknowledgements()  // those held while the login waited its turn
         session.admit()  // the login deadline waits for the check, which may queue behind others
-        checkPassword(attempt, against: record?.passwordHash, session: session)
+        checkPassword(attempt, against: record, session: session)
     }
 
-    /// Checks `password` against `existingHash` (or hashes it to claim the name when nil) on a hashing
-    /// queue, then finishes the login on the routing queue. `session` is held meanwhile.
-    private func checkPassword(_ attempt: LoginAttempt, against existingHash: String?, session: Session) {
+    /// Checks `password` against the hash in `record` (or hashes it to claim the name when it has none)
+    /// on a hashing queue, then goes on with the login on the routing queue (``passwordChecked(_:session:)``).
+    /// `session` is held meanwhile.
+    func checkPassword(_ attempt: LoginAttempt, against record: UserRecord?, session: Session) {
         let hasher = logins.hasher
         let password = attempt.password
         logins.nextHashingQueue().async { [self] in
@@ -89,96 +86,56 @@ extension Router {
             // of clients that reconnect on a timeout would otherwise grow faster than they are done.
             guard session.isConnected else { return }
             let outcome: PasswordOutcome
-            if let existingHash {
-                outcome = hasher.verify(password, against: existingHash) ? .verified : .wrong
+            if let record, let existingHash = record.passwordHash {
+                outcome = hasher.verify(password, against: existingHash) ? .verified(record) : .wrong
             } else if let hash = try? hasher.hash(password) {
                 outcome = .claimed(hash: hash)
             } else {
                 outcome = .failed
             }
-            queue.async { [self] in finishLogin(outcome: outcome, session: session) }
+            queue.async { [self] in passwordChecked(outcome, session: session) }
         }
     }
 
-    private func finishLogin(outcome: PasswordOutcome, session: Session) {
+    /// The password of `session`'s login is checked: a wrong one is refused (and counted by the
+    /// throttle); a right one, or a claim, goes on to the store (Router+LoginReads), the session still
+    /// held in phase `checkingPassword`.
+    private func passwordChecked(_ outcome: PasswordOutcome, session: Session) {
         assertOnQueue()
         // Gone (or being closed) while its password was checked: nothing to answer.
-        guard case .checkingPassword(let attempt, let waiting) = sessions.phase(of: session) else { return }
-        sessions.set(.awaitingLogin, of: session)
+        guard case .checkingPassword(let attempt, _) = sessions.phase(of: session) else { return }
         let name = attempt.name
-        var checkingAgain = false
-        defer {
-            if !checkingAgain {
-                if self.name(of: session) == nil { session.requireAdmission() }  // refused: the deadline again
-                replay(waiting, from: session)
-            }
-        }
         let address = session.remoteAddress?.host ?? "?"
-        func refuse(_ code: ChatErrorCode, _ detail: String) {
-            metrics.loginRefused(code)
-            session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
-        }
         switch outcome {
         case .wrong:
             logins.throttle.recordFailure(name: name, address: address, now: .now)
             logger.notice("refused login \(name) from \(address) (wrong password)")
-            refuse(.badPassword, "wrong password for \(name)")
-            return
+            endLogin(of: session) { refuseStoredLogin(.badPassword, "wrong password for \(name)", session) }
         case .failed:
             logger.error("refused login \(name) from \(address) (password hashing failed)")
-            refuse(.storeUnavailable, "the password could not be hashed; try again later")
-            return
-        case .verified:
+            endLogin(of: session) { refuseStoredLogin(.storeUnavailable, "the password could not be hashed; try again later", session) }
+        case .verified(let record):
             logins.throttle.recordSuccess(name: name)
+            readStoredSession(attempt, record: record, claim: nil, session: session)
         case .claimed(let hash):
-            // Claimed while this login hashed: by another login, or by this user's own earlier attempt
-            // whose write reached a clustered store only now (the NATS client resends what it buffered
-            // over a reconnect after the request timed out). The password decides, as for any claimed
-            // name: verified, or badPassword.
-            func checkAgain(against claimedHash: String) {
-                logger.info("login \(name) from \(address): claimed meanwhile, checking its password against that claim")
-                sessions.set(.checkingPassword(attempt, held: waiting), of: session)
-                checkingAgain = true
-                checkPassword(attempt, against: claimedHash, session: session)
-            }
-            do {
-                let record = try store.user(named: name)  // again: see above
-                if let detail = Router.similarNameDetail(name, record) {
-                    refuseLogin(name, session, version: .v2, .nameTaken, detail, reason: detail)
-                    return
-                }
-                if let claimedHash = record?.passwordHash { return checkAgain(against: claimedHash) }
-                if record == nil {
-                    _ = try store.createUser(named: name, passwordHash: hash, at: Date())
-                } else {
-                    try store.setPasswordHash(hash, forUser: name)
-                }
-                logger.info("claim \(name) from \(address)")
-            } catch StoreError.userExists(let holder) where holder == name {
-                // Created between the read and the write (a store shared by several nodes).
-                if let claimedHash = try? store.user(named: name)?.passwordHash { return checkAgain(against: claimedHash) }
-                refuse(.storeUnavailable, "the message store failed; try again later")
-                return
-            } catch {
-                logger.error("store error claiming \(name): \(error)")
-                refuse(.storeUnavailable, "the message store failed; try again later")
-                return
-            }
+            readStoredSession(attempt, record: nil, claim: hash, session: session)
         }
-        do {
-            guard let record = try store.user(named: name) else { return }
-            let window = try deliveryWindow(for: record, positions: attempt.positions)
-            guard
-                admit(
-                    name, token: attempt.token, version: .v2, instance: attempt.instance, window: window,
-                    presenceChanges: attempt.presenceChanges, session: session)
-            else { return }
-            sendReceipts(to: name)
-            pump(name)
-        } catch {
-            logger.error("store error logging in \(name): \(error)")
-            refuse(.storeUnavailable, "the message store failed; try again later")
-        }
+    }
+
+    /// Ends the login of `session` (phase `checkingPassword`): `step` answers it, then what the session
+    /// sent meanwhile is handled in order; a session not logged in by then is under the login deadline again.
+    func endLogin(of session: Session, _ step: () -> Void) {
+        guard case .checkingPassword(_, let waiting) = sessions.phase(of: session) else { return }
+        sessions.set(.awaitingLogin, of: session)
+        step()
+        if name(of: session) == nil { session.requireAdmission() }  // refused: the deadline again
+        replay(waiting, from: session)
+    }
+
+    /// Answers a refused version 2 login with `code` (no log line: the caller wrote one).
+    func refuseStoredLogin(_ code: ChatErrorCode, _ detail: String, _ session: Session) {
+        metrics.loginRefused(code)
+        session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
     }
 
     /// Creates the user of a first login; false (after answering) when the store fails.
@@ -192,43 +149,6 @@ extension Router {
             session.send(
                 .v2(.error(code: .storeUnavailable, detail: "the message store failed; try again later", id: nil, retryAfter: nil)))
             return false
-        }
-    }
-
-    /// The window of a stored session: every conversation of the user (the room and each direct
-    /// conversation it has), starting where the client says it is (`positions`), or where the server
-    /// last saw it acknowledge when the client does not say (a new installation); the room never before
-    /// the user's first login.
-    func deliveryWindow(for record: UserRecord, positions: [String: UInt64]) throws -> DeliveryWindow {
-        var conversations = try store.directConversations(of: record.name)
-        conversations.append(.room)
-        var starts: [String: UInt64] = [:]
-        var heads: [String: UInt64] = [:]
-        for conversation in conversations {
-            let key = conversation.description
-            let head = try store.head(of: conversation)
-            var start = try positions[key] ?? store.position(of: record.name, in: conversation)
-            if conversation == .room { start = max(start, record.roomStart) }
-            starts[key] = min(start, head)
-            heads[key] = head
-        }
-        var window = DeliveryWindow(positions: starts, limit: Router.deliveryWindow)
-        for (conversation, head) in heads { window.available(conversation: conversation, upTo: head) }
-        logger.trace("path: \(record.name)'s login window: \(heads.keys.sorted().map { "\($0) \(starts[$0] ?? 0)..\(heads[$0] ?? 0)" })")
-        return window
-    }
-
-    /// At login: how far the other user of each direct conversation has received (✓✓ for what was sent
-    /// while this user was away).
-    func sendReceipts(to name: String) {
-        guard let user = users[name], user.window != nil,
-            let conversations = try? store.directConversations(of: name)
-        else { return }
-        for conversation in conversations {
-            guard case .direct(let first, let second) = conversation else { continue }
-            let other = first == name ? second : first
-            guard other != name, let position = try? store.position(of: other, in: conversation), position > 0 else { continue }
-            user.session.send(.v2(.receipt(conversation: conversation.description, upTo: position, by: other)))
         }
     }
 }

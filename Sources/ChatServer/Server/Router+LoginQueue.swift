@@ -9,6 +9,14 @@ import LongLink
 /// pass queued behind what arrived meanwhile. 2,000 logins arriving at once then delay a direct
 /// message between two users already online by one pass, not by all 2,000.
 ///
+/// A login's store calls (its user's record, and a stored session's delivery window) are made off the
+/// routing queue too (Router+LoginReads), at most ``maxLoginStoreWork`` at once: a pass takes no more
+/// logins than that leaves room for. On a cluster each call is a JetStream round trip, and a node that
+/// made them one after another on the routing queue logged in about 30 users a second after another
+/// node died (issue 35 §3). A login arriving when the logins already waiting would take longer than
+/// half the login deadline to answer (at the rate they are being answered) is refused at once with
+/// `serverBusy` and a `retryAfter`, rather than left to time out (``busyRefusal(now:)``).
+///
 /// What a session sends while its login waits is held (in its ``SessionPhase``) and handled after it, in order, as
 /// while a password is checked; so are the acknowledgements of its heartbeats while it waits its turn
 /// (one pass or a few), which must follow the replies to what was sent before them. Not while its
@@ -18,14 +26,47 @@ extension Router {
     /// The most logins handled in one pass of the routing queue: 4.
     static let loginsPerPass = 4
 
+    /// The most store calls of logins under way at once, off the routing queue: 16 (each a JetStream
+    /// round trip of a few hundred microseconds on a cluster, so 16 at once keep one node answering
+    /// thousands of logins a second; the calls of one login run one after another).
+    static let maxLoginStoreWork = 16
+
+    /// A login waiting its turn: its session, when it arrived (the router's clock, ns), and how many
+    /// logins had been answered by then (``Logins/answered``).
+    struct PendingLogin {
+        let session: any ChatPeer
+        let arrived: UInt64
+        let answeredBefore: UInt64
+    }
+
     /// Logins waiting their turn, and where passwords are checked.
     struct Logins {
         /// Sessions whose login waits its turn (phase `loginQueued`), in arrival order.
-        var pending: [any ChatPeer] = []
+        var pending: [PendingLogin] = []
         /// Where the logins not yet taken start in ``pending``.
         var start = 0
         /// Whether a pass is queued.
         var passScheduled = false
+        /// Logins whose user's record has been read (or that needed none) since the server started:
+        /// how fast the queue moves.
+        var answered: UInt64 = 0
+        /// Where a login's store calls run (Router+LoginReads): ``Router/maxLoginStoreWork`` serial
+        /// queues, one store call on each at a time. (Not one concurrent queue: on Linux, Dispatch runs a
+        /// concurrent queue's blocks on about one thread per core, and adds a thread about once a second
+        /// while they block, so 16 blocking round trips ran two at a time.)
+        let storeLanes = (1...Router.maxLoginStoreWork).map { DispatchQueue(label: "IMChat.ChatServer.login-store-\($0)") }
+        /// The indices of the ``storeLanes`` with no call under way.
+        var freeLanes = Array(0..<Router.maxLoginStoreWork)
+        /// Store work waiting for a lane (a stored session's read after its password check, when new
+        /// logins took every lane), first come first served: started on the next lane that frees up.
+        var laneWaiters: [(Int) -> Void] = []
+        /// Store calls of logins under way off the routing queue (at most ``Router/maxLoginStoreWork``).
+        var storeWork: Int { storeLanes.count - freeLanes.count }
+        /// How many more logins a pass may start: the free lanes not promised to waiting work.
+        var laneRoom: Int { max(freeLanes.count - laneWaiters.count, 0) }
+        /// What was stored for the sessions whose delivery window is being read, by session id
+        /// (Router+LoginReads).
+        var windowNotes: [Int: WindowNotes] = [:]
         let hasher: PasswordHasher
         var throttle: LoginThrottle
         /// Where passwords are hashed and checked (tens of milliseconds and 64 MiB each with the default
@@ -41,12 +82,15 @@ extension Router {
             self.throttle = throttle
         }
 
-        /// Takes the next ``Router/loginsPerPass`` sessions from the front (by index: removing from the
-        /// front of the array each pass copied the whole queue while a slice of it was alive, quadratic
-        /// in a crowd of 10,000).
-        mutating func takeBatch() -> [any ChatPeer] {
-            let end = min(start + Router.loginsPerPass, pending.count)
-            let batch = Array(pending[start..<end])
+        /// Logins waiting their turn.
+        var backlog: Int { pending.count - start }
+
+        /// Takes the next `limit` sessions at most from the front (by index: removing from the front of
+        /// the array each pass copied the whole queue while a slice of it was alive, quadratic in a
+        /// crowd of 10,000).
+        mutating func takeBatch(_ limit: Int) -> [any ChatPeer] {
+            let end = min(start + max(limit, 0), pending.count)
+            let batch = pending[start..<end].map(\.session)
             start = end
             if start == pending.count {
                 pending.removeAll(keepingCapacity: true)
@@ -56,6 +100,19 @@ extension Router {
                 start = 0
             }
             return batch
+        }
+
+        /// Seconds a login arriving at `now` (ns) can expect to wait for its turn: the logins waiting,
+        /// at the rate logins were answered while the oldest of them waited (those answered since it
+        /// arrived, at least one, over its wait). Nil when the oldest has waited less than a second (too
+        /// little to tell a rate by) or none waits.
+        func expectedWait(now: UInt64) -> Double? {
+            guard start < pending.count else { return nil }
+            let oldest = pending[start]
+            let waited = Double(now &- oldest.arrived) / 1e9
+            guard now >= oldest.arrived, waited >= 1 else { return nil }
+            let answeredSince = max(answered &- oldest.answeredBefore, 1)
+            return Double(backlog) * waited / Double(answeredSince)
         }
 
         /// The queue the next password check goes to.
@@ -75,38 +132,79 @@ extension Router {
         }
     }
 
+    /// The most seconds a `serverBusy` asks a client to wait: 60.
+    static let maxBusyRetryAfter: UInt64 = 60
+
+    /// The `retryAfter` (whole seconds, 1 to ``maxBusyRetryAfter``) to refuse a login arriving at `now`
+    /// with, when the logins waiting would take longer than half the login deadline to answer; nil
+    /// when it may wait its turn.
+    func busyRefusal(now: UInt64) -> UInt64? {
+        guard let wait = logins.expectedWait(now: now) else { return nil }
+        let deadline = limits.loginTimeout.components
+        let half = (Double(deadline.seconds) + Double(deadline.attoseconds) / 1e18) / 2
+        guard wait > half else { return nil }
+        return UInt64(min(max(wait.rounded(.up), 1), Double(Router.maxBusyRetryAfter)))
+    }
+
     /// Queues the login `message` of `session`; what the session sends meanwhile is held, and its
-    /// heartbeats' acknowledgements with it.
+    /// heartbeats' acknowledgements with it. Refused with `serverBusy` (version 1: `serverFull`) and
+    /// closed instead when the queue is too long (``busyRefusal(now:)``).
     func queueLogin(_ message: ChatMessage, from session: Session) {
+        let now = limiting.clock()
+        if let retryAfter = busyRefusal(now: now) {
+            let name: String
+            switch message {
+            case .login(let typed, _), .v2(.login(let typed, _, _, _, _, _)): name = typed
+            default: name = "?"
+            }
+            let backlog = logins.backlog
+            let code: ChatErrorCode = message.version == .v1 ? .serverFull : .serverBusy
+            refuseLogin(
+                name, session, version: message.version, code,
+                "\(backlog) logins are waiting; try again in \(retryAfter) s",
+                reason: "server busy: \(backlog) logins waiting", retryAfter: retryAfter)
+            sessions.set(.closing(reason: "server busy: \(backlog) logins waiting", name: nil), of: session)
+            session.close()
+            return
+        }
         sessions.set(.loginQueued(login: message, held: []), of: session)
         session.holdHeartbeatAcknowledgements()
-        logins.pending.append(session)
+        logins.pending.append(PendingLogin(session: session, arrived: now, answeredBefore: logins.answered))
         scheduleLoginPass()
     }
 
-    private func scheduleLoginPass() {
-        guard !logins.passScheduled, logins.start < logins.pending.count else { return }
+    /// Queues a pass when logins wait and the store has room for more of them.
+    func scheduleLoginPass() {
+        guard !logins.passScheduled, logins.start < logins.pending.count, logins.laneRoom > 0 else { return }
         logins.passScheduled = true
         queue.async { [self] in loginPass() }
     }
 
-    /// Handles up to ``loginsPerPass`` queued logins (skipping those whose session closed meanwhile),
-    /// each followed by what its session sent while it waited; queues the next pass.
+    /// Starts up to ``loginsPerPass`` queued logins (skipping those whose session closed meanwhile), no
+    /// more than the store has room for; queues the next pass.
     private func loginPass() {
         assertOnQueue()
         logins.passScheduled = false
-        for session in logins.takeBatch() {
-            guard case .loginQueued(let login, let waiting) = sessions.phase(of: session) else { continue }  // closed meanwhile
-            sessions.set(.awaitingLogin, of: session)
-            handle(login, from: session)
-            if case .checkingPassword(let attempt, let heldSince) = sessions.phase(of: session) {
-                // Its password is being checked: what it sent waits on, before what comes next.
-                sessions.set(.checkingPassword(attempt, held: waiting + heldSince), of: session)
-            } else {
-                replay(waiting, from: session)
-            }
+        for session in logins.takeBatch(min(Router.loginsPerPass, logins.laneRoom)) {
+            guard case .loginQueued(let login, _) = sessions.phase(of: session) else { continue }  // closed meanwhile
+            startLogin(login, from: session)
         }
         scheduleLoginPass()
+    }
+
+    /// Goes on with the login of `session`, whose phase is `loginQueued` (what it sent meanwhile is
+    /// held there, as while its user's record is read): `step` handles it, then what the session sent
+    /// while it waited is handled in order, unless its password is being checked now.
+    func resumeLogin(of session: Session, _ step: () -> Void) {
+        guard case .loginQueued(_, let waiting) = sessions.phase(of: session) else { return }
+        sessions.set(.awaitingLogin, of: session)
+        step()
+        if case .checkingPassword(let attempt, let heldSince) = sessions.phase(of: session) {
+            // Its password is being checked: what it sent waits on, before what comes next.
+            sessions.set(.checkingPassword(attempt, held: waiting + heldSince), of: session)
+        } else {
+            replay(waiting, from: session)
+        }
     }
 
     /// Handles `waiting`, the messages `session` sent while they were held, in order, then lets its

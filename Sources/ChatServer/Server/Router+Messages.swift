@@ -16,8 +16,8 @@ extension Router {
         switch message {
         case .v2(let message):
             handle(message, from: session)
-        case .login(let name, let token):
-            loginV1(name, token: token, session: session)
+        case .login(let name, _):
+            secondLogin(message, name: name, from: session)
         case .directMessage(let typed, let text):
             guard let sender = loggedIn(session, version: .v1, id: nil) else { return metrics.refused(.notLoggedIn) }
             let recipient = registeredName(of: typed)
@@ -34,10 +34,8 @@ extension Router {
 
     func handle(_ message: ChatMessageV2, from session: Session) {
         switch message {
-        case .login(let name, let password, let token, let instance, let positions, let presenceChanges):
-            loginV2(
-                name, password: password, token: token, instance: instance, positions: positions,
-                presenceChanges: presenceChanges, session: session)
+        case .login(let name, _, _, _, _, _):
+            secondLogin(.v2(message), name: name, from: session)
         case .directMessage(let id, let typed, let text):
             guard let sender = loggedIn(session, version: .v2, id: id) else { return metrics.refused(.notLoggedIn) }
             let recipient = registeredName(of: typed)
@@ -69,6 +67,20 @@ extension Router {
     }
 
     /// An error in `version`; `id` names the numbered message it answers (version 2 only).
+    /// A login that did not arrive as the session's first (``received(_:from:)`` queues those): one
+    /// sent while an earlier login was decided, handled after it (queued in turn if that one was
+    /// refused), or a second login on a logged-in connection (refused: `alreadyLoggedIn`). A session
+    /// being replaced or closed is not answered.
+    func secondLogin(_ login: ChatMessage, name: String, from session: Session) {
+        if isLoginToQueue(login, from: session) {
+            queueLogin(login, from: session)
+        } else if self.name(of: session) != nil {
+            refuseLogin(
+                name, session, version: login.version, .alreadyLoggedIn, "this connection is logged in already",
+                reason: "a second login on one connection")
+        }
+    }
+
     static func error(
         _ code: ChatErrorCode, _ detail: String, id: UInt64?, version: ChatProtocolVersion, retryAfter: UInt64? = nil
     ) -> ChatMessage {

@@ -23,9 +23,11 @@ import ChatProtocol
 enum SessionPhase: Equatable {
     /// Connected, not logged in.
     case awaitingLogin
-    /// Its login (`login`) waits its turn on the routing queue (``Router/loginsPerPass``); `held` came after it.
+    /// Its login (`login`) waits its turn on the routing queue (``Router/loginsPerPass``), or for its
+    /// user's record to be read from the store (Router+LoginReads); `held` came after it.
     indirect case loginQueued(login: ChatMessage, held: [ChatMessage])
-    /// Its version 2 login's password is being hashed or checked off the routing queue.
+    /// Its version 2 login's password is being hashed or checked off the routing queue, then its name
+    /// claimed and its delivery window read from the store.
     indirect case checkingPassword(LoginAttempt, held: [ChatMessage])
     /// Logged in as `name` (``SessionTable/users`` has the user's state).
     case loggedIn(name: String)

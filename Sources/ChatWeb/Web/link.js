@@ -34,7 +34,7 @@ export class ChatLink {
    * @param options.onEvent receives `{type, …}` events, in order
    */
   constructor({ url, name, password, store, state, heartbeatMs = 180000, resumeToken, onEvent, random = Math.random }) {
-    Object.assign(this, { url, name, password, store, heartbeatMs, resumeToken, onEvent });
+    Object.assign(this, { url, name, password, store, heartbeatMs, resumeToken, onEvent, random });
     this.outbox = new Outbox(state.outbox);
     this.tracker = new ReceiveTracker(state.positions);
     this.receipts = state.receipts;
@@ -46,6 +46,7 @@ export class ChatLink {
     this.owed = new Set();
     this.timers = new Map();
     this.pausedUntil = 0;
+    this.notBefore = 0;
     this.unavailable = false;
   }
 
@@ -179,7 +180,9 @@ export class ChatLink {
   /** The next attempt on the schedule; once the third has failed, the server is reported unavailable. */
   #scheduleReconnect() {
     this.unavailable = this.schedule.isUnavailable;
-    const { attempt, delayMs } = this.schedule.next();
+    const { attempt, delayMs: scheduled } = this.schedule.next();
+    const delayMs = Math.max(scheduled, this.notBefore - Date.now()); // a serverBusy's retryAfter
+    this.notBefore = 0;
     this.#status(this.unavailable ? 'unavailable' : 'reconnecting', { attempt, at: Date.now() + delayMs });
     this.#timer('reconnect', delayMs, () => this.#connect());
   }
@@ -388,6 +391,11 @@ export class ChatLink {
         this.onEvent({ type: 'notice', text: 'server going away; reconnecting' });
         this.schedule.reset();
         this.unavailable = false;
+        return;
+      case 'serverBusy': // answers the login: log in again after retryAfter, plus up to 1 s of jitter
+        this.onEvent({ type: 'notice', text: detail });
+        this.notBefore = Date.now() + (retryAfter ?? 1) * 1000 + this.random() * 1000;
+        this.#drop(socket, 'the server is busy');
         return;
       case 'storeUnavailable': // answers the login: log in again after retryAfter
         this.onEvent({ type: 'notice', text: detail });

@@ -78,10 +78,14 @@ final class RouterFixture: @unchecked Sendable {
     let router: Router
     private var nextID = 1
 
-    init(limits: ChatServer.Limits = ChatServer.Limits()) {
+    /// `routed`: the store the router uses, made from ``store`` (a ``HookedStore`` around it, say).
+    init(
+        limits: ChatServer.Limits = ChatServer.Limits(),
+        routed: (InMemoryMessageStore) -> any MessageStore = { $0 }
+    ) {
         let now = self.now
         router = Router(
-            store: store, hasher: PasswordHasher(limits: .minimum), throttle: LoginThrottle(), queue: queue, limits: limits,
+            store: routed(store), hasher: PasswordHasher(limits: .minimum), throttle: LoginThrottle(), queue: queue, limits: limits,
             clock: { now.withLock { $0 } }, logger: .recording(into: lines, level: .debug))
         router.presence.interval = nil
     }
@@ -101,13 +105,22 @@ final class RouterFixture: @unchecked Sendable {
         settle()
     }
 
-    /// Runs what is queued on the routing and hashing queues until both are idle (a bounded number of
-    /// rounds: each round drains what the one before queued).
+    /// Runs what is queued on the routing, hashing and login store queues until all are idle (a bounded
+    /// number of rounds: each round drains what the one before queued).
     func settle() {
+        let (hashing, lanes) = queue.sync { (router.hashing, router.logins.storeLanes) }
         for _ in 0..<8 {
             queue.sync {}
-            for hashing in router.hashing { hashing.sync {} }
+            for queue in hashing + lanes { queue.sync {} }
         }
+        queue.sync {}
+    }
+
+    /// Lets the login passes queued so far run, and the user records they read come back (not the
+    /// password checks: a test may hold the hashing queues).
+    func readLoginRecords() {
+        queue.sync {}
+        for lane in queue.sync(execute: { router.logins.storeLanes }) { lane.sync {} }
         queue.sync {}
     }
 

@@ -61,7 +61,8 @@ import TestSupport
             .login(name: "bob", password: "secret", resumeToken: "tb", clientInstance: String(repeating: "a", count: 32), positions: [:]))
         let broadcast = ChatMessage.v2(.broadcast(id: 1, text: "while checked"))
         fixture.queue.sync { fixture.router.received(login, from: bob) }
-        fixture.queue.sync { fixture.router.received(broadcast, from: bob) }  // after the login's pass
+        fixture.readLoginRecords()
+        fixture.queue.sync { fixture.router.received(broadcast, from: bob) }  // after the login's pass and read
         let attempt = LoginAttempt(
             name: "bob", password: "secret", token: "tb", instance: String(repeating: "a", count: 32), positions: [:],
             presenceChanges: false)
