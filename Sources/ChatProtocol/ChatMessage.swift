@@ -137,10 +137,10 @@ public enum ChatErrorCode: String, Sendable, Codable, Equatable {
     /// limit); the message (the error's `id`) is refused for good.
     case messageTooLong
     /// Version 2: the server has more logins waiting than it can answer within its login deadline
-    /// (`im-server --login-timeout`; docs/PROTOCOL.md "Logins under load"): this login was not tried and
-    /// the connection is closed. The error's `retryAfter` says after how many seconds the waiting
-    /// logins should be through; a client logs in again then (plus a random jitter of its own, so that
-    /// the crowd does not come back in one instant). Version 1 logins get ``serverFull`` instead.
+    /// (`im-server --login-timeout`; docs/PROTOCOL.md "Logins under load"): this login was not tried.
+    /// The error's `retryAfter` says after how many seconds the waiting logins should be through; the
+    /// client closes the connection and logs in again on a new one then (plus a random jitter of its
+    /// own, so that a crowd does not come back in one instant). Version 1 logins get ``serverFull``.
     case serverBusy
     /// The server is shutting down; the connection is closed. Reconnect (at once, then on the reconnect
     /// schedule): nothing sent is lost, what was not acknowledged is resent.

@@ -190,8 +190,8 @@ final class ClientFixture: Sendable {
     /// counted as failures. Only a message refused for good or a command the server could not do
     /// makes the exit status 4; every answer the client comes through is shown and is no failure.
     @Test(arguments: [
-        ChatErrorCode.loginTimeout, .frameTimeout, .serverFull, .serverShuttingDown, .rateLimited, .storeUnavailable,
-        .notLoggedIn, .replaced, .throttled
+        ChatErrorCode.loginTimeout, .frameTimeout, .serverFull, .serverBusy, .serverShuttingDown, .rateLimited,
+        .storeUnavailable, .notLoggedIn, .replaced, .throttled
     ])
     func anAnswerTheClientRidesOutIsNoFailure(_ code: ChatErrorCode) async throws {
         let chat = try ClientFixture()
@@ -236,6 +236,27 @@ final class ClientFixture: Sendable {
         #expect(try await output.next(2) == ["* disconnected (by user)", "finished quit"])
         #expect(chat.server.messages(in: "direct:ann bob").map(\.text) == ["one"])
         #expect(chat.server.logins.all.count == 3)
+    }
+
+    /// A login answered `serverBusy` (too many logins waiting there): the client closes the connection
+    /// and logs in again on a new one after the error's `retryAfter` (1 s), not on its reconnect
+    /// schedule; the message it typed before is stored once.
+    @Test func aLoginAnsweredServerBusyIsTriedAgainAfterItsRetryAfter() async throws {
+        let chat = try ClientFixture()
+        chat.server.loginBusyRefusals = 1
+        let (client, output) = try chat.client(chat.configuration("ann"))
+        client.handle(line: "/to bob one")
+        #expect(
+            try await output.next(7) == [
+                "accepted #1 to bob: one",
+                "* connected to 127.0.0.1:\(chat.server.port)", "! serverBusy: 3 logins are waiting; try again in 1 s",
+                "* disconnected (the server is busy); trying again in 1 s",
+                "* connected to 127.0.0.1:\(chat.server.port)", "* logged in as ann; online: nobody else", "stored #1"
+            ])
+        client.finishInput()
+        #expect(try await output.next(2) == ["* disconnected (by user)", "finished quit"])
+        #expect(chat.server.messages(in: "direct:ann bob").map(\.text) == ["one"])
+        #expect(chat.server.logins.all.count == 2)
     }
 
     /// A client killed before the server's answers came (they were lost with it): the next client

@@ -13,7 +13,8 @@ import TestSupport
 ///
 /// Knobs for faults: ``answering`` (store but do not answer `stored`: an answer lost with the
 /// connection), ``inject(_:to:)`` (any message to a user's sessions: duplicates, receipts again),
-/// ``loginStoreFailures`` (logins answered `storeUnavailable`, as a node whose NATS is restarting).
+/// ``loginStoreFailures`` (logins answered `storeUnavailable`, as a node whose NATS is restarting),
+/// ``loginBusyRefusals`` (logins answered `serverBusy`).
 public final class FakeChatServerV2: Sendable {
     /// A stored message.
     public struct Entry: Sendable, Equatable {
@@ -32,6 +33,7 @@ public final class FakeChatServerV2: Sendable {
         var answering = true
         var echoesToSender = true
         var loginStoreFailures = 0
+        var loginBusyRefusals = 0
     }
 
     /// The time of message `sequence` in every conversation: 2023-11-14 22:13:20.000 UTC plus `sequence` ms.
@@ -74,6 +76,13 @@ public final class FakeChatServerV2: Sendable {
     public var loginStoreFailures: Int {
         get { state.withLock { $0.loginStoreFailures } }
         set { state.withLock { $0.loginStoreFailures = newValue } }
+    }
+
+    /// How many of the next logins are answered `serverBusy` with `retryAfter` 1 (as im-server does
+    /// when too many logins wait).
+    public var loginBusyRefusals: Int {
+        get { state.withLock { $0.loginBusyRefusals } }
+        set { state.withLock { $0.loginBusyRefusals = newValue } }
     }
 
     /// Whether a stored message is delivered to the session that sent it too (the sender's other
@@ -129,6 +138,15 @@ public final class FakeChatServerV2: Sendable {
             guard state.loginStoreFailures > 0 else { return false }
             state.loginStoreFailures -= 1
             return true
+        }
+        let busy = state.withLock { state -> Bool in
+            guard state.loginBusyRefusals > 0 else { return false }
+            state.loginBusyRefusals -= 1
+            return true
+        }
+        guard !busy else {
+            session.send(.v2(.error(code: .serverBusy, detail: "3 logins are waiting; try again in 1 s", id: nil, retryAfter: 1)))
+            return
         }
         guard !storeFails else {
             session.send(

@@ -61,6 +61,9 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
     /// The WebSocket carrying ``socket``'s frames once its upgrade is answered (with ``webSocketPath``);
     /// nil before and over TCP. Loop thread.
     var channel: LinkWebSocketChannel?
+    /// The `retryAfter` (seconds; 1 when missing) of a login answered `serverBusy`, read by the run
+    /// when the connection fails right after (``takeBusyRetryAfter()``). Loop thread.
+    private var busyRetryAfter: UInt64?
     /// Keep numbered messages until `stored` and resend them after a reconnect. Default false.
     var keepsOutbox = false
     /// Numbered messages sent and not yet answered with `stored`, by id (only with ``keepsOutbox``).
@@ -285,6 +288,12 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
         socket.disconnect()
     }
 
+    /// The `retryAfter` of the `serverBusy` that refused the last login, once; nil if it was not refused so.
+    func takeBusyRetryAfter() -> UInt64? {
+        defer { busyRetryAfter = nil }
+        return busyRetryAfter
+    }
+
     func received(_ frame: SevenByteHeaderFrame) {
         let now = MonotonicClock.now()
         guard ServerEvent.decodedCodes.contains(frame.functionCode) else {
@@ -310,6 +319,7 @@ final class ChatConnection: TCPSocketDelegate, @unchecked Sendable {
                 }
                 handler?.connection(self, didReceive: error, at: now)
             } else if case .error(let code, let detail, _) = error {
+                if code == ChatErrorCode.serverBusy.rawValue { busyRetryAfter = ServerEvent.retryAfter(body: frame.body) ?? 1 }
                 fail("login refused: \(code): \(detail)")
             }
             return

@@ -39,6 +39,12 @@ enum ServerEvent: Equatable, Sendable {
         return .error(code: code, detail: object["detail"] as? String ?? "", id: id)
     }
 
+    /// The `retryAfter` of an error body (whole seconds), or nil when it has none.
+    static func retryAfter(body: Data) -> UInt64? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
+        return (object["retryAfter"] as? NSNumber).flatMap { UInt64(exactly: $0.doubleValue) }
+    }
+
     /// The event of a decoded message after the login; nil for a login answer, an error (read with
     /// ``looseError(body:)`` instead, never through the codec) or a message only a client sends (which a
     /// run counts as unexpected).

@@ -102,6 +102,9 @@ public struct LoadResult: Sendable {
         /// Messages resent from an outbox after a reconnect, and `storeUnavailable` answers that kept a
         /// message for the next reconnect (not counted as errors).
         public var messagesResent = 0, storeRefusals = 0
+        /// Attempts answered `serverBusy` (too many logins waiting on that server): each tried again
+        /// after its `retryAfter` plus up to 1 s of jitter (also counted in ``failedAttempts``).
+        public var busyRefusals = 0
     }
 
     /// Connections that failed.
@@ -212,7 +215,7 @@ public struct LoadResult: Sendable {
             ("heartbeats_missed", .integer(heartbeats.heartbeatsMissed)), ("connection_failures", .integer(failures.connectionFailures)),
             ("drops", .integer(failover.drops)), ("reconnect_attempts", .integer(failover.reconnectAttempts)),
             ("users_away", .integer(failover.usersAway)),
-            ("failed_attempts", .integer(failover.failedAttempts)),
+            ("failed_attempts", .integer(failover.failedAttempts)), ("busy_refusals", .integer(failover.busyRefusals)),
             ("failover_p50_ms", ms(failover.failoverLatency, 0.5)), ("failover_p99_ms", ms(failover.failoverLatency, 0.99)),
             ("failover_max_ms", .number(Double(failover.failoverLatency.max) / 1e6, 3)),
             ("heartbeats_lost", .integer(heartbeats.heartbeatsLost)),
@@ -273,7 +276,8 @@ public struct LoadResult: Sendable {
             lines.append(
                 "  failover: \(failover.drops) drops, \(failover.reconnectAttempts) reconnect attempts, \(failover.usersAway) users away at the end, "
                     + "\(heartbeats.heartbeatsLost) heartbeats lost with their connections, \(failover.messagesResent) messages resent, "
-                    + "\(failover.storeRefusals) storeUnavailable; drop → logged in again ms \(ms(failover.failoverLatency))")
+                    + "\(failover.storeRefusals) storeUnavailable, \(failover.busyRefusals) serverBusy; "
+                    + "drop → logged in again ms \(ms(failover.failoverLatency))")
             if failover.failedAttempts > 0 {
                 lines.append(
                     "  failed attempts: \(failover.failedAttempts) (first: \(failover.failedAttemptReasons.joined(separator: "; ")))")

@@ -52,8 +52,13 @@ extension LoadRun {
             }
         }
         var schedule = failover.schedules[index] ?? LoadRun.reconnectSchedule
-        let delay = schedule.next()?.delay ?? .seconds(30)  // keepTrying: never nil
+        var delay = schedule.next()?.delay ?? .seconds(30)  // keepTrying: never nil
         failover.schedules[index] = schedule
+        if let retryAfter = connection.takeBusyRetryAfter() {
+            // serverBusy: not before its retryAfter, plus jitter so the crowd does not come back at once.
+            result.failover.busyRefusals += 1
+            delay = max(delay, .seconds(Int64(clamping: retryAfter)) + .milliseconds(Int.random(in: 0..<1_000)))
+        }
         _ = fleet.loop.scheduleTask(in: delay) { [self] in
             guard !phase.isFinished, failover.droppedAt[index] != nil else { return }
             failover.attemptsMade[index, default: 0] += 1

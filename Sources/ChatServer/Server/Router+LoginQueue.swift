@@ -147,8 +147,11 @@ extension Router {
     }
 
     /// Queues the login `message` of `session`; what the session sends meanwhile is held, and its
-    /// heartbeats' acknowledgements with it. Refused with `serverBusy` (version 1: `serverFull`) and
-    /// closed instead when the queue is too long (``busyRefusal(now:)``).
+    /// heartbeats' acknowledgements with it. Refused with `serverBusy` (version 1: `serverFull`)
+    /// instead when the queue is too long (``busyRefusal(now:)``): the session stays open, awaiting its
+    /// login under its deadline, and its client reconnects after `retryAfter`. (Not closed by the
+    /// server: the client's messages behind its login would then be unread, the close a reset, and a
+    /// reset may discard the refusal before the client reads it.)
     func queueLogin(_ message: ChatMessage, from session: Session) {
         let now = limiting.clock()
         if let retryAfter = busyRefusal(now: now) {
@@ -163,8 +166,6 @@ extension Router {
                 name, session, version: message.version, code,
                 "\(backlog) logins are waiting; try again in \(retryAfter) s",
                 reason: "server busy: \(backlog) logins waiting", retryAfter: retryAfter)
-            sessions.set(.closing(reason: "server busy: \(backlog) logins waiting", name: nil), of: session)
-            session.close()
             return
         }
         sessions.set(.loginQueued(login: message, held: []), of: session)

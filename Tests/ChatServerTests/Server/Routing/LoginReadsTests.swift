@@ -93,7 +93,7 @@ import TestSupport
     /// At most 16 logins read the store at once; the rest wait their turn. A login arriving when the
     /// oldest waiting one has waited 6 s while none was answered (at least one counted: 5 waiting ×
     /// 6 s / 1 = 30 s, over half the 10 s login deadline) is refused at once, `serverBusy` with
-    /// `retryAfter` 30 (version 1: `serverFull`), and closed; one arriving after 0.5 s (too soon to
+    /// `retryAfter` 30 (version 1: `serverFull`); one arriving after 0.5 s (too soon to
     /// tell a rate) waits. Once the store answers, every waiting login is accepted.
     @Test func aLoginBehindMoreThanHalfTheLoginDeadlineOfWaitingIsAnsweredServerBusy() throws {
         let gate = Gate()
@@ -121,8 +121,9 @@ import TestSupport
             fixture.router.received(.login(name: "u23", resumeToken: nil), from: lateV1)
         }
         let detail = "5 logins are waiting; try again in 30 s"
-        #expect(late.takeCalls() == [.send(.v2(.error(code: .serverBusy, detail: detail, id: nil, retryAfter: 30))), .close])
-        #expect(lateV1.takeCalls() == [.send(.error(code: .serverFull, detail: detail)), .close])
+        #expect(late.takeCalls() == [.send(.v2(.error(code: .serverBusy, detail: detail, id: nil, retryAfter: 30)))])
+        #expect(lateV1.takeCalls() == [.send(.error(code: .serverFull, detail: detail))])
+        #expect(fixture.phase(of: late) == .awaitingLogin)  // open, under its login deadline: its client closes it
         #expect(
             fixture.lines.all.suffix(2) == [
                 "refused login u22 from 127.0.0.1:40022 (server busy: 5 logins waiting)",
