@@ -173,6 +173,61 @@ struct ChatBrowserPageTests {
         await browser.close()
     }
 
+    /// A login answered `serverBusy` (issue 35 §3): the page closes the connection and reconnects after
+    /// the error's `retryAfter` plus its jitter (7 s + 0.5 × 1 s here), not on its own schedule.
+    @Test func aLoginAnsweredServerBusyReconnectsAfterItsRetryAfter() async throws {
+        let (chat, web) = try ChatOverWebSocketTests.start()
+        defer { withExtendedLifetime(chat) {} }
+        defer { web.stop() }
+        let browser = try ChromiumSession()
+        do {
+            try await browser.open("page", url: "http://127.0.0.1:\(web.port)/")
+            let events = try await browser.evaluate(
+                "page",
+                """
+                (async () => {
+                  const f = await import('/frame.js');
+                  const l = await import('/link.js');
+                  const sockets = [];
+                  class StandIn {
+                    static OPEN = 1;
+                    constructor(url) { this.readyState = 0; sockets.push(this); }
+                    send() {}
+                    close() { this.readyState = 3; }
+                  }
+                  const real = window.WebSocket, realNow = Date.now;
+                  window.WebSocket = StandIn;
+                  Date.now = () => 1000000;
+                  const events = [];
+                  const link = new l.ChatLink({ url: 'ws://127.0.0.1:1/chat', name: 'ann', store: { client: 'c' },
+                    state: { outbox: [], positions: new Map(), receipts: new Map() }, onEvent: (e) => events.push(e),
+                    random: () => 0.5 });
+                  link.start();
+                  const socket = sockets[0];
+                  socket.readyState = 1;
+                  socket.onopen();
+                  socket.onmessage({ data: await f.encodeFrame(f.Code.error,
+                    { code: 'serverBusy', detail: '3 logins are waiting; try again in 7 s', retryAfter: 7 }) });
+                  await link.reads;
+                  link.stop();
+                  window.WebSocket = real;
+                  Date.now = realNow;
+                  return events.map((e) => `${e.type}: ${e.state ?? e.text}${e.at ? ` at +${e.at - 1000000} ms` : ''}`);
+                })()
+                """, as: [String].self)
+            #expect(
+                events == [
+                    "status: connecting", "notice: 3 logins are waiting; try again in 7 s", "notice: disconnected (the server is busy)",
+                    "status: reconnecting at +7500 ms"
+                ])
+            #expect(try await browser.consoleErrors("page") == [])
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+
     @Test func historyComesOnScrollingUpALiveOnlyLoginGetsNoneAndThePageIsReadableAt320PixelsInTheDarkWithTheKeyboardOnly() async throws {
         let (chat, web) = try ChatOverWebSocketTests.start()
         defer { web.stop() }
