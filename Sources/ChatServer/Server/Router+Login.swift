@@ -22,10 +22,6 @@ extension Router {
         _ name: String, password: String?, token: String?, instance: String, positions: [String: UInt64],
         presenceChanges: Bool = false, record lookup: Result<UserRecord?, any Error>, session: Session
     ) {
-        func refuse(_ code: ChatErrorCode, _ detail: String, retryAfter: UInt64? = nil) {
-            metrics.loginRefused(code)
-            session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
-        }
         if let refusal = Router.invalidNameDetail(name) {
             refuseLogin(name, session, version: .v2, .invalidName, refusal, reason: "invalid name: \(refusal)")
             return
@@ -36,7 +32,7 @@ extension Router {
         case .success(let found): record = found
         case .failure(let error):
             logger.error("store error reading user \(name): \(error)")
-            refuse(.storeUnavailable, "the message store failed; try again later")
+            refuseV2Login(.storeUnavailable, "the message store failed; try again later", session)
             return
         }
         if let detail = Router.similarNameDetail(name, record) {
@@ -46,7 +42,7 @@ extension Router {
         guard let password else {
             if record?.passwordHash != nil {
                 logger.notice("refused login \(name) from \(address) (no password for a claimed name)")
-                refuse(.badPassword, "\(name) is claimed: log in with its password")
+                refuseV2Login(.badPassword, "\(name) is claimed: log in with its password", session)
                 return
             }
             // Live only, as in version 1.
@@ -61,7 +57,7 @@ extension Router {
             logger.notice(
                 "refused login \(name) from \(address) (throttled: too many wrong passwords for this \(subject == .name ? "name" : "address"))"
             )
-            refuse(.throttled, "too many wrong passwords; try again in \(seconds) s", retryAfter: seconds)
+            refuseV2Login(.throttled, "too many wrong passwords; try again in \(seconds) s", session, retryAfter: seconds)
             return
         }
         // Hashing takes tens of milliseconds: off the queue; what the session sends meanwhile waits
@@ -110,10 +106,10 @@ extension Router {
         case .wrong:
             logins.throttle.recordFailure(name: name, address: address, now: .now)
             logger.notice("refused login \(name) from \(address) (wrong password)")
-            endLogin(of: session) { refuseStoredLogin(.badPassword, "wrong password for \(name)", session) }
+            endLogin(of: session) { refuseV2Login(.badPassword, "wrong password for \(name)", session) }
         case .failed:
             logger.error("refused login \(name) from \(address) (password hashing failed)")
-            endLogin(of: session) { refuseStoredLogin(.storeUnavailable, "the password could not be hashed; try again later", session) }
+            endLogin(of: session) { refuseV2Login(.storeUnavailable, "the password could not be hashed; try again later", session) }
         case .verified(let record):
             logins.throttle.recordSuccess(name: name)
             readStoredSession(attempt, record: record, claim: nil, session: session)
@@ -133,9 +129,9 @@ extension Router {
     }
 
     /// Answers a refused version 2 login with `code` (no log line: the caller wrote one).
-    func refuseStoredLogin(_ code: ChatErrorCode, _ detail: String, _ session: Session) {
+    func refuseV2Login(_ code: ChatErrorCode, _ detail: String, _ session: Session, retryAfter: UInt64? = nil) {
         metrics.loginRefused(code)
-        session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: nil)))
+        session.send(.v2(.error(code: code, detail: detail, id: nil, retryAfter: retryAfter)))
     }
 
     /// Creates the user of a first login; false (after answering) when the store fails.

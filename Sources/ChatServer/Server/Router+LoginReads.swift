@@ -170,7 +170,7 @@ extension Router {
             endLogin(of: session) { refuseLogin(name, session, version: .v2, .nameTaken, detail, reason: detail) }
         case .failure(let error):
             logger.error("store error logging in \(name): \(error)")
-            endLogin(of: session) { refuseStoredLogin(.storeUnavailable, "the message store failed; try again later", session) }
+            endLogin(of: session) { refuseV2Login(.storeUnavailable, "the message store failed; try again later", session) }
         case .success(.ready(var start, let claimed)):
             if claimed { logger.info("claim \(name) from \(address)") }
             notes?.apply(to: &start.window)
