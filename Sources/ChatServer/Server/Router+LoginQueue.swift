@@ -13,9 +13,9 @@ import LongLink
 /// routing queue too (Router+LoginReads), at most ``maxLoginStoreWork`` at once: a pass takes no more
 /// logins than that leaves room for. On a cluster each call is a JetStream round trip, and a node that
 /// made them one after another on the routing queue logged in about 30 users a second after another
-/// node died (issue 35 §3). A login arriving when the logins already waiting would take longer than
-/// half the login deadline to answer (at the rate they are being answered) is refused at once with
-/// `serverBusy` and a `retryAfter`, rather than left to time out (``busyRefusal(now:)``).
+/// node died (issue 35 §3). A login arriving when the oldest login waiting has waited more than half
+/// the login deadline is refused at once with `serverBusy` and a `retryAfter` (the backlog at the rate
+/// logins are being answered), rather than left to time out (``busyRefusal(now:)``).
 ///
 /// What a session sends while its login waits is held (in its ``SessionPhase``) and handled after it, in order, as
 /// while a password is checked; so are the acknowledgements of its heartbeats while it waits its turn
@@ -102,16 +102,18 @@ extension Router {
             return batch
         }
 
+        /// Seconds the oldest login waiting has waited at `now` (ns); nil when none waits.
+        func oldestWait(now: UInt64) -> Double? {
+            guard start < pending.count else { return nil }
+            return Double(now &- min(pending[start].arrived, now)) / 1e9
+        }
+
         /// Seconds a login arriving at `now` (ns) can expect to wait for its turn: the logins waiting,
         /// at the rate logins were answered while the oldest of them waited (those answered since it
-        /// arrived, at least one, over its wait). Nil when the oldest has waited less than a second (too
-        /// little to tell a rate by) or none waits.
+        /// arrived, at least one, over its wait). Nil when none waits.
         func expectedWait(now: UInt64) -> Double? {
-            guard start < pending.count else { return nil }
-            let oldest = pending[start]
-            let waited = Double(now &- oldest.arrived) / 1e9
-            guard now >= oldest.arrived, waited >= 1 else { return nil }
-            let answeredSince = max(answered &- oldest.answeredBefore, 1)
+            guard let waited = oldestWait(now: now) else { return nil }
+            let answeredSince = max(answered &- pending[start].answeredBefore, 1)
             return Double(backlog) * waited / Double(answeredSince)
         }
 
@@ -135,14 +137,15 @@ extension Router {
     /// The most seconds a `serverBusy` asks a client to wait: 60.
     static let maxBusyRetryAfter: UInt64 = 60
 
-    /// The `retryAfter` (whole seconds, 1 to ``maxBusyRetryAfter``) to refuse a login arriving at `now`
-    /// with, when the logins waiting would take longer than half the login deadline to answer; nil
-    /// when it may wait its turn.
+    /// The `retryAfter` (whole seconds, 1 to ``maxBusyRetryAfter``: the ``Logins/expectedWait(now:)``)
+    /// to refuse a login arriving at `now` with, when the oldest login waiting has waited more than half
+    /// the login deadline (logins are answered in arrival order, so the queue is that long in time);
+    /// nil when it may wait its turn. (Not the expected wait alone: a store that answers nothing for a
+    /// second or two makes that estimate soar while the queue is short.)
     func busyRefusal(now: UInt64) -> UInt64? {
-        guard let wait = logins.expectedWait(now: now) else { return nil }
         let deadline = limits.loginTimeout.components
         let half = (Double(deadline.seconds) + Double(deadline.attoseconds) / 1e18) / 2
-        guard wait > half else { return nil }
+        guard let waited = logins.oldestWait(now: now), waited > half, let wait = logins.expectedWait(now: now) else { return nil }
         return UInt64(min(max(wait.rounded(.up), 1), Double(Router.maxBusyRetryAfter)))
     }
 

@@ -91,10 +91,11 @@ import TestSupport
     }
 
     /// At most 16 logins read the store at once; the rest wait their turn. A login arriving when the
-    /// oldest waiting one has waited 6 s while none was answered (at least one counted: 5 waiting ×
-    /// 6 s / 1 = 30 s, over half the 10 s login deadline) is refused at once, `serverBusy` with
-    /// `retryAfter` 30 (version 1: `serverFull`); one arriving after 0.5 s (too soon to
-    /// tell a rate) waits. Once the store answers, every waiting login is accepted.
+    /// oldest waiting one has waited 6 s (over half the 10 s login deadline) is refused at once,
+    /// `serverBusy` with `retryAfter` 30 (5 waiting × 6 s / 1 answered: none was, one is counted;
+    /// version 1: `serverFull`); one arriving after 4.5 s waits, however high the estimate (regression:
+    /// the estimate alone refused logins for 60 s after a store stall of 1.5 s). Once the store
+    /// answers, every waiting login is accepted.
     @Test func aLoginBehindMoreThanHalfTheLoginDeadlineOfWaitingIsAnsweredServerBusy() throws {
         let gate = Gate()
         let fixture = RouterFixture { store in HookedStore(store) { call in if call.hasPrefix("user u") { gate.wait() } } }
@@ -108,12 +109,12 @@ import TestSupport
         #expect(fixture.queue.sync { fixture.router.logins.storeWork } == 16)
         #expect(fixture.queue.sync { fixture.router.logins.backlog } == 4)
 
-        fixture.now.withLock { $0 += 500_000_000 }
+        fixture.now.withLock { $0 += 4_500_000_000 }
         let patient = fixture.connect()
         fixture.queue.sync { fixture.router.received(Self.login("u21"), from: patient) }
         #expect(fixture.phase(of: patient) == .loginQueued(login: Self.login("u21"), held: []))
 
-        fixture.now.withLock { $0 += 5_500_000_000 }
+        fixture.now.withLock { $0 += 1_500_000_000 }
         let late = fixture.connect()
         let lateV1 = fixture.connect()
         fixture.queue.sync {
@@ -149,7 +150,8 @@ import TestSupport
         #expect(logins.expectedWait(now: 5_000_000_000) == nil)  // none waits
         logins.answered = 100
         for _ in 0..<30 { logins.pending.append(.init(session: peer, arrived: 1_000_000_000, answeredBefore: 100)) }
-        #expect(logins.expectedWait(now: 1_900_000_000) == nil)  // 0.9 s: too soon
+        #expect(logins.oldestWait(now: 1_500_000_000) == 0.5)
+        #expect(logins.expectedWait(now: 1_500_000_000) == 15.0)  // 30 × 0.5 s / 1 (none answered: one counted)
         logins.answered = 120
         #expect(logins.expectedWait(now: 3_000_000_000) == 3.0)  // 30 waiting × 2 s / 20 answered
         _ = logins.takeBatch(10)
