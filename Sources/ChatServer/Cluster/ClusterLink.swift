@@ -23,10 +23,12 @@ final class ClusterLink: @unchecked Sendable {
     let logger: Logger
     /// Where this node's NATS calls run, one at a time, in order.
     let outbox = DispatchQueue(label: "IMChat.ChatCluster.outbox")
-    /// Users online on other nodes: name → their node and resume token's hash (routing queue only).
-    var remote: [String: Presence] = [:]
+    /// Users online on other nodes: name → their node and resume token's hash (routing queue only),
+    /// each without a heap block of its own (``RemoteUser``: the entry a node keeps for every user of
+    /// every other node).
+    var remote: [String: RemoteUser] = [:]
     /// The nodes of the users in ``remote`` (routing queue): a node refresh scans ``remote`` only when
-    /// one of them is no longer live.
+    /// one of them is no longer live. The entries of ``remote`` share these `String` instances.
     private var remoteNodes: Set<String> = []
     /// Users whose login or logout this node could not write to the presence bucket (NATS away or
     /// failing): written again at the next node refresh, or by ``resync()`` (outbox queue only).
@@ -221,8 +223,9 @@ final class ClusterLink: @unchecked Sendable {
         )
         if let value, value.node != nodeID {
             let wasOnline = router.presence.board.contains(name)
-            remote[name] = value
-            remoteNodes.insert(value.node)
+            var user = RemoteUser(value)
+            user.node = remoteNodes.insert(value.node).memberAfterInsert
+            remote[name] = user
             if !wasOnline { router.sendPresence(of: name, online: true) }
         } else if value == nil, remote.removeValue(forKey: name) != nil, router.users[name] == nil, router.presence.board.contains(name) {
             router.sendPresence(of: name, online: false)
@@ -287,7 +290,7 @@ final class ClusterLink: @unchecked Sendable {
                 for (name, value) in gone where value.node == node {
                     let key = JetStreamMessageStore.key(name)
                     if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value),
-                        now == value
+                        value.matches(now)
                     {
                         try? cluster.presence.delete(key)
                     }
