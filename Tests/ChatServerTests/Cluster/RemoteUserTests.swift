@@ -58,10 +58,30 @@ import Testing
         #expect(!odd.matches(ClusterLink.Presence(node: "n2", token: "tc")))
     }
 
+    /// The users of one node share its ``RemoteUser/Origin``; a token kept as text has one of its own, and
+    /// an origin of another node is not used.
+    @Test func entriesShareTheirNodesOriginUnlessTheirTokenIsText() {
+        let n2 = RemoteUser.Origin(node: "n2")
+        let first = RemoteUser(ClusterLink.Presence(node: "n2", token: Self.abc), shared: n2)
+        let second = RemoteUser(ClusterLink.Presence(node: "n2", token: ClusterLink.hash("abd")), shared: n2)
+        #expect(first.shares(n2) && second.shares(n2))
+        #expect(first != second)
+        #expect(second.token == ClusterLink.hash("abd"))
+        let odd = RemoteUser(ClusterLink.Presence(node: "n2", token: "tb"), shared: n2)
+        #expect(!odd.shares(n2))
+        #expect(odd.node == "n2" && odd.token == "tb")
+        let elsewhere = RemoteUser(ClusterLink.Presence(node: "n3", token: Self.abc), shared: n2)
+        #expect(!elsewhere.shares(n2))
+        #expect(elsewhere.node == "n3" && elsewhere.token == Self.abc)
+        #expect(elsewhere != first)
+        // Equal by node and token text, shared or not.
+        #expect(RemoteUser(ClusterLink.Presence(node: "n2", token: Self.abc)) == first)
+    }
+
     /// Regression (issue 35 §2): the entry held the hash as 64 characters of text, a heap block of 112
-    /// bytes for every user of every other node; now none, and the entry is at most 56 bytes inline.
+    /// bytes for every user of every other node, and 32 bytes in the dictionary; now no block of its own
+    /// and 40 bytes inline.
     @Test func anEntryIsSmallAndInline() {
-        #expect(MemoryLayout<RemoteUser.TokenHash>.size <= 33, "\(MemoryLayout<RemoteUser.TokenHash>.size)")
-        #expect(MemoryLayout<RemoteUser>.stride <= 56, "\(MemoryLayout<RemoteUser>.stride)")
+        #expect(MemoryLayout<RemoteUser>.stride == 40, "\(MemoryLayout<RemoteUser>.stride)")
     }
 }
