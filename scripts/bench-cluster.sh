@@ -29,7 +29,8 @@
 # USERS (100000), NODES (6), WORKERS (6; one process holds at most about 19,000 connections here),
 # HEARTBEAT (30), RATE_PER_MINUTE (0.01: 1 % of the users a minute), DURATION (300), LOGIN_RATE (200),
 # PRESENCE_INTERVAL (10), STORED (0), KILL_AFTER (none), KILL_NODE (1), DRAIN (10; 180 with KILL_AFTER),
-# WORKDIR (a new temporary directory). Loopback only.
+# WORKDIR (a new temporary directory), SERVER and BENCH (the im-server and socket-bench binaries to run;
+# default: this checkout's, built release). Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-100000} NODES=${NODES:-6} WORKERS=${WORKERS:-6} HEARTBEAT=${HEARTBEAT:-30}
@@ -48,10 +49,14 @@ WORKDIR=${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench-cluster.XXXXXX")}
 mkdir -p "$WORKDIR"
 ulimit -n "$(ulimit -Hn)"
 
-swift build -c release --product im-server >&2
-swift build -c release --product socket-bench >&2
-SERVER="$(pwd)/.build/release/im-server"
-BENCH="$(pwd)/.build/release/socket-bench"
+if [[ -z ${SERVER:-} ]]; then
+    swift build -c release --product im-server >&2
+    SERVER="$(pwd)/.build/release/im-server"
+fi
+if [[ -z ${BENCH:-} ]]; then
+    swift build -c release --product socket-bench >&2
+    BENCH="$(pwd)/.build/release/socket-bench"
+fi
 
 pids=()
 # The nodes first (newest first), NATS last: a node shutting down removes its users from presence.
