@@ -73,7 +73,7 @@ sleep 5
 kill -KILL "$SPID"
 sleep 3
 heaptrack_print -f "$OUT.zst" -p 0 -a 0 -T 0 --flamegraph-cost-type leaked -F "$OUT.stacks" >/dev/null 2>&1
-python3 - "$OUT.stacks" "$N" "$FRAMES" <<'PY' | swift demangle --simplified | cut -c1-300
+python3 - "$OUT.stacks" "$N" "$FRAMES" <<'PY' | swift demangle --simplified | cut -c1-300 | sed "s/ *$//"
 import sys
 n, frames = int(sys.argv[2]), int(sys.argv[3])
 rows = []
