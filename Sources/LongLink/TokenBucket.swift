@@ -29,7 +29,11 @@ public struct TokenBucket: Sendable, Equatable {
     /// How far ahead of the present the next event may be scheduled: (burst − 1) × interval.
     private let tolerance: UInt64
     /// When the next event would be due if events came exactly at the rate (0: never used yet).
-    private var theoreticalArrival: UInt64 = 0
+    /// When (ns, the caller's clock) the bucket is due to be empty of the tokens taken so far: the
+    /// bucket's whole changing state; the rest is its rate and burst. Within the package, so that a
+    /// caller holding many buckets of one rate and burst keeps only this per bucket (the chat server's
+    /// connections: ChatServer's `Router.Pace`).
+    package var theoreticalArrival: UInt64 = 0
 
     /// A full bucket of `burst` tokens refilling at `rate` per second.
     /// - Precondition: `rate > 0` and finite; `burst >= 1` (programmer errors, not network input).

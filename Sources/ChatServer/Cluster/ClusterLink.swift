@@ -23,11 +23,13 @@ final class ClusterLink: @unchecked Sendable {
     let logger: Logger
     /// Where this node's NATS calls run, one at a time, in order.
     let outbox = DispatchQueue(label: "IMChat.ChatCluster.outbox")
-    /// Users online on other nodes: name → their node and resume token's hash (routing queue only).
-    var remote: [String: Presence] = [:]
-    /// The nodes of the users in ``remote`` (routing queue): a node refresh scans ``remote`` only when
-    /// one of them is no longer live.
-    private var remoteNodes: Set<String> = []
+    /// Users online on other nodes: name → their node and resume token's hash (routing queue only),
+    /// each in 40 bytes without a heap block of its own (``RemoteUser``: the entry a node keeps for
+    /// every user of every other node).
+    var remote: [String: RemoteUser] = [:]
+    /// The nodes of the users in ``remote`` (routing queue), each with the ``RemoteUser/Origin`` its
+    /// users' entries share: a node refresh scans ``remote`` only when one of them is no longer live.
+    private var remoteNodes: [String: RemoteUser.Origin] = [:]
     /// Users whose login or logout this node could not write to the presence bucket (NATS away or
     /// failing): written again at the next node refresh, or by ``resync()`` (outbox queue only).
     var unsynced: Set<String> = []
@@ -221,8 +223,9 @@ final class ClusterLink: @unchecked Sendable {
         )
         if let value, value.node != nodeID {
             let wasOnline = router.presence.board.contains(name)
-            remote[name] = value
-            remoteNodes.insert(value.node)
+            let origin = remoteNodes[value.node] ?? RemoteUser.Origin(node: value.node)
+            remoteNodes[value.node] = origin
+            remote[name] = RemoteUser(value, shared: origin)
             if !wasOnline { router.sendPresence(of: name, online: true) }
         } else if value == nil, remote.removeValue(forKey: name) != nil, router.users[name] == nil, router.presence.board.contains(name) {
             router.sendPresence(of: name, online: false)
@@ -250,8 +253,8 @@ final class ClusterLink: @unchecked Sendable {
     /// listing of the bucket is a consumer's walk over it, not one read; a node taken for dead while
     /// its key was there lost its users here for good, since nothing would announce them again.
     func suspectNodes(notIn live: Set<String>) {
-        logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.sorted())")
-        let suspects = remoteNodes.subtracting(live)
+        logger.debug("cluster: live nodes \(live.sorted()), users' nodes \(remoteNodes.keys.sorted())")
+        let suspects = Set(remoteNodes.keys).subtracting(live)
         guard !suspects.isEmpty else { return }
         outbox.async { [self] in
             let dead = suspects.filter { node in
@@ -272,7 +275,7 @@ final class ClusterLink: @unchecked Sendable {
     /// round trips a user, five times over) kept NATS busy while those users were logging in again.
     private func dropUsers(of dead: Set<String>, live: Set<String>) {
         guard let router else { return }
-        remoteNodes.subtract(dead)
+        for node in dead { remoteNodes[node] = nil }
         let gone = remote.filter { dead.contains($0.value.node) }
         for name in gone.keys {
             remote[name] = nil
@@ -287,7 +290,7 @@ final class ClusterLink: @unchecked Sendable {
                 for (name, value) in gone where value.node == node {
                     let key = JetStreamMessageStore.key(name)
                     if let entry = try? cluster.presence.get(key), let now = try? JSONDecoder().decode(Presence.self, from: entry.value),
-                        now == value
+                        value.matches(now)
                     {
                         try? cluster.presence.delete(key)
                     }

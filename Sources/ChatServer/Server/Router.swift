@@ -126,7 +126,7 @@ final class Router: @unchecked Sendable {
         assertOnQueue()
         metrics.connections[session.transport]?.increment()
         metrics.connectionsOpened[session.transport]?.increment()
-        sessions.open(session, pace: Pace(bucket: TokenBucket(rate: limits.messageRate, burst: limits.messageBurst)))
+        sessions.open(session, pace: Pace())
     }
 
     /// A message from `session`: refused over its rate, held while its login waits or is checked,

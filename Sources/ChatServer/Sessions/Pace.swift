@@ -13,8 +13,14 @@ extension Router {
     /// One connection's message rate: a ``TokenBucket`` of ``ChatServer/Limits/messageRate`` per
     /// second with bursts of ``ChatServer/Limits/messageBurst``, and the refusals in a row. A value with
     /// no clock of its own: the router passes the time (monotonic nanoseconds), so tests drive it.
+    ///
+    /// It keeps the bucket's state only (its theoretical arrival time), not its rate and burst, which
+    /// are the limits' and the same for every connection: 24 bytes, not 56, in each session's record
+    /// (issue 35 §2: memory per chat user). ``check(_:at:limits:)`` makes the bucket of the limits
+    /// around that state.
     struct Pace {
-        var bucket: TokenBucket
+        /// The bucket's theoretical arrival time (``TokenBucket``'s state; 0: a full bucket).
+        var arrival: UInt64 = 0
         /// Until when (clock ns) every message is refused once one was: so none is taken before an
         /// earlier one that was refused, and the order the client sent them in is the order stored.
         var refusingUntil: UInt64 = 0
@@ -36,7 +42,11 @@ extension Router {
             guard Router.countsAgainstRate(message) else { return .within }
             let wait: UInt64
             if now >= refusingUntil {
-                guard case .refused(let retryAfter) = bucket.take(at: now) else {
+                var bucket = TokenBucket(rate: limits.messageRate, burst: limits.messageBurst)
+                bucket.theoreticalArrival = arrival
+                let decision = bucket.take(at: now)
+                arrival = bucket.theoreticalArrival
+                guard case .refused(let retryAfter) = decision else {
                     refusedInARow = 0
                     return .within
                 }

@@ -48,12 +48,15 @@ import Testing
     }
 
     /// Regression (issue 35 §2): a logged-in user's record kept its resume token and client instance as
-    /// strings of 36 and 32 characters, a heap block of ~80 bytes each; and each session's record held
-    /// room for the largest phase (a login attempt with its password, 168-byte records).
+    /// strings of 36 and 32 characters, a heap block of ~80 bytes each; each session's record held
+    /// room for the largest phase (a login attempt with its password, 168-byte records); and its
+    /// message rate held its bucket's rate and burst, the same for every connection (56-byte `Pace`,
+    /// 96-byte records).
     @Test func aLoggedInUsersRecordsAreSmall() {
         #expect(MemoryLayout<CompactToken>.size <= 17)
         #expect(MemoryLayout<SessionPhase>.size <= 17, "\(MemoryLayout<SessionPhase>.size)")
-        #expect(MemoryLayout<SessionTable.Record>.stride <= 96, "\(MemoryLayout<SessionTable.Record>.stride)")
+        #expect(MemoryLayout<Router.Pace>.size == 24, "\(MemoryLayout<Router.Pace>.size)")
+        #expect(MemoryLayout<SessionTable.Record>.stride <= 64, "\(MemoryLayout<SessionTable.Record>.stride)")
         #expect(MemoryLayout<SessionTable.User>.stride <= 80, "\(MemoryLayout<SessionTable.User>.stride)")
     }
 

@@ -8,7 +8,7 @@ import Testing
     static func table(with names: [String: FakePeer]) -> SessionTable {
         var table = SessionTable()
         for (name, peer) in names {
-            table.open(peer, pace: Router.Pace(bucket: TokenBucket(rate: 20, burst: 300)))
+            table.open(peer, pace: Router.Pace())
             table.logIn(
                 name, key: UserName.Key(name),
                 user: .init(session: peer, resumeToken: "t-\(name)", version: .v2, clientInstance: "i", window: nil))

@@ -5,7 +5,7 @@ import Testing
 
 /// The one record of each session, and its phase's data.
 @Suite struct SessionTableTests {
-    static let pace = Router.Pace(bucket: TokenBucket(rate: 20, burst: 300))
+    static let pace = Router.Pace()
 
     @Test func aSessionOpensAwaitingItsLoginAndHoldsOnlyWhileItsLoginWaitsOrIsChecked() {
         var table = SessionTable()
