@@ -142,6 +142,37 @@ import TestSupport
         #expect(fixture.queue.sync { fixture.router.logins.storeWork } == 0)
     }
 
+    /// A stored login whose password is checked while new logins hold all 16 store lanes waits for the
+    /// first lane to free up (before any login still queued), and then logs in.
+    @Test func aStoredSessionsReadWaitsForALaneWhenNewLoginsHoldThemAll() throws {
+        let gate = Gate()
+        let fixture = RouterFixture { store in HookedStore(store) { call in if call.hasPrefix("user u") { gate.wait() } } }
+        defer { gate.open(releasing: 16) }
+        let hashing = DispatchSemaphore(value: 0)
+        for queue in fixture.router.hashing { queue.async { hashing.wait() } }
+        let ann = fixture.connect()
+        fixture.queue.sync { fixture.router.received(Self.login("ann", password: "ann's secret"), from: ann) }
+        fixture.readLoginRecords()  // her record read; her password waits behind the held hashing queues
+        let peers = (1...17).map { _ in fixture.connect() }
+        fixture.queue.sync {
+            for (index, peer) in peers.enumerated() { fixture.router.received(Self.login("u\(index + 1)"), from: peer) }
+        }
+        for _ in 0..<16 { #expect(gate.entered.wait(timeout: .now() + 10) == .success) }
+        hashing.signal()
+        hashing.signal()
+        for queue in fixture.router.hashing { queue.sync {} }
+        fixture.queue.sync {}  // her password checked: her window's read needs a lane
+        #expect(fixture.queue.sync { fixture.router.logins.laneWaiters.count } == 1)
+        #expect(fixture.queue.sync { fixture.router.logins.storeWork } == 16)
+        #expect(fixture.queue.sync { fixture.router.logins.laneRoom } == 0)
+        #expect(fixture.queue.sync { fixture.router.logins.backlog } == 1)  // u17
+        gate.open(releasing: 16)
+        fixture.settle()
+        #expect(fixture.phase(of: ann) == .loggedIn(name: "ann"))
+        #expect(peers.allSatisfy { fixture.phase(of: $0) == .loggedIn(name: "u\($0.id - 1)") })
+        #expect(fixture.queue.sync { fixture.router.logins.storeWork } == 0)
+    }
+
     /// The rate behind ``Router/Logins/expectedWait(now:)``: the logins answered while the oldest
     /// waiting one waited.
     @Test func theExpectedWaitIsTheBacklogAtTheRateLoginsWereAnsweredWhileTheOldestWaited() {
