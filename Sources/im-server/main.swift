@@ -37,6 +37,9 @@ if arguments.contains("--version") {
 }
 // One descriptor per connection: the default connection limit follows the raised soft limit.
 ResourceLimits.raiseOpenFileLimit()
+// At most 2 malloc arenas: the logins' 16 store lanes (threads that allocate) made a cluster node's
+// RSS grow ~1 KB more per user in arenas' spare room (docs/BENCHMARKS.md "Issue 35 §3").
+ResourceLimits.limitMallocArenas(to: 2)
 let options: ServerOptions
 do {
     options = try ServerOptions(arguments: arguments)

@@ -157,4 +157,14 @@ import TestSupport
         #expect(ResourceLimits.maxConnections(openFileLimit: nil) == 10_000)
         #expect(ResourceLimits.maxConnections(openFileLimit: .max) == 10_000)
     }
+
+    /// im-server keeps glibc to 2 malloc arenas (mallopt(3) `M_ARENA_MAX`); here the default for 2 cores,
+    /// 16, is set again, so the test process is left as it was.
+    @Test func theMallocArenaLimitIsSetWithGlibc() {
+        #if canImport(Glibc)
+            #expect(ResourceLimits.limitMallocArenas(to: 16))
+        #else
+            #expect(!ResourceLimits.limitMallocArenas(to: 16))
+        #endif
+    }
 }

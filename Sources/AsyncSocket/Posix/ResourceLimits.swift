@@ -1,3 +1,4 @@
+import CAsyncSocketShims
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -26,6 +27,17 @@ public enum ResourceLimits {
     /// loops' epoll and wake-up descriptors, standard input and output, a database file with its journal
     /// or WAL and shared-memory files, discovery sockets, and headroom. 64.
     public static let reservedDescriptors = 64
+
+    /// Keeps the C library to at most `count` malloc arenas (glibc: mallopt(3) `M_ARENA_MAX`; its
+    /// default is 8 per core). Each thread that allocates gets an arena of its own up to that limit, and
+    /// each arena keeps its freed memory for reuse by its threads: a server whose work runs on many
+    /// threads (Dispatch queues that block, say) holds more memory per connection with many arenas.
+    /// Call it at the start of the process, before other threads allocate. Returns whether it was set
+    /// (false where the C library has no such option).
+    @discardableResult
+    public static func limitMallocArenas(to count: Int) -> Bool {
+        cass_limit_malloc_arenas(Int32(clamping: count)) == 1
+    }
 
     /// The most connections a server should hold at once with `openFileLimit` descriptors: one each,
     /// after ``reservedDescriptors``, and at most 10,000; at least 1. `nil` (the limit cannot be read or

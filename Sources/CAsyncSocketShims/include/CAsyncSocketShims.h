@@ -4,6 +4,9 @@
 #define C_ASYNC_SOCKET_SHIMS_H
 
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -76,5 +79,17 @@ static inline int cass_msg_trunc(void) { return MSG_TRUNC; }
 /// of the routing table or of an interface address makes it readable. Returns the descriptor, or -1
 /// with errno (-1 with ENOSYS off Linux).
 int cass_route_change_socket(void);
+
+/// mallopt(3) M_ARENA_MAX (glibc's <malloc.h>, which Swift's Glibc module leaves out): at most
+/// `count` malloc arenas for the process. Returns 1 when set, 0 when not (or where there is no such
+/// option).
+static inline int cass_limit_malloc_arenas(int count) {
+#if defined(__GLIBC__)
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
+}
 
 #endif
