@@ -322,11 +322,14 @@ final class ClusterLink: @unchecked Sendable {
         }
     }
 
-    /// SHA-256 of `token`, lowercase hex (libsodium's `crypto_hash_sha256`).
+    /// SHA-256 of `token`, lowercase hex (libsodium's `crypto_hash_sha256`), written as
+    /// ``RemoteUser/TokenHash`` writes its bits (one hex encoder for both directions; not
+    /// `String(format:)` per byte, 32 calls a login).
     static func hash(_ token: String) -> String {
         var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let bytes = Array(token.utf8)
         _ = crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
-        return digest.map { String(format: "%02x", $0) }.joined()
+        func word(_ index: Int) -> UInt64 { digest[index * 8..<index * 8 + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        return RemoteUser.TokenHash.sha256(word(0), word(1), word(2), word(3)).string
     }
 }
