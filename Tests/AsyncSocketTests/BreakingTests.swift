@@ -233,30 +233,10 @@ import TestSupport
 /// The explicit lifecycle of one TCPSocket: disconnect and connect again, reads and writes queued while
 /// connecting, an error end followed by a new connection.
 @Suite struct LifecycleBreakingTests {
-    /// A listener that sends `greeting` to each connection it accepts, then echoes what it reads.
-    static func greeter(_ greeting: String) async throws -> (TCPListener, Task<Void, Never>) {
-        let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let task = Task {
-            await withTaskGroup(of: Void.self) { group in
-                do {
-                    for try await connection in listener {
-                        group.addTask {
-                            try? await connection.write(bytes(greeting))
-                            while let data = try? await connection.read() { try? await connection.write(data) }
-                            await connection.close()
-                        }
-                    }
-                } catch {}
-                group.cancelAll()
-            }
-        }
-        return (listener, task)
-    }
-
     /// GCDAsyncSocket's disconnect is synchronous: connecting again right after it works.
     @Test func connectRightAfterDisconnectWorks() async throws {
-        let (first, firstTask) = try await Self.greeter("first")
-        let (second, secondTask) = try await Self.greeter("second")
+        let first = try Greeter("first")
+        let second = try Greeter("second")
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: first.port, withTimeout: TestTiming.hangTimeout(5))
@@ -269,15 +249,12 @@ import TestSupport
         let events = try await delegate.events.next(3)
         #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: second.port), .read(bytes("second"), tag: 3)])
         client.disconnect()
-        await first.close(); await second.close()
-        firstTask.cancel(); secondTask.cancel()
+        first.close(); second.close()
     }
 
-    /// Reads and writes queued while connecting run once connected, in order. (The tests against the
-    /// async greeter set no read timeouts: the greeter's tasks share the cooperative pool with the
-    /// rest of the suite, and under ThreadSanitizer a 5 s read timeout fired before it was served.)
+    /// Reads and writes queued while connecting run once connected, in order.
     @Test func readsAndWritesQueuedWhileConnectingRunOnceConnected() async throws {
-        let (listener, task) = try await Self.greeter("hi")
+        let listener = try Greeter("hi")
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: TestTiming.hangTimeout(5))
@@ -288,15 +265,14 @@ import TestSupport
         #expect(events.first == .connected(host: "127.0.0.1", port: listener.port))
         #expect(Set(events.dropFirst().map(\.description)) == [#"wrote(tag: 1)"#, #"read("hi", tag: 2)"#, #"read("ping", tag: 3)"#])
         client.disconnect()
-        await listener.close()
-        task.cancel()
+        listener.close()
     }
 
     /// Bytes left unread by a connection that ended with an error are handed back once, and never
     /// reach a read of the next connection.
     @Test func leftoverBytesOfAResetConnectionDoNotLeakIntoTheNext() async throws {
         let listener = try await TCPListener.bind(host: "127.0.0.1", port: 0)
-        let (fresh, freshTask) = try await Self.greeter("fresh")
+        let fresh = try Greeter("fresh")
         let delegate = RecordingDelegate()
         let client = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "client"))
         try client.connect(toHost: "127.0.0.1", onPort: listener.port, withTimeout: TestTiming.hangTimeout(5))
@@ -315,13 +291,12 @@ import TestSupport
         client.readData(withTimeout: -1, tag: 9)
         #expect(try await delegate.events.next(2) == [.connected(host: "127.0.0.1", port: fresh.port), .read(bytes("fresh"), tag: 9)])
         client.disconnect()
-        await listener.close(); await fresh.close()
-        freshTask.cancel()
+        await listener.close(); fresh.close()
     }
 
     /// A socket that listened, then stopped, can connect.
     @Test func listeningThenDisconnectThenConnect() async throws {
-        let (listener, task) = try await Self.greeter("yes")
+        let listener = try Greeter("yes")
         let delegate = RecordingDelegate()
         let socket = TCPSocket(delegate: delegate, delegateQueue: DispatchQueue(label: "socket"))
         try socket.accept(onInterface: "127.0.0.1", port: 0)
@@ -332,7 +307,6 @@ import TestSupport
         let events = try await delegate.events.next(3)
         #expect(events == [.disconnected(nil), .connected(host: "127.0.0.1", port: listener.port), .read(bytes("yes"), tag: 1)])
         socket.disconnect()
-        await listener.close()
-        task.cancel()
+        listener.close()
     }
 }

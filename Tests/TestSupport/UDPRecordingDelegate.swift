@@ -74,11 +74,13 @@ public final class UDPRecordingDelegate: UDPSocketDelegate, Sendable {
 
 /// A ``UDPSocket`` with a ``UDPRecordingDelegate`` and a serial delegate queue of its own.
 public final class RecordedUDPSocket: Sendable {
-    public let delegate = UDPRecordingDelegate()
+    public let delegate: UDPRecordingDelegate
     public let queue: DispatchQueue
     public let socket: UDPSocket
 
-    public init(_ name: String = "udp", group: EventLoopGroup = .shared) {
+    /// - Parameter delegate: the recorder; sockets given one recorder record into one sequence.
+    public init(_ name: String = "udp", delegate: UDPRecordingDelegate = UDPRecordingDelegate(), group: EventLoopGroup = .shared) {
+        self.delegate = delegate
         queue = DispatchQueue(label: name)
         socket = UDPSocket(delegate: delegate, delegateQueue: queue, group: group)
     }
