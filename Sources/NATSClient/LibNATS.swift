@@ -2,6 +2,14 @@ import CNATS
 
 /// libnats' status and error numbers in this API's terms, and the unit conversions its calls need.
 enum LibNATS {
+    /// Opens the library once, before the first connection (`nats_Open(0)`): libnats' mutexes then
+    /// block at once when taken, instead of first trying 2,000 times in a busy loop (its default,
+    /// `gLockSpinCount` in nats.c). On this project's 2-core machine that spinning was 8 % of a
+    /// cluster node's CPU while 16 store lanes made requests on one connection (docs/BENCHMARKS.md,
+    /// "Issue 35 §3"): a spinning thread holds the core the lock's owner needs.
+    /// `NATS_OK` or the status of a failed open (which the first connect then reports too).
+    static let opened: natsStatus = nats_Open(0)
+
     /// JetStream's "wrong last sequence" (`JSStreamWrongLastSequenceErr`, status.h).
     static let wrongLastSequence = Int(JSStreamWrongLastSequenceErr.rawValue)
     /// JetStream's "no message found" (`JSNoMessageFoundErr`, status.h).

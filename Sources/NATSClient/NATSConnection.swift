@@ -45,6 +45,7 @@ public final class NATSConnection: @unchecked Sendable {
                 text: "the libnats loaded (\(string(nats_GetVersion()) ?? "?")) does not match its headers (\(NATS_VERSION_STRING))")
         }
         guard !options.servers.isEmpty else { throw .invalid("no server URL") }
+        try LibNATS.check(LibNATS.opened)
         guard options.reconnectWait >= .zero else { throw .invalid("reconnectWait must not be negative") }
         guard options.maxReconnects >= -1, options.maxReconnects <= Int(Int32.max) else {
             throw .invalid("maxReconnects must be -1 (forever) or a count, not \(options.maxReconnects)")
