@@ -25,8 +25,8 @@ public struct LoadOptions: Equatable, Sendable {
     /// `received`). Each user's first login costs the server an Argon2id hash. Default false: live.
     public var stored = false
     /// Stored sessions only (`--failover`): a user whose connection drops after its login logs in
-    /// again, on another server of ``servers`` (the users of one server spread over all the others:
-    /// user i's attempt k ≥ 1 goes to `servers[(i + 1 + (i / count + k − 1) mod count) mod count]`),
+    /// again, on another server of ``servers`` (the users of one server spread over all the others,
+    /// each user's own server last: ``LoadRun/serverIndex(user:attempt:count:)``),
     /// at once, then after 2 s and 4 s, then doubling up to 30 s, each plus up to 1 s of jitter
     /// (``LoadRun/reconnectSchedule``); it sends its password, client instance, resume token and
     /// positions, then resends every message not yet answered with `stored` (docs/PROTOCOL.md). A

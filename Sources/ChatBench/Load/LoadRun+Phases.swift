@@ -9,14 +9,17 @@ import SocketBench
 extension LoadRun {
     // MARK: - Phases (loop thread)
 
-    /// User `index`'s server for its next attempt (``LoadOptions/failover``): first `index mod n`, then
-    /// from its `q = index / n`, attempt k ≥ 1 goes `1 + (q + k − 1) mod n` servers further on. So the
-    /// users of a node that died spread over all the others at their first retry (as clients that
-    /// shuffle their server list do) instead of all moving to the next one: at 100,000 users on six
-    /// nodes of at most 20,000 connections each, the next node filled up and turned the rest away.
+    /// User `index`'s server for its next attempt (``LoadOptions/failover``): first `index mod n`; then
+    /// rounds of n attempts, each over the n − 1 other servers, starting `1 + q mod (n − 1)` servers on
+    /// (`q = index / n`), and its own server last. So the users of a node that died spread over all
+    /// the others at their first retry (as clients that shuffle their server list do) instead of all
+    /// moving to the next one (at 100,000 users on six nodes of at most 20,000 connections each, the
+    /// next node filled up and turned the rest away), and none goes back first to the server that
+    /// just dropped it (1 in n did, and waited for its second attempt, 2 s later).
     static func serverIndex(user index: Int, attempt: Int, count: Int) -> Int {
-        let offset = attempt == 0 ? 0 : 1 + (index / count + attempt - 1) % count
-        return (index + offset) % count
+        let step = (attempt - 1) % count
+        guard attempt > 0, count > 1, step < count - 1 else { return index % count }
+        return (index + 1 + (index / count + step) % (count - 1)) % count
     }
 
     func server(of index: Int) -> ServerAddress {
