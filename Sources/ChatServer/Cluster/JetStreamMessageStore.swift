@@ -56,6 +56,8 @@ public final class JetStreamMessageStore: MessageStore {
     let ids: KeyValueBucket
     let positions: KeyValueBucket
     let directs: KeyValueBucket
+    /// Sends a stored login's reads at once (``conversationStarts(of:in:known:)``).
+    let batcher: RequestBatcher
     /// The stream of messages: `PREFIX_MSGS`.
     var streamName: String { prefix + "_MSGS" }
 
@@ -97,6 +99,7 @@ public final class JetStreamMessageStore: MessageStore {
         ids = try jetStream.keyValue(bucket: prefix + "_ids", replicas: replicas)
         positions = try jetStream.keyValue(bucket: prefix + "_positions", replicas: replicas)
         directs = try jetStream.keyValue(bucket: prefix + "_directs", replicas: replicas)
+        batcher = try RequestBatcher(connection: connection)
     }
 
     /// Whether `name` is non-empty letters, digits, `_` and `-` only: a JetStream name and a subject

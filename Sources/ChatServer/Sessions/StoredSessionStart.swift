@@ -24,27 +24,25 @@ struct StoredSessionStart: Sendable {
 
     /// Reads the start of `record`'s stored session from `store`: its direct conversations, then each
     /// conversation's head and the user's position (unless `positions` has it), and the other user's
-    /// position in each direct conversation (a failed read of that one only leaves its receipt out).
+    /// position in each direct conversation (a failed read of that one only leaves its receipt out),
+    /// all at once (``MessageStore/conversationStarts(of:in:known:)``).
     /// - Throws: what the store throws.
     static func read(from store: any MessageStore, record: UserRecord, positions: [String: UInt64]) throws -> StoredSessionStart {
         let name = record.name
         var conversations = try store.directConversations(of: name)
         conversations.append(.room)
+        let reads = try store.conversationStarts(of: name, in: conversations, known: positions)
         var starts: [String: UInt64] = [:]
         var ranges: [String: ClosedRange<UInt64>] = [:]
         var receipts: [Receipt] = []
-        for conversation in conversations {
+        for (conversation, read) in zip(conversations, reads) {
             let key = conversation.description
-            let head = try store.head(of: conversation)
-            var start = try positions[key] ?? store.position(of: name, in: conversation)
-            if conversation == .room { start = max(start, record.roomStart) }
+            let head = read.head
+            let start = conversation == .room ? max(read.position, record.roomStart) : read.position
             starts[key] = min(start, head)
             ranges[key] = min(start, head)...head
-            if case .direct(let first, let second) = conversation, first != second {
-                let other = first == name ? second : first
-                if let position = try? store.position(of: other, in: conversation), position > 0 {
-                    receipts.append(Receipt(conversation: key, upTo: position, by: other))
-                }
+            if let other = conversation.otherUser(than: name), let position = read.otherPosition, position > 0 {
+                receipts.append(Receipt(conversation: key, upTo: position, by: other))
             }
         }
         var window = DeliveryWindow(positions: starts, limit: Router.deliveryWindow)

@@ -64,6 +64,14 @@ public protocol MessageStore: AnyObject, Sendable {
     /// How far `user` has received `conversation` (0 = nothing yet).
     func position(of user: String, in conversation: ConversationID) throws -> UInt64
 
+    /// What the start of `user`'s stored session needs of each of `conversations`, in order: its
+    /// head (as ``head(of:)``), `user`'s position (`known` by the conversation's description, else
+    /// as ``position(of:in:)``), and in a direct conversation of two users the other's position
+    /// (nil when its read failed: only that receipt is left out). A clustered store reads them all
+    /// in one round trip; the default reads them one after another.
+    /// - Throws: what the head and position reads throw.
+    func conversationStarts(of user: String, in conversations: [ConversationID], known: [String: UInt64]) throws -> [ConversationStart]
+
     /// Moves positions forward, in one transaction. A position never moves backwards (an update below
     /// the recorded position is ignored) and never beyond the conversation's head (an update above it
     /// records the head). Updates are applied in order, so a later one for the same user and
@@ -75,4 +83,51 @@ public protocol MessageStore: AnyObject, Sendable {
     /// returns how many were removed. Heads, positions and users are kept. A resend of a message
     /// removed this way is no longer recognised as a duplicate.
     func applyRetention(_ policy: RetentionPolicy, now: Date) throws -> Int
+}
+
+/// One conversation's part of a stored session's start (``MessageStore/conversationStarts(of:in:known:)``).
+public struct ConversationStart: Sendable, Equatable {
+    /// The sequence of the conversation's last message (0 if none).
+    public var head: UInt64
+    /// How far the user has received it.
+    public var position: UInt64
+    /// How far the other user of a direct conversation has received it; nil for the room, a
+    /// conversation with oneself, or a read that failed.
+    public var otherPosition: UInt64?
+
+    public init(head: UInt64, position: UInt64, otherPosition: UInt64?) {
+        self.head = head
+        self.position = position
+        self.otherPosition = otherPosition
+    }
+}
+
+extension MessageStore {
+    /// Reads each conversation's head and positions one after another (see the requirement).
+    public func conversationStarts(
+        of user: String, in conversations: [ConversationID], known: [String: UInt64]
+    ) throws -> [ConversationStart] {
+        try conversationStartsOneByOne(of: user, in: conversations, known: known)
+    }
+
+    /// ``conversationStarts(of:in:known:)`` by ``head(of:)`` and ``position(of:in:)``, one after another.
+    func conversationStartsOneByOne(
+        of user: String, in conversations: [ConversationID], known: [String: UInt64]
+    ) throws -> [ConversationStart] {
+        try conversations.map { conversation in
+            ConversationStart(
+                head: try head(of: conversation),
+                position: try known[conversation.description] ?? position(of: user, in: conversation),
+                otherPosition: conversation.otherUser(than: user).flatMap { try? position(of: $0, in: conversation) })
+        }
+    }
+}
+
+extension ConversationID {
+    /// The other user of a direct conversation of `user` with someone else; nil for the room or a
+    /// conversation with oneself.
+    func otherUser(than user: String) -> String? {
+        guard case .direct(let first, let second) = self, first != second else { return nil }
+        return first == user ? second : first
+    }
 }

@@ -117,4 +117,43 @@ import TestSupport
         #expect(try stores[1].append([.make("ann", in: conversation, id: 2)]) == [.stored(sequence: 2)])
         #expect(try stores[0].head(of: conversation) == 2)
     }
+
+    /// A stored login's reads in one batch (``JetStreamMessageStore/conversationStarts(of:in:known:)``)
+    /// say what the reads one after another say: heads from the head record or, past it, the stream's
+    /// last message (an append that stopped half-way); positions known, stored or none; the other
+    /// user's position; the room; a conversation with oneself.
+    @Test func aLoginsBatchedReadsSayWhatTheReadsOneByOneSay() async throws {
+        let nats = try await NATSTestServer.start()
+        defer { nats.stop() }
+        try await runOnAThread { try Self.batchedReads(on: nats.natsURL) }
+    }
+
+    /// The steps of the test above (blocking: on a thread of its own).
+    static func batchedReads(on url: String) throws {
+        struct Stopped: Error {}
+        let connection = try NATSConnection.connect(.init(servers: [url], timeout: .seconds(10)))
+        defer { connection.close() }
+        let store = try JetStreamMessageStore(connection: connection, prefix: "batched")
+        for name in ["ann", "bob", "cy"] { _ = try store.createUser(named: name, passwordHash: nil, at: storeEpoch) }
+        let annBob = ConversationID(between: "ann", and: "bob")
+        let annCy = ConversationID(between: "ann", and: "cy")
+        let annAnn = ConversationID(between: "ann", and: "ann")
+        _ = try store.append([
+            .make("bob", in: .room, id: 1), .make("ann", in: annBob, id: 1), .make("bob", in: annBob, id: 2),
+            .make("ann", in: annAnn, id: 3)
+        ])
+        try store.setPositions([(user: "bob", conversation: annBob, sequence: 1), (user: "ann", conversation: .room, sequence: 1)])
+        store.afterPublish.withLock { $0 = { _ in throw Stopped() } }
+        #expect(throws: Stopped.self) { try store.append([.make("cy", in: annCy, id: 1)]) }  // no head record
+        store.afterPublish.withLock { $0 = nil }
+        let conversations = [annBob, annCy, annAnn, .room]
+        let known: [String: UInt64] = [annAnn.description: 1]
+        let batched = try store.conversationStarts(of: "ann", in: conversations, known: known)
+        #expect(
+            batched == [
+                ConversationStart(head: 2, position: 0, otherPosition: 1), ConversationStart(head: 1, position: 0, otherPosition: 0),
+                ConversationStart(head: 1, position: 1, otherPosition: nil), ConversationStart(head: 1, position: 1, otherPosition: nil)
+            ])
+        #expect(batched == (try store.conversationStartsOneByOne(of: "ann", in: conversations, known: known)))
+    }
 }
