@@ -202,9 +202,16 @@ enum Bodies {
     struct Empty: Codable {}
     struct Failure: Codable { var code: ChatErrorCode; var detail: String }
 
-    static func encode(_ message: ChatMessage) throws -> Data {
+    /// The encoder of every body (sorted keys, slashes as they are), made once: `JSONEncoder` is
+    /// thread-safe, and one made per message cost every frame an allocation and its options' set-up.
+    static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func encode(_ message: ChatMessage) throws -> Data {
+        let encoder = encoder
         switch message {
         case .login(let name, let token): return try encoder.encode(Login(name: name, resumeToken: token))
         case .loginAccepted(let name, let online, let count, let token):

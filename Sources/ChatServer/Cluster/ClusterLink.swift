@@ -55,6 +55,9 @@ final class ClusterLink: @unchecked Sendable {
         var conversation: String?, upTo: UInt64?, by: String?
     }
 
+    /// The presence values' and notices' encoder (outbox queue), made once.
+    private let encoder = JSONEncoder()
+
     init(cluster: ChatCluster, router: Router) {
         self.cluster = cluster
         self.router = router
@@ -92,12 +95,13 @@ final class ClusterLink: @unchecked Sendable {
             queue.async { self.router?.deliverReceipt(conversation, upTo: upTo, by: by) }
         }
         subscriptions.withLock { $0 = [stored, notices, receipts] }
+        let decoder = JSONDecoder()  // one for the watch's thread, not one per change
         let presenceWatch = try cluster.presence.watchAll { [weak self] change in
             guard let self else { return }
             switch change {
             case .put(let entry):
                 guard let name = KeyValueBucket.decodeKey(entry.key),
-                    let value = try? JSONDecoder().decode(Presence.self, from: entry.value)
+                    let value = try? decoder.decode(Presence.self, from: entry.value)
                 else { return }
                 queue.async { self.presenceChanged(name, value) }
             case .delete(let key, _):
@@ -165,7 +169,7 @@ final class ClusterLink: @unchecked Sendable {
         do {
             if let token {
                 let value = Presence(node: nodeID, token: token)
-                _ = try cluster.presence.put(JetStreamMessageStore.key(name), try JSONEncoder().encode(value))
+                _ = try cluster.presence.put(JetStreamMessageStore.key(name), try encoder.encode(value))
             } else {
                 try removePresence(of: name)
             }
@@ -315,7 +319,7 @@ final class ClusterLink: @unchecked Sendable {
     private func publish(_ subject: String, _ notice: Notice) {
         outbox.async { [self] in
             do {
-                try cluster.connection.publish(subject, try JSONEncoder().encode(notice))
+                try cluster.connection.publish(subject, try encoder.encode(notice))
             } catch {
                 logger.error("cluster: cannot send to \(subject): \(error)")
             }
