@@ -96,17 +96,19 @@ final class ClusterLink: @unchecked Sendable {
         }
         subscriptions.withLock { $0 = [stored, notices, receipts] }
         let decoder = JSONDecoder()  // one for the watch's thread, not one per change
-        let presenceWatch = try cluster.presence.watchAll { [weak self] change in
-            guard let self else { return }
+        let changes = ChangeBatch<(String, Presence?)>(queue: queue, delay: .milliseconds(5)) { [weak self] changes in
+            for (name, value) in changes { self?.presenceChanged(name, value) }
+        }
+        let presenceWatch = try cluster.presence.watchAll { change in
             switch change {
             case .put(let entry):
                 guard let name = KeyValueBucket.decodeKey(entry.key),
                     let value = try? decoder.decode(Presence.self, from: entry.value)
                 else { return }
-                queue.async { self.presenceChanged(name, value) }
+                changes.add((name, value))
             case .delete(let key, _):
                 guard let name = KeyValueBucket.decodeKey(key) else { return }
-                queue.async { self.presenceChanged(name, nil) }
+                changes.add((name, nil))
             case .initialValuesDone:
                 break
             }
