@@ -29,17 +29,43 @@ extension JetStream {
         return (message.subject, message.seq)
     }
 
+    /// The acknowledgement in the answer to a publish sent through a ``RequestBatcher`` batch (such
+    /// as ``KeyValueBucket/putRequest(for:_:)``): JetStream's `{"stream": …, "seq": …}`, as
+    /// ``publish(_:_:headers:messageID:expectedLastSubjectSequence:timeout:)`` returns it.
+    /// - Throws: ``NATSError/jetStream(errorCode:text:)`` for an error answer;
+    ///   ``NATSError/status(code:text:)`` for an answer that is not an acknowledgement.
+    public static func publishAck(from answer: NATSMessage) throws(NATSError) -> PublishAck {
+        struct Answer: Decodable {
+            let stream: String?
+            let seq: UInt64?
+            let duplicate: Bool?
+            let error: APIError?
+        }
+        guard let ack = try? JSONDecoder().decode(Answer.self, from: answer.data) else {
+            throw .status(code: -1, text: "not a publish acknowledgement: \(String(decoding: answer.data.prefix(200), as: UTF8.self))")
+        }
+        if let error = ack.error {
+            throw .jetStream(errorCode: error.err_code ?? error.code, text: error.description ?? "JetStream error")
+        }
+        guard let stream = ack.stream, let sequence = ack.seq else {
+            throw .status(code: -1, text: "an acknowledgement without its stream or sequence")
+        }
+        return PublishAck(stream: stream, sequence: sequence, duplicate: ack.duplicate ?? false)
+    }
+
+    /// A JetStream API error answer (`{"error": {"code": 404, "err_code": 10037, …}}`).
+    struct APIError: Decodable {
+        let code: Int
+        let err_code: Int?
+        let description: String?
+    }
+
     /// The JetStream API's answer to `STREAM.MSG.GET` (the fields read here; the payload and headers,
     /// base64, are not).
     private struct MessageGetResponse: Decodable {
         struct Message: Decodable {
             let subject: String
             let seq: UInt64
-        }
-        struct APIError: Decodable {
-            let code: Int
-            let err_code: Int?
-            let description: String?
         }
         let message: Message?
         let error: APIError?

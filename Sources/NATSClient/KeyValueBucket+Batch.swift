@@ -12,6 +12,15 @@ extension KeyValueBucket {
         return (subject: "\(jetStream.apiPrefix).DIRECT.GET.\(streamName).$KV.\(name).\(key)", data: Data())
     }
 
+    /// The request that sets `key` to `value` whatever it was (as ``put(_:_:)``: a JetStream publish
+    /// to the key's subject), for a ``RequestBatcher`` batch. Its answer goes to
+    /// ``JetStream/publishAck(from:)``, whose sequence is the new revision.
+    /// - Throws: ``NATSError/invalid(_:)`` for a key KV does not allow.
+    public func putRequest(for key: String, _ value: Data) throws(NATSError) -> (subject: String, data: Data) {
+        try KeyValueBucket.validate(key)
+        return (subject: writeSubject(key), data: value)
+    }
+
     /// `key`'s entry from the answer to its ``getRequest(for:)``, as ``get(_:)`` gives it: nil for
     /// "not found" (status 404) or a delete or purge marker (`KV-Operation`), where `kvStore_Get`
     /// says `NATS_NOT_FOUND`.

@@ -74,6 +74,31 @@ import TestSupport
         }
     }
 
+    @Test func keyValuePutsThroughABatchAreAcknowledgedWithTheirRevisions() async throws {
+        try await withNATS { _, connection in
+            let bucket = try connection.jetStream().keyValue(bucket: "puts")
+            _ = try bucket.put("a", Data(text: "0"))
+            let batcher = try RequestBatcher(connection: connection)
+            let answers = try batcher.requests([
+                try bucket.putRequest(for: "a", Data(text: "1")), try bucket.putRequest(for: "b", Data(text: "2"))
+            ])
+            let acks = try answers.map { try JetStream.publishAck(from: $0) }
+            #expect(
+                acks == [.init(stream: "KV_puts", sequence: 2, duplicate: false), .init(stream: "KV_puts", sequence: 3, duplicate: false)])
+            #expect(try bucket.get("a")?.value == Data(text: "1"))
+            #expect(try bucket.get("b")?.revision == 3)
+            #expect(
+                throws: NATSError.invalid(
+                    #"KV key "has space" must be [-/_=.a-zA-Z0-9]+ without leading, trailing or double dots; see encodeKey(_:)"#)
+            ) { try bucket.putRequest(for: "has space", Data()) }
+            let refused = NATSMessage(
+                subject: "x", data: Data(text: #"{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 1"}}"#))
+            #expect(throws: NATSError.jetStream(errorCode: 10071, text: "wrong last sequence: 1")) {
+                try JetStream.publishAck(from: refused)
+            }
+        }
+    }
+
     @Test func aStreamsLastMessageThroughABatchSaysWhatLastMessageSays() async throws {
         try await withNATS { _, connection in
             let jetStream = try connection.jetStream()

@@ -107,6 +107,30 @@ extension ChatClusterTests {
     /// Regression: a login whose presence write failed while NATS stayed connected (a timeout under
     /// load) was written again only at a reconnect, so the other nodes never saw that user online.
     /// Now each node refresh (every ``ChatCluster/nodeRefresh``) writes such users again.
+    /// Logins and logouts announced together are written in one batch, in order: the logins between
+    /// two logouts as one batch of puts, a logout after its login removes it.
+    @Test func loginsAndLogoutsAnnouncedTogetherReachTheBucketInOrder() async throws {
+        let chat = try await ClusterFixture.make(nodes: 1)
+        let link = try #require(chat.nodes[0].router.cluster)
+        link.queue.sync {
+            for name in ["u1", "u2", "u3"] { link.announceLogin(name, resumeToken: "token-" + name) }
+            link.announceLogout("u2")
+            link.announceLogin("u4", resumeToken: "token-u4")
+        }
+        let presence = chat.clusters[0].presence
+        let expected = ["u1", "u3", "u4"].map(JetStreamMessageStore.key).sorted()
+        try await eventually("u1, u3 and u4 in the bucket, u2 not") { (try? presence.keys().sorted()) == expected }
+        let values = try await runOnAThread {
+            try ["u1", "u3", "u4"].map { name in
+                try presence.get(JetStreamMessageStore.key(name)).map {
+                    try JSONDecoder().decode(ClusterLink.Presence.self, from: $0.value)
+                }
+            }
+        }
+        #expect(values == ["u1", "u3", "u4"].map { ClusterLink.Presence(node: "node-0", token: ClusterLink.hash("token-" + $0)) })
+        #expect(link.outbox.sync { link.unsynced }.isEmpty)
+    }
+
     @Test func aPresenceWriteThatFailedIsWrittenAgainAtTheNextNodeRefresh() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
         let (ann, bob) = try await chat.annAndBob()
