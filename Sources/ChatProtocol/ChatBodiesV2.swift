@@ -52,6 +52,9 @@ enum BodiesV2 {
                     name: name, password: password, resumeToken: token, client: client,
                     positions: positions, presenceChanges: presenceChanges ? true : nil))
         case .loginAccepted(let name, let online, let count, let token, let stored):
+            if let body = loginAcceptedBody(name: name, online: online, onlineCount: count, resumeToken: token, stored: stored) {
+                return body
+            }
             return try encoder.encode(
                 LoginAccepted(
                     name: name, online: online, onlineCount: count,

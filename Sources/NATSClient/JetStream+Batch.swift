@@ -18,7 +18,7 @@ extension JetStream {
     /// - Throws: ``NATSError/jetStream(errorCode:text:)`` for another error answer;
     ///   ``NATSError/status(code:text:)`` for an answer that is not the API's.
     public static func lastMessageSubject(from answer: NATSMessage) throws(NATSError) -> (subject: String, sequence: UInt64)? {
-        guard let response = try? JSONDecoder().decode(MessageGetResponse.self, from: answer.data) else {
+        guard let response = try? answerDecoder.decode(MessageGetResponse.self, from: answer.data) else {
             throw .status(code: -1, text: "not an answer of STREAM.MSG.GET: \(String(decoding: answer.data.prefix(200), as: UTF8.self))")
         }
         if let error = response.error {
@@ -41,7 +41,7 @@ extension JetStream {
             let duplicate: Bool?
             let error: APIError?
         }
-        guard let ack = try? JSONDecoder().decode(Answer.self, from: answer.data) else {
+        guard let ack = try? answerDecoder.decode(Answer.self, from: answer.data) else {
             throw .status(code: -1, text: "not a publish acknowledgement: \(String(decoding: answer.data.prefix(200), as: UTF8.self))")
         }
         if let error = ack.error {
@@ -52,6 +52,9 @@ extension JetStream {
         }
         return PublishAck(stream: stream, sequence: sequence, duplicate: ack.duplicate ?? false)
     }
+
+    /// The decoder of the API's answers, made once (`JSONDecoder` is thread-safe).
+    private static let answerDecoder = JSONDecoder()
 
     /// A JetStream API error answer (`{"error": {"code": 404, "err_code": 10037, …}}`).
     struct APIError: Decodable {

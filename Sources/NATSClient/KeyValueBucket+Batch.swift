@@ -58,9 +58,9 @@ enum RFC3339 {
             bytes.last == UInt8(ascii: "Z"), let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
         else { return nil }
-        var fraction = 0.0
-        if bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<bytes.count - 1) {
-            fraction = Double(digits) / pow(10, Double(bytes.count - 21))
+        var nanoseconds = 0
+        if bytes[19] == UInt8(ascii: "."), (22...30).contains(bytes.count), let digits = number(20..<bytes.count - 1) {
+            nanoseconds = digits * Int(pow(10, Double(30 - bytes.count)))
         }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
@@ -69,6 +69,7 @@ enum RFC3339 {
         parts.tm_hour = Int32(hour)
         parts.tm_min = Int32(minute)
         parts.tm_sec = Int32(second)
-        return Date(timeIntervalSince1970: Double(timegm(&parts)) + fraction)
+        // As libnats' entries give it (nanoseconds since 1970, then seconds), so equal times compare equal.
+        return Date(timeIntervalSince1970: Double(Int64(timegm(&parts)) * 1_000_000_000 + Int64(nanoseconds)) / 1_000_000_000)
     }
 }
