@@ -40,7 +40,16 @@ final class ChangeBatch<Change: Sendable>: Sendable {
                 defer { pending = Pending() }
                 return pending.changes
             }
-            apply(changes)
+            if !changes.isEmpty { apply(changes) }
+        }
+    }
+
+    /// Takes the waiting batch now, in arrival order (its scheduled run then finds nothing). Any
+    /// thread; on `queue` nothing can come between it and what runs next there.
+    func takeAll() -> [Change] {
+        pending.withLock { pending -> [Change] in
+            defer { pending.changes.removeAll() }
+            return pending.changes
         }
     }
 }

@@ -60,15 +60,15 @@ final class ClusterLink: @unchecked Sendable {
     /// Logins (a token hash) and logouts (nil) on their way to the presence bucket: written in
     /// batches on the outbox, 5 ms after the first of each (at a failover a survivor takes thousands
     /// of users in seconds, and a round trip each kept the outbox behind).
-    private lazy var announcements = ChangeBatch<(name: String, token: String?)>(queue: outbox, delay: .milliseconds(5)) {
-        [weak self] changes in self?.write(changes)
-    }
+    /// Set by `init`, never changed after.
+    private var announcements: ChangeBatch<(name: String, token: String?)>?
 
     init(cluster: ChatCluster, router: Router) {
         self.cluster = cluster
         self.router = router
         queue = router.queue
         logger = router.logger
+        announcements = ChangeBatch(queue: outbox, delay: .milliseconds(5)) { [weak self] changes in self?.write(changes) }
     }
 
     /// Subscribes to the message stream, this node's subject, receipts and presence, and starts writing
@@ -141,6 +141,8 @@ final class ClusterLink: @unchecked Sendable {
         for subscription in subscriptions.withLock({ $0 }) { subscription.unsubscribe() }
         guard removingPresence else { return }
         outbox.sync {
+            // Logins announced in the last 5 ms are written first, so that the removal comes after them.
+            write(announcements?.takeAll() ?? [])
             // Without NATS each call would wait for its timeout (2 s): a shutdown with 10,000 users
             // would take hours. The others then see them offline when this node's key expires.
             do {
@@ -157,12 +159,12 @@ final class ClusterLink: @unchecked Sendable {
     /// A user logged in here: the others hear of it from the bucket.
     func announceLogin(_ name: String, resumeToken: String) {
         remote[name] = nil
-        announcements.add((name, Self.hash(resumeToken)))
+        announcements?.add((name, Self.hash(resumeToken)))
     }
 
     /// A user's session here ended: removed from the bucket unless another node has it now.
     func announceLogout(_ name: String) {
-        announcements.add((name, nil))
+        announcements?.add((name, nil))
     }
 
     /// Writes a batch of logins (a token hash) and logouts (nil), in order (outbox queue): the logins

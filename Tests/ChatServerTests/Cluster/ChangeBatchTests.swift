@@ -21,4 +21,22 @@ import TestSupport
         queue.sync {}
         #expect(batches.pending.isEmpty)
     }
+
+    /// What ``ChangeBatch/takeAll()`` took is not applied again; what comes after it is, by the batch
+    /// already scheduled.
+    @Test func changesTakenBeforeTheirBatchRunsAreNotAppliedAgain() async throws {
+        let queue = DispatchQueue(label: "ChangeBatchTests")
+        let batches = EventRecorder<[String]>()
+        let batch = ChangeBatch<String>(queue: queue, delay: .milliseconds(0)) { batches.record($0) }
+        queue.suspend()
+        batch.add("ann on n2")
+        #expect(batch.takeAll() == ["ann on n2"])
+        batch.add("bob on n2")
+        queue.resume()
+        #expect(try await batches.next() == ["bob on n2"])
+        batch.add("cy on n2")
+        #expect(try await batches.next() == ["cy on n2"])
+        queue.sync {}
+        #expect(batches.pending.isEmpty)
+    }
 }

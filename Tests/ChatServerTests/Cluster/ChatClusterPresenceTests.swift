@@ -131,6 +131,28 @@ extension ChatClusterTests {
         #expect(link.outbox.sync { link.unsynced }.isEmpty)
     }
 
+    /// A login announced just before a graceful stop is written before the stop removes the node's
+    /// users, not after (its batch would otherwise have run 5 ms later and left it online).
+    @Test func aLoginAnnouncedRightBeforeAStopIsRemovedWithTheOthers() async throws {
+        let chat = try await ClusterFixture.make(nodes: 1)
+        let link = try #require(chat.nodes[0].router.cluster)
+        // The slow part of a stop first (the watch's end waits for NATS), so that the second stop's
+        // removal comes well within the 5 ms of the logins' batch.
+        await runOnAThread { link.stop(removingPresence: false, users: []) }
+        await runOnAThread {
+            link.queue.sync {
+                link.announceLogin("u1", resumeToken: "token-u1")
+                link.announceLogin("u2", resumeToken: "token-u2")
+            }
+            link.stop(removingPresence: true, users: ["u1", "u2"])
+        }
+        let presence = chat.clusters[0].presence
+        // After the time the batch was due (5 ms after the first login; timers of one queue run in
+        // the order of their deadlines): without the stop's flush it wrote both keys by now.
+        await withCheckedContinuation { done in link.outbox.asyncAfter(deadline: .now() + .milliseconds(10)) { done.resume() } }
+        #expect(try await runOnAThread { try presence.keys() } == [])
+    }
+
     @Test func aPresenceWriteThatFailedIsWrittenAgainAtTheNextNodeRefresh() async throws {
         let chat = try await ClusterFixture.make(nodes: 2)
         let (ann, bob) = try await chat.annAndBob()
