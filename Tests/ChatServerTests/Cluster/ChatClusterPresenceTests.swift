@@ -83,6 +83,26 @@ extension ChatClusterTests {
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
+    /// The first live node's removal of a dead node's users reads their keys in batches and deletes
+    /// only those that still say the dead node and token: a user back on another node keeps its key.
+    @Test func aDeadNodesUsersKeysAreRemovedUnlessTheyLoggedInElsewhereMeanwhile() async throws {
+        let chat = try await ClusterFixture.make(nodes: 1)
+        let link = try #require(chat.nodes[0].router.cluster)
+        let presence = chat.clusters[0].presence
+        let dead = ["u1", "u2", "u3"].map { ClusterLink.Presence(node: "node-x", token: ClusterLink.hash("token-" + $0)) }
+        let back = ClusterLink.Presence(node: "node-y", token: ClusterLink.hash("token-u2b"))
+        try await runOnAThread {
+            for (name, value) in zip(["u1", "u2", "u3"], dead) {
+                _ = try presence.put(JetStreamMessageStore.key(name), try JSONEncoder().encode(value))
+            }
+            _ = try presence.put(JetStreamMessageStore.key("u2"), try JSONEncoder().encode(back))  // u2 logged in again on node-y
+            link.outbox.sync {
+                link.removeFromBucket(Dictionary(uniqueKeysWithValues: zip(["u1", "u2", "u3"], dead.map { RemoteUser($0) })))
+            }
+        }
+        #expect(try await runOnAThread { try presence.keys() } == [JetStreamMessageStore.key("u2")])
+    }
+
     /// Regression (theFirstLiveNodeRemovesADeadNodesUsersFromThePresenceBucket, 1 fresh-clone run in
     /// 20: a survivor lost cy, who was on the other survivor): a node missing from one listing of the
     /// nodes bucket, while its key was there, was taken for dead, and its users went offline for good
