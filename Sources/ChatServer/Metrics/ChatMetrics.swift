@@ -83,6 +83,20 @@ public final class ChatMetrics: Sendable {
             help: "Sessions dropped because nothing, not even a heartbeat, arrived within the idle timeout.")
     }
 
+    /// Sessions opened plus sessions closed since the start, over every transport (``connectionsOpened``,
+    /// and closed as opened minus ``connections`` open now): how busy the server's connections have been,
+    /// the activity `im-server`'s heap trimmer is fed (``HeapTrimmer``). Any thread; relaxed reads, so a
+    /// session opening meanwhile may be counted as opened but not yet open.
+    public var connectionChanges: UInt64 {
+        var changes: UInt64 = 0
+        for transport in ChatTransport.allCases {
+            let opened = connectionsOpened[transport]?.value ?? 0
+            let open = min(UInt64(clamping: connections[transport]?.value ?? 0), opened)
+            changes &+= opened &+ (opened - open)
+        }
+        return changes
+    }
+
     /// Counts a message refused with `code` (no lock for the usual codes).
     func refused(_ code: ChatErrorCode) {
         (refusedByCode[code] ?? messagesRefused.labels(code.rawValue)).increment()

@@ -105,4 +105,22 @@ import TestSupport
         #expect(fixture.router.metrics.messagesStored.value == 1)
         #expect(fixture.router.metrics.messagesRefused.labels("rateLimited").value == 2)
     }
+
+    /// The heap trimmer's activity (``ChatMetrics/connectionChanges``): sessions opened plus closed,
+    /// over both transports; a session still open counts once.
+    @Test func connectionChangesCountOpensAndCloses() {
+        let fixture = RouterFixture()
+        let metrics = fixture.router.metrics
+        #expect(metrics.connectionChanges == 0)
+        let ann = fixture.connect(), bob = fixture.connect()
+        _ = fixture.connect()
+        fixture.close(ann)
+        fixture.close(bob, .idleTimeout)
+        // 3 opened, 2 closed.
+        #expect(metrics.connectionChanges == 5)
+        // Another transport's: 2 opened, 1 still open.
+        metrics.connectionsOpened[.websocket]?.increment(by: 2)
+        metrics.connections[.websocket]?.increment()
+        #expect(metrics.connectionChanges == 8)
+    }
 }

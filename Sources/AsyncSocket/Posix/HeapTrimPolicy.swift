@@ -1,0 +1,62 @@
+/// When a server gives its free heap pages back to the kernel (``ResourceLimits/releaseFreeHeapMemory()``),
+/// decided in virtual time: a pure value, fed the server's activity count and the time at each tick
+/// (``HeapTrimmer`` feeds it on a timer; tests feed it by hand).
+///
+/// Why: many connections opening (or closing) at once interleave short-lived allocations (a login's
+/// buffers, a dictionary's old table as it grows) with long-lived ones (each session's objects), and
+/// glibc's malloc keeps the freed pages among them for reuse: ~150 B of RSS per logged-in idle chat user
+/// at 19,000 users (docs/BENCHMARKS.md "Issue 35 §2"). One trim after the burst gives them back.
+///
+/// The rule: trim once at least ``minimumActivity`` happened since the last trim (or since the start),
+/// and then either the count has not changed for ``quietPeriod`` (the burst is over) or
+/// ``longestDelay`` has passed since the last trim (the burst goes on: trim at most that often
+/// meanwhile). A server that does nothing never trims.
+public struct HeapTrimPolicy: Sendable, Equatable {
+    /// How much activity (a count the caller chooses: connections opened plus closed, say) since the last
+    /// trim makes another one worth its cost. Default 1,000.
+    public var minimumActivity: UInt64
+    /// How long the count must stay unchanged before a trim: the end of a burst. Default 2 s.
+    public var quietPeriod: Duration
+    /// The longest time between two trims while activity goes on without a quiet period. Default 30 s.
+    public var longestDelay: Duration
+
+    /// The activity count at the last trim (or at the start).
+    private(set) var activityAtTrim: UInt64
+    /// The count the last tick saw, and when it last changed.
+    private(set) var lastActivity: UInt64
+    private(set) var changedAt: Duration
+    /// When the last trim was (or the start).
+    private(set) var trimmedAt: Duration
+
+    /// A policy that starts at time `now` (any origin: the same as the later ticks') with the activity
+    /// count `activity`: what happened before it does not count.
+    public init(
+        minimumActivity: UInt64 = 1_000, quietPeriod: Duration = .seconds(2), longestDelay: Duration = .seconds(30),
+        activity: UInt64 = 0, now: Duration = .zero
+    ) {
+        self.minimumActivity = minimumActivity
+        self.quietPeriod = quietPeriod
+        self.longestDelay = longestDelay
+        activityAtTrim = activity
+        lastActivity = activity
+        changedAt = now
+        trimmedAt = now
+    }
+
+    /// One tick: the activity count now (it only grows; a count that wraps around is taken as the
+    /// difference) at time `now` (the same origin as ``init(minimumActivity:quietPeriod:longestDelay:activity:now:)``'s,
+    /// never earlier than the last tick's). Returns true when the caller should trim now, and then counts
+    /// that as the last trim.
+    public mutating func tick(activity: UInt64, now: Duration) -> Bool {
+        if activity != lastActivity {
+            lastActivity = activity
+            changedAt = now
+        }
+        guard activity &- activityAtTrim >= minimumActivity,
+            now - changedAt >= quietPeriod || now - trimmedAt >= longestDelay
+        else { return false }
+        activityAtTrim = activity
+        trimmedAt = now
+        return true
+    }
+}
