@@ -4,8 +4,8 @@
 # (memory store, limits out of the way, presence announced every PRESENCE_INTERVAL s) on a free loopback
 # port and logs USERS idle users in with `socket-bench client chat --server-pid` (live version 2
 # sessions by default, as im-client without a password; STORED=1: with passwords, stored sessions),
-# which reads the server's RSS before and after the logins. Prints each run's RESULT line; the logs
-# stay in $WORKDIR.
+# which reads the server's RSS before and after the logins, and at the end (5 s later). Prints each
+# run's RESULT line and an END line (the RSS per user at the end); the logs stay in $WORKDIR.
 #
 #   scripts/bench-chat-memory.sh                       # 19,000 users (one process holds at most 20,000
 #                                                      # descriptors here), 3 runs
@@ -65,6 +65,10 @@ for run in $(seq "$REPEAT"); do
     echo "== run $run: socket-bench ${args[*]}"
     nice -n 5 "$BENCH" "${args[@]}" >"$WORKDIR/run-$run.txt" 2>&1 || echo "(run $run not clean: $WORKDIR/run-$run.txt)"
     grep -E '^RESULT' "$WORKDIR/run-$run.txt" || tail -5 "$WORKDIR/run-$run.txt"
+    # The RSS at the end (the idle users still logged in, DURATION 5 s after the last login: im-server
+    # has trimmed its heap after the burst by then, 2 s after it) per user, as the RESULT's after-logins figure.
+    sed -n 's/^RESULT .* logged_in=\([0-9]*\) .* server_rss_before_kib=\([0-9]*\) .* server_rss_end_kib=\([0-9]*\) .*/\1 \2 \3/p' \
+        "$WORKDIR/run-$run.txt" | awk '$1 > 0 { printf "END run=%d rss_end_per_user_bytes=%d\n", '"$run"', ($3 - $2) * 1024 / $1 }'
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
     server_pid=""

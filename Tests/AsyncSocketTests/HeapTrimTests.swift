@@ -40,6 +40,20 @@ import TestSupport
         #expect(Self.decisions(policy, counts) == (1...12).map { $0 == 5 || $0 == 10 })
     }
 
+    /// Regression: a burst trimmed on the way (after `longestDelay`) is trimmed again at its end, even
+    /// with fewer than `minimumActivity` after that trim: the first policy counted from any trim, so the
+    /// tail of a 19,000-login burst that outlasted 30 s kept its freed pages (RSS 82 MB, not 75 MB).
+    @Test func aLongBurstIsTrimmedAgainAtItsEnd() {
+        let policy = HeapTrimPolicy(minimumActivity: 1_000, quietPeriod: .seconds(2), longestDelay: .seconds(5))
+        // 1,000 a second for 5 s (trim at 5 s), 500 more at 6 s, then quiet (trim at 8 s), then idle.
+        let counts: [UInt64] = [1_000, 2_000, 3_000, 4_000, 5_000, 5_500, 5_500, 5_500, 5_500, 5_500]
+        #expect(Self.decisions(policy, counts) == [false, false, false, false, true, false, false, true, false, false])
+        // A burst below the minimum after a quiet trim is not trimmed, even though it follows one.
+        #expect(
+            Self.decisions(policy, [1_000, 1_000, 1_000, 1_500, 1_500, 1_500, 1_500])
+                == [false, false, true, false, false, false, false])
+    }
+
     /// What happened before the policy started does not count; a count that wraps around counts the
     /// difference.
     @Test func theStartingCountAndWrapAround() {

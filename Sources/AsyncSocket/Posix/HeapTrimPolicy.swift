@@ -7,10 +7,11 @@
 /// glibc's malloc keeps the freed pages among them for reuse: ~150 B of RSS per logged-in idle chat user
 /// at 19,000 users (docs/BENCHMARKS.md "Issue 35 §2"). One trim after the burst gives them back.
 ///
-/// The rule: trim once at least ``minimumActivity`` happened since the last trim (or since the start),
-/// and then either the count has not changed for ``quietPeriod`` (the burst is over) or
-/// ``longestDelay`` has passed since the last trim (the burst goes on: trim at most that often
-/// meanwhile). A server that does nothing never trims.
+/// The rule: a burst of at least ``minimumActivity`` (counted from the last trim after a quiet period, or
+/// from the start) is trimmed once the count has not changed for ``quietPeriod`` (the burst is over).
+/// While activity goes on without such a pause, it is trimmed every ``longestDelay`` too (counted from
+/// the last trim, with at least ``minimumActivity`` since it), and still once more at its end, however
+/// little came after that last trim. A server that does nothing never trims.
 public struct HeapTrimPolicy: Sendable, Equatable {
     /// How much activity (a count the caller chooses: connections opened plus closed, say) since the last
     /// trim makes another one worth its cost. Default 1,000.
@@ -22,6 +23,8 @@ public struct HeapTrimPolicy: Sendable, Equatable {
 
     /// The activity count at the last trim (or at the start).
     private(set) var activityAtTrim: UInt64
+    /// The activity count at the last trim after a quiet period (or at the start): where a burst begins.
+    private(set) var activityAtQuietTrim: UInt64
     /// The count the last tick saw, and when it last changed.
     private(set) var lastActivity: UInt64
     private(set) var changedAt: Duration
@@ -38,6 +41,7 @@ public struct HeapTrimPolicy: Sendable, Equatable {
         self.quietPeriod = quietPeriod
         self.longestDelay = longestDelay
         activityAtTrim = activity
+        activityAtQuietTrim = activity
         lastActivity = activity
         changedAt = now
         trimmedAt = now
@@ -52,9 +56,14 @@ public struct HeapTrimPolicy: Sendable, Equatable {
             lastActivity = activity
             changedAt = now
         }
-        guard activity &- activityAtTrim >= minimumActivity,
-            now - changedAt >= quietPeriod || now - trimmedAt >= longestDelay
-        else { return false }
+        if now - changedAt >= quietPeriod {
+            // The burst is over: trim it if it was large enough and something came since the last trim.
+            guard activity &- activityAtQuietTrim >= minimumActivity, activity != activityAtTrim else { return false }
+            activityAtQuietTrim = activity
+        } else {
+            // It goes on: trim at most every longestDelay.
+            guard now - trimmedAt >= longestDelay, activity &- activityAtTrim >= minimumActivity else { return false }
+        }
         activityAtTrim = activity
         trimmedAt = now
         return true
