@@ -123,11 +123,11 @@ if let web {
     let scheme = web.isSecure ? "https" : "http"
     logger.notice("im-server web port on \(scheme)://\(host):\(web.port)/ (chat at /chat, metrics at /metrics, health at /healthz)")
 }
-/// Free heap pages go back to the kernel after each burst of connections (1,000 opened or closed, then
-/// 2 s without any, or 30 s since the last trim): the pages a burst of logins freed among the sessions'
+/// Free heap pages go back to the kernel after each burst of connections (1,000 opened, closed or logged
+/// in, then 2 s without any; and every 30 s while a burst lasts longer): the pages a burst of logins freed among the sessions'
 /// objects, ~150 B of RSS per idle user at 19,000 users (docs/BENCHMARKS.md "Issue 35 §2").
 let heapTrimmer = HeapTrimmer(
-    activity: { server.metrics.connectionChanges },
+    activity: { server.metrics.sessionEvents },
     trimmed: { released, took in
         logger.debug("heap trimmed after a burst of connections (\(released ? "pages released" : "nothing to release"), \(took))")
     })

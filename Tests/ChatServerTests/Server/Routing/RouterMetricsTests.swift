@@ -106,21 +106,22 @@ import TestSupport
         #expect(fixture.router.metrics.messagesRefused.labels("rateLimited").value == 2)
     }
 
-    /// The heap trimmer's activity (``ChatMetrics/connectionChanges``): sessions opened plus closed,
-    /// over both transports; a session still open counts once.
-    @Test func connectionChangesCountOpensAndCloses() {
+    /// The heap trimmer's activity (``ChatMetrics/sessionEvents``): sessions opened plus closed plus
+    /// logins accepted, over both transports; a session still open counts once.
+    @Test func sessionEventsCountOpensClosesAndLogins() {
         let fixture = RouterFixture()
         let metrics = fixture.router.metrics
-        #expect(metrics.connectionChanges == 0)
-        let ann = fixture.connect(), bob = fixture.connect()
-        _ = fixture.connect()
+        #expect(metrics.sessionEvents == 0)
+        let ann = fixture.connect(), bob = fixture.connect(), bad = fixture.connect()
+        fixture.receive(.login(name: "ann", resumeToken: nil), from: ann)
+        fixture.receive(.login(name: "a b", resumeToken: nil), from: bad)  // refused: not counted
         fixture.close(ann)
         fixture.close(bob, .idleTimeout)
-        // 3 opened, 2 closed.
-        #expect(metrics.connectionChanges == 5)
+        // 3 opened, 2 closed, 1 login accepted.
+        #expect(metrics.sessionEvents == 6)
         // Another transport's: 2 opened, 1 still open.
         metrics.connectionsOpened[.websocket]?.increment(by: 2)
         metrics.connections[.websocket]?.increment()
-        #expect(metrics.connectionChanges == 8)
+        #expect(metrics.sessionEvents == 9)
     }
 }
