@@ -54,6 +54,24 @@ import TestSupport
                 == [false, false, true, false, false, false, false])
     }
 
+    /// The background count (heartbeats) alone trims every `longestDelay` once 1,000 came since the last
+    /// trim, and never at a quiet `activity`; a burst still trims at its end while the background goes on.
+    @Test func theBackgroundTrimsEveryLongestDelayAndDoesNotDelayABurst() {
+        let policy = HeapTrimPolicy(minimumActivity: 1_000, quietPeriod: .seconds(2), longestDelay: .seconds(10))
+        // 100 heartbeats a second, no sessions: 1,000 by 10 s, trim at 10 s and 20 s.
+        var idle = policy
+        let idleDecisions = (1...25).map { idle.tick(activity: 0, background: UInt64($0) * 100, now: .seconds($0)) }
+        #expect(idleDecisions == (1...25).map { $0 == 10 || $0 == 20 })
+        // 50 a second: 1,000 only by 20 s.
+        var slow = policy
+        let slowDecisions = (1...25).map { slow.tick(activity: 0, background: UInt64($0) * 50, now: .seconds($0)) }
+        #expect(slowDecisions == (1...25).map { $0 == 20 })
+        // A burst of 1,000 at 1 s with 100 heartbeats a second: trim at 3 s (its end), then 13 s, 23 s.
+        var busy = policy
+        let busyDecisions = (1...25).map { busy.tick(activity: 1_000, background: UInt64($0) * 100, now: .seconds($0)) }
+        #expect(busyDecisions == (1...25).map { $0 == 3 || $0 == 13 || $0 == 23 })
+    }
+
     /// What happened before the policy started does not count; a count that wraps around counts the
     /// difference.
     @Test func theStartingCountAndWrapAround() {
@@ -70,6 +88,7 @@ import TestSupport
     /// waited for is the trim, with a bound only a hang reaches.)
     @Test func theTrimmerTrimsAfterActivityAndReportsIt() {
         let count = LockedValue<UInt64>(7)
+        let heartbeats = LockedValue<UInt64>(500)
         let trims = LockedValue(0)
         let reported = DispatchSemaphore(value: 0)
         let reports = LockedValue<[Bool]>([])
@@ -77,6 +96,7 @@ import TestSupport
             policy: HeapTrimPolicy(minimumActivity: 3, quietPeriod: .zero, longestDelay: .seconds(3_600)),
             interval: .milliseconds(1),
             activity: { count.withLock { $0 } },
+            background: { heartbeats.withLock { $0 } },
             trim: {
                 trims.withLock { $0 += 1 }
                 return true

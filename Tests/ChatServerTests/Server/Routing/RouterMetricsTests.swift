@@ -124,4 +124,16 @@ import TestSupport
         metrics.connections[.websocket]?.increment()
         #expect(metrics.sessionEvents == 9)
     }
+
+    /// The heap trimmer's background count (``ChatServer/steadyActivity``): heartbeats answered plus
+    /// messages delivered; sessions and logins are not in it.
+    @Test func steadyActivityCountsDeliveries() {
+        let server = ChatServer(host: "127.0.0.1", port: 0)
+        #expect(server.steadyActivity == 0)
+        server.metrics.messagesDelivered.increment(by: 3)
+        server.metrics.loginsAccepted.increment()
+        server.metrics.connectionsOpened[.tcp]?.increment()
+        #expect(server.steadyActivity == 3)
+        #expect(server.metrics.sessionEvents == 3)  // 1 opened (so 1 closed: none open), 1 login
+    }
 }
