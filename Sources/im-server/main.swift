@@ -126,7 +126,7 @@ if let web {
 /// Free heap pages go back to the kernel after each burst of sessions (1,000 opened, closed or logged in,
 /// then 2 s without any), and every 30 s while sessions come and go or heartbeats and messages go on
 /// (1,000 of them since the last trim): the pages a burst of logins freed among the sessions' objects,
-/// ~175 B of RSS per idle user at 19,000 users, which answering heartbeats would otherwise touch again
+/// 50–270 B of RSS per idle user at 19,000 users, which answering heartbeats would otherwise touch again
 /// (docs/BENCHMARKS.md "Issue 35 §2", step 6).
 let heapTrimmer = HeapTrimmer(
     activity: { server.metrics.sessionEvents },

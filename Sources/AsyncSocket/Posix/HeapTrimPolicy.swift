@@ -1,10 +1,10 @@
 /// When a server gives its free heap pages back to the kernel (``ResourceLimits/releaseFreeHeapMemory()``),
-/// decided in virtual time: a pure value, fed the server's activity count and the time at each tick
+/// decided in virtual time: a pure value, fed the server's activity counts and the time at each tick
 /// (``HeapTrimmer`` feeds it on a timer; tests feed it by hand).
 ///
 /// Why: many connections opening (or closing) at once interleave short-lived allocations (a login's
 /// buffers, a dictionary's old table as it grows) with long-lived ones (each session's objects), and
-/// glibc's malloc keeps the freed pages among them for reuse: ~150 B of RSS per logged-in idle chat user
+/// glibc's malloc keeps the freed pages among them for reuse: 50–270 B of RSS per logged-in idle chat user
 /// at 19,000 users (docs/BENCHMARKS.md "Issue 35 §2"). One trim after the burst gives them back.
 ///
 /// Two counts feed it: `activity`, what comes in bursts (connections opened and closed, logins), and
