@@ -14,8 +14,9 @@
 # USERS (19000), REPEAT (3), LOGIN_RATE (1000 per second), PRESENCE_INTERVAL (10), STORED (0),
 # WEBSOCKET (0: TCP; 1: every user over the web port), WARM (0; 1: two probe users logged in before the
 # RSS before the logins is read, so what a first login touches once is not counted per user), STORE
-# (memory: `--store :memory:`; sqlite: a new SQLite file in WORKDIR per run, as im-server keeps by default), WORKDIR (a new temporary directory), SERVER and
-# BENCH (the im-server and socket-bench binaries to run; default: this checkout's, built release).
+# (memory: `--store :memory:`; sqlite: a new SQLite file in WORKDIR per run, as im-server keeps by
+# default), WORKDIR (a new temporary directory), SERVER and BENCH (the im-server and socket-bench
+# binaries to run; default: this checkout's, built release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-19000}
