@@ -39,6 +39,18 @@ public enum ResourceLimits {
         cass_limit_malloc_arenas(Int32(clamping: count)) == 1
     }
 
+    /// Gives the kernel back every whole free page of the C library's heap (glibc: malloc_trim(3) with
+    /// a pad of 0, which releases free pages inside the heap with madvise(2) `MADV_DONTNEED`, not only
+    /// its top). The process's RSS falls by what the heap keeps free for reuse; the pages come back,
+    /// zeroed, when allocations need them again. Holds each malloc arena's lock while it walks the
+    /// arena: milliseconds for tens of megabytes, so call it after a burst of connections, not per
+    /// connection (``HeapTrimmer`` does, by ``HeapTrimPolicy``). Any thread. Returns whether memory
+    /// was released (false where the C library has no such call).
+    @discardableResult
+    public static func releaseFreeHeapMemory() -> Bool {
+        cass_release_free_heap_memory() == 1
+    }
+
     /// The most connections a server should hold at once with `openFileLimit` descriptors: one each,
     /// after ``reservedDescriptors``, and at most 10,000; at least 1. `nil` (the limit cannot be read or
     /// is unlimited) gives 10,000. With the usual soft limit of 1,024: 960.

@@ -92,4 +92,17 @@ static inline int cass_limit_malloc_arenas(int count) {
 #endif
 }
 
+/// malloc_trim(3) with a pad of 0 (glibc's <malloc.h>): gives the kernel back every whole free page of
+/// every malloc arena, the free pages inside each heap too (madvise(2) MADV_DONTNEED), not only the
+/// top of the main heap as free(3) does past M_TRIM_THRESHOLD. Holds each arena's lock while it walks
+/// the arena's free chunks: milliseconds for a heap of tens of megabytes. Returns 1 when memory was
+/// released, 0 when none was (or where there is no such call).
+static inline int cass_release_free_heap_memory(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
 #endif

@@ -83,6 +83,23 @@ public final class ChatMetrics: Sendable {
             help: "Sessions dropped because nothing, not even a heartbeat, arrived within the idle timeout.")
     }
 
+    /// Sessions opened, sessions closed and logins accepted since the start, over every transport
+    /// (``connectionsOpened``; closed as opened minus ``connections`` open now; ``loginsAccepted``): how
+    /// busy the server has been with what allocates per session, the activity `im-server`'s heap trimmer
+    /// is fed (``HeapTrimmer``). The logins count too because a loaded server decides them seconds after
+    /// their connections opened, and a login allocates the user's records (and frees what it used on the
+    /// way). Any thread; relaxed reads, so a session opening meanwhile may be counted as opened but not
+    /// yet open.
+    public var sessionEvents: UInt64 {
+        var events = loginsAccepted.value
+        for transport in ChatTransport.allCases {
+            let opened = connectionsOpened[transport]?.value ?? 0
+            let open = min(UInt64(clamping: connections[transport]?.value ?? 0), opened)
+            events &+= opened &+ (opened - open)
+        }
+        return events
+    }
+
     /// Counts a message refused with `code` (no lock for the usual codes).
     func refused(_ code: ChatErrorCode) {
         (refusedByCode[code] ?? messagesRefused.labels(code.rawValue)).increment()

@@ -105,4 +105,35 @@ import TestSupport
         #expect(fixture.router.metrics.messagesStored.value == 1)
         #expect(fixture.router.metrics.messagesRefused.labels("rateLimited").value == 2)
     }
+
+    /// The heap trimmer's activity (``ChatMetrics/sessionEvents``): sessions opened plus closed plus
+    /// logins accepted, over both transports; a session still open counts once.
+    @Test func sessionEventsCountOpensClosesAndLogins() {
+        let fixture = RouterFixture()
+        let metrics = fixture.router.metrics
+        #expect(metrics.sessionEvents == 0)
+        let ann = fixture.connect(), bob = fixture.connect(), bad = fixture.connect()
+        fixture.receive(.login(name: "ann", resumeToken: nil), from: ann)
+        fixture.receive(.login(name: "a b", resumeToken: nil), from: bad)  // refused: not counted
+        fixture.close(ann)
+        fixture.close(bob, .idleTimeout)
+        // 3 opened, 2 closed, 1 login accepted.
+        #expect(metrics.sessionEvents == 6)
+        // Another transport's: 2 opened, 1 still open.
+        metrics.connectionsOpened[.websocket]?.increment(by: 2)
+        metrics.connections[.websocket]?.increment()
+        #expect(metrics.sessionEvents == 9)
+    }
+
+    /// The heap trimmer's background count (``ChatServer/steadyActivity``): heartbeats answered plus
+    /// messages delivered; sessions and logins are not in it.
+    @Test func steadyActivityCountsDeliveries() {
+        let server = ChatServer(host: "127.0.0.1", port: 0)
+        #expect(server.steadyActivity == 0)
+        server.metrics.messagesDelivered.increment(by: 3)
+        server.metrics.loginsAccepted.increment()
+        server.metrics.connectionsOpened[.tcp]?.increment()
+        #expect(server.steadyActivity == 3)
+        #expect(server.metrics.sessionEvents == 3)  // 1 opened (so 1 closed: none open), 1 login
+    }
 }
