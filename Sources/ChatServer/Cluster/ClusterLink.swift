@@ -350,30 +350,22 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Deletes each of `users`' presence keys that still says what `users` has (the dead node and its
     /// token): most of a dead node's users are logging in again elsewhere meanwhile, and their keys
-    /// say so (outbox queue). The keys are read in batches of ``removalBatch`` (one round trip each),
-    /// where one read at a time, at a failover of 14,286 users, kept NATS and the outbox busy while
-    /// those users logged in again.
+    /// say so (outbox queue). One key at a time, each read right before its delete: a batch of reads
+    /// (tried at stop 47) made the reads minutes' work faster but left up to a second between a read
+    /// and its delete, in which a user who had just logged in again elsewhere had its new key deleted
+    /// (and showed offline on the other nodes), and it deleted the keys of every user not back yet
+    /// in the middle of the re-login storm. One decoder for them all, not one per user.
     func removeFromBucket(_ users: [String: RemoteUser]) {
         let decoder = JSONDecoder()
-        let names = Array(users.keys)
-        for start in stride(from: 0, to: names.count, by: Self.removalBatch) {
-            let chunk = names[start..<min(start + Self.removalBatch, names.count)]
-            let keys = chunk.map(JetStreamMessageStore.key)
-            guard let requests = try? keys.map({ try cluster.presence.getRequest(for: $0) }),
-                let answers = try? cluster.store.batcher.requests(requests, timeout: cluster.presence.jetStream.timeout)
-            else { continue }  // NATS away: the keys stay (the node is dead in every survivor already)
-            for ((name, key), answer) in zip(zip(chunk, keys), answers) {
-                guard let entry = try? KeyValueBucket.entry(of: key, from: answer),
-                    let now = try? decoder.decode(Presence.self, from: entry.value),
-                    users[name]?.matches(now) == true
-                else { continue }
+        for (name, value) in users {
+            let key = JetStreamMessageStore.key(name)
+            if let entry = try? cluster.presence.get(key), let now = try? decoder.decode(Presence.self, from: entry.value),
+                value.matches(now)
+            {
                 try? cluster.presence.delete(key)
             }
         }
     }
-
-    /// How many presence keys one batch of ``removeFromBucket(_:)`` reads.
-    static let removalBatch = 500
 
     // MARK: Sessions and receipts (routing queue)
 

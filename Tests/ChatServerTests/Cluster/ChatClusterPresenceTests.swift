@@ -83,8 +83,8 @@ extension ChatClusterTests {
         withExtendedLifetime(ann) {}  // her connection stays open: only the crash takes her offline
     }
 
-    /// The first live node's removal of a dead node's users reads their keys in batches and deletes
-    /// only those that still say the dead node and token: a user back on another node keeps its key.
+    /// The first live node's removal of a dead node's users deletes only the keys that still say the
+    /// dead node and token: a user back on another node keeps its key.
     @Test func aDeadNodesUsersKeysAreRemovedUnlessTheyLoggedInElsewhereMeanwhile() async throws {
         let chat = try await ClusterFixture.make(nodes: 1)
         let link = try #require(chat.nodes[0].router.cluster)
