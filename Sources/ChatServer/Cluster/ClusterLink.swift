@@ -350,11 +350,11 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Deletes each of `users`' presence keys that still says what `users` has (the dead node and its
     /// token): most of a dead node's users are logging in again elsewhere meanwhile, and their keys
-    /// say so (outbox queue). One key at a time, each read right before its delete: a batch of reads
-    /// (tried at stop 47) made the reads minutes' work faster but left up to a second between a read
-    /// and its delete, in which a user who had just logged in again elsewhere had its new key deleted
-    /// (and showed offline on the other nodes), and it deleted the keys of every user not back yet
-    /// in the middle of the re-login storm. One decoder for them all, not one per user.
+    /// say so (outbox queue). One key at a time, each read right before its delete. Reading them in
+    /// batches of 500 (tried at stop 47) left up to a second between a read and its delete, in which a
+    /// user just logged in again elsewhere could lose its new key (and show offline on the other
+    /// nodes); and, done in seconds, it deleted the key of every user not back yet in the middle of the
+    /// re-login storm (docs/BENCHMARKS.md, "Stop 47"). One decoder for them all, not one per user.
     func removeFromBucket(_ users: [String: RemoteUser]) {
         let decoder = JSONDecoder()
         for (name, value) in users {
