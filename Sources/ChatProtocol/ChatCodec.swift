@@ -211,7 +211,6 @@ enum Bodies {
     }()
 
     static func encode(_ message: ChatMessage) throws -> Data {
-        let encoder = encoder
         switch message {
         case .login(let name, let token): return try encoder.encode(Login(name: name, resumeToken: token))
         case .loginAccepted(let name, let online, let count, let token):

@@ -13,6 +13,7 @@ extension JetStreamMessageStore {
     ) throws -> [ConversationStart] {
         var requests: [(subject: String, data: Data)] = []
         var reads: [Read] = []
+        let userKey = Self.key(user)  // NFC and encoding once, not per conversation
         for conversation in conversations {
             let key = Self.key(conversation)
             var read = Read(head: requests.count)
@@ -20,7 +21,7 @@ extension JetStreamMessageStore {
             requests.append(try jetStream.lastMessageRequest(stream: streamName, subject: "\(prefix).msg.\(key).*"))
             if known[conversation.description] == nil {
                 read.position = requests.count
-                requests.append(try positions.getRequest(for: Self.key(user) + "." + key))
+                requests.append(try positions.getRequest(for: userKey + "." + key))
             }
             if let other = conversation.otherUser(than: user) {
                 read.otherPosition = requests.count

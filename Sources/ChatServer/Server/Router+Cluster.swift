@@ -19,8 +19,7 @@ extension Router {
     /// user's stored session is here.
     func deliverReceipt(_ conversation: String, upTo sequence: UInt64, by name: String) {
         assertOnQueue()
-        guard case .direct(let first, let second)? = ConversationID(conversation), first != second else { return }
-        let other = first == name ? second : first
+        guard let other = ConversationID(conversation)?.otherUser(than: name) else { return }
         guard let reader = users[other], reader.window != nil else { return }
         reader.session.send(.v2(.receipt(conversation: conversation, upTo: sequence, by: name)))
     }

@@ -224,8 +224,7 @@ extension Router {
         sessions.users[name]?.window = window
         delivery.pendingPositions.append((user: name, conversation: id, sequence: position))
         scheduleFlush()
-        if case .direct(let first, let second) = id, first != second {
-            let other = first == name ? second : first
+        if let other = id.otherUser(than: name) {
             if let reader = users[other] {
                 if reader.window != nil { reader.session.send(.v2(.receipt(conversation: conversation, upTo: position, by: name))) }
             } else {
